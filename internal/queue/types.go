@@ -1,0 +1,32 @@
+package queue
+
+import (
+	"context"
+	"time"
+)
+
+// Utterance is one admitted announcement on its way to the voice.
+type Utterance struct {
+	ID       string
+	Text     string
+	Lang     string // "de" or "en"
+	Priority Priority
+	Provider string // configured provider name; "" = the default provider
+	Caller   string // client id ("local" in local mode)
+	Agent    string // claimed agent name, a label only
+	Enqueued time.Time
+}
+
+// Audio is a synthesized utterance waiting to be played. Close releases what it holds
+// (temporary files); it is called exactly once, played or not.
+type Audio interface {
+	Close() error
+}
+
+// Speaker is the voice as the queue sees it. Prepare (synthesis) of the next utterance may
+// run while the current one plays; Play calls never overlap. Both must return promptly
+// when ctx is cancelled (stop, mute, shutdown), killing any process they started.
+type Speaker interface {
+	Prepare(ctx context.Context, u Utterance) (Audio, error)
+	Play(ctx context.Context, u Utterance, a Audio) error
+}
