@@ -1,0 +1,108 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"slices"
+	"strings"
+
+	"talkd/internal/config"
+)
+
+// Caller is who a request comes from: a configured client (shared mode) or the implicit
+// all-granted client "local" (local mode). Agent is the name the caller claims for itself
+// (MCP clientInfo.name, the X-Talk-Agent header or an agent argument): a label, not proof.
+type Caller struct {
+	ID    string
+	Agent string
+	all   bool
+	grant *config.Client
+}
+
+// LocalCaller is the implicit client of local mode.
+func LocalCaller() Caller { return Caller{ID: "local", all: true} }
+
+// CanSpeak reports the speak grant.
+func (c Caller) CanSpeak() bool { return c.all || c.grant.Speak }
+
+// CanControl reports the control grant (mute, unmute, stop).
+func (c Caller) CanControl() bool { return c.all || c.grant.Control }
+
+// CanRead reports whether the caller may read the plan with this key (write implies read).
+func (c Caller) CanRead(plan string) bool {
+	return c.all || granted(c.grant.Read, plan) || granted(c.grant.Write, plan)
+}
+
+// CanWrite reports whether the caller may change the plan with this key.
+func (c Caller) CanWrite(plan string) bool { return c.all || granted(c.grant.Write, plan) }
+
+func granted(list []string, plan string) bool {
+	return slices.Contains(list, "*") || slices.Contains(list, plan)
+}
+
+// authenticator maps bearer tokens to clients. Tokens are compared through their SHA-256
+// in constant time over all clients, so neither a token's content nor which client
+// matched leaks through timing.
+type authenticator struct {
+	shared  bool
+	clients []config.Client
+	digests [][32]byte
+}
+
+func newAuthenticator(cfg *config.Config) *authenticator {
+	a := &authenticator{shared: len(cfg.Clients) > 0, clients: cfg.Clients}
+	for _, c := range cfg.Clients {
+		a.digests = append(a.digests, sha256.Sum256([]byte(c.Token)))
+	}
+	return a
+}
+
+// identify returns the caller of r, or a 401 error in shared mode without a valid token.
+func (a *authenticator) identify(r *http.Request) (Caller, *Error) {
+	agent := cleanAgent(r.Header.Get("X-Talk-Agent"))
+	if !a.shared {
+		c := LocalCaller()
+		c.Agent = agent
+		return c, nil
+	}
+	h := r.Header.Get("Authorization")
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || token == "" {
+		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
+			Message: "this talkd runs in shared mode: send Authorization: Bearer <token>"}
+	}
+	d := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	match := -1
+	for i := range a.digests {
+		if subtle.ConstantTimeCompare(d[:], a.digests[i][:]) == 1 {
+			match = i
+		}
+	}
+	if match < 0 {
+		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "the bearer token is not valid"}
+	}
+	return Caller{ID: a.clients[match].ID, Agent: agent, grant: &a.clients[match]}, nil
+}
+
+// cleanAgent keeps a claimed agent name printable and short; it ends up in history,
+// journal entries and commit messages.
+func cleanAgent(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+	if len(s) > 100 {
+		s = s[:100]
+		for !utf8ValidEnd(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	return s
+}
+
+func utf8ValidEnd(s string) bool {
+	return strings.ToValidUTF8(s, "\x00") == s
+}

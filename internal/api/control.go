@@ -1,0 +1,227 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"talkd/internal/queue"
+)
+
+// controlAdmit is the admission path of the control endpoints: caller, grant, body.
+func (s *Server) controlAdmit(w http.ResponseWriter, r *http.Request, needControl bool) (Caller, []byte, bool) {
+	caller, err := s.auth.identify(r)
+	if err == nil && needControl && !caller.CanControl() {
+		err = &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("client %q has no control grant", caller.ID)}
+	}
+	if err != nil {
+		writeError(w, err)
+		return caller, nil, false
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return caller, nil, false
+	}
+	return caller, body, true
+}
+
+type muteRequest struct {
+	For   string `json:"for,omitempty"`
+	Until string `json:"until,omitempty"`
+}
+
+type muteResponse struct {
+	Muted   bool       `json:"muted"`
+	Until   *time.Time `json:"until,omitempty"`
+	Message string     `json:"message"`
+}
+
+func muteAnswer(m queue.MuteState) muteResponse {
+	r := muteResponse{Muted: m.Muted, Until: m.Until}
+	switch {
+	case !m.Muted:
+		r.Message = "not muted"
+	case m.Until == nil:
+		r.Message = "muted until unmuted"
+	default:
+		r.Message = "muted until " + m.Until.Local().Format("2006-01-02 15:04:05")
+	}
+	return r
+}
+
+func (s *Server) handleMute(w http.ResponseWriter, r *http.Request) {
+	caller, body, ok := s.controlAdmit(w, r, true)
+	if !ok {
+		return
+	}
+	var req muteRequest
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	until, err := s.muteEnd(req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	state, merr := s.voice.Mute(until)
+	if merr != nil {
+		writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: merr.Error()})
+		return
+	}
+	s.log.Info("muted", "caller", caller.ID, "until", until)
+	writeJSON(w, http.StatusOK, muteAnswer(state))
+}
+
+// muteEnd turns {"for":"30m"} or {"until":"14:00"} into an end time; nil = until unmuted.
+// A clock time that has passed today means tomorrow.
+func (s *Server) muteEnd(req muteRequest) (*time.Time, *Error) {
+	now := s.now()
+	switch {
+	case req.For != "" && req.Until != "":
+		return nil, fieldError("for", `give either "for" or "until", not both`)
+	case req.For != "":
+		d, err := time.ParseDuration(req.For)
+		if err != nil || d <= 0 {
+			return nil, fieldError("for", fmt.Sprintf("field \"for\" must be a positive duration like 30m or 2h, not %q", req.For))
+		}
+		t := now.Add(d)
+		return &t, nil
+	case req.Until != "":
+		if t, err := time.Parse(time.RFC3339, req.Until); err == nil {
+			if !t.After(now) {
+				return nil, fieldError("until", "field \"until\" lies in the past")
+			}
+			return &t, nil
+		}
+		hm, err := time.Parse("15:04", req.Until)
+		if err != nil {
+			return nil, fieldError("until", fmt.Sprintf("field \"until\" must be a clock time like 14:00 or an RFC 3339 time, not %q", req.Until))
+		}
+		t := time.Date(now.Year(), now.Month(), now.Day(), hm.Hour(), hm.Minute(), 0, 0, now.Location())
+		if !t.After(now) {
+			t = t.AddDate(0, 0, 1)
+		}
+		return &t, nil
+	}
+	return nil, nil
+}
+
+func (s *Server) handleUnmute(w http.ResponseWriter, r *http.Request) {
+	caller, _, ok := s.controlAdmit(w, r, true)
+	if !ok {
+		return
+	}
+	state, err := s.voice.Unmute()
+	if err != nil {
+		writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()})
+		return
+	}
+	s.log.Info("unmuted", "caller", caller.ID)
+	writeJSON(w, http.StatusOK, muteAnswer(state))
+}
+
+func (s *Server) handleStop(w http.ResponseWriter, r *http.Request) {
+	if _, _, ok := s.controlAdmit(w, r, true); !ok {
+		return
+	}
+	id := s.voice.Stop()
+	resp := map[string]any{"stopped": id != ""}
+	if id != "" {
+		resp["id"] = id
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+	if _, _, ok := s.controlAdmit(w, r, false); !ok {
+		return
+	}
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(w, fieldError("limit", "query parameter limit must be a positive number"))
+			return
+		}
+		limit = n
+	}
+	entries := s.voice.History(limit)
+	writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+type statusResponse struct {
+	Version string       `json:"version"`
+	Mode    string       `json:"mode"`
+	Config  string       `json:"config"`
+	Mute    muteResponse `json:"mute"`
+	Quiet   quietStatus  `json:"quiet_hours"`
+	Queue   queueStatus  `json:"queue"`
+	Rules   rulesStatus  `json:"rules"`
+	Voice   any          `json:"voice"`
+	CORS    []string     `json:"cors"`
+	MCP     bool         `json:"mcp"`
+	Plans   []any        `json:"plans"`
+	Caller  string       `json:"caller"`
+}
+
+type quietStatus struct {
+	Active  bool     `json:"active"`
+	Window  string   `json:"window,omitempty"`
+	Windows []string `json:"windows"`
+}
+
+type queueStatus struct {
+	Waiting  int          `json:"waiting"`
+	Capacity int          `json:"capacity"`
+	Speaking *queue.Entry `json:"speaking"`
+}
+
+type rulesStatus struct {
+	RateLimit map[string]string `json:"rate_limit"`
+	MaxWait   string            `json:"max_wait"`
+}
+
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
+	caller, _, ok := s.controlAdmit(w, r, false)
+	if !ok {
+		return
+	}
+	st := s.voice.Status()
+	resp := statusResponse{
+		Version: s.version, Mode: "local", Config: s.cfg.Source,
+		Mute:  muteAnswer(st.Mute),
+		Quiet: quietStatus{Active: st.Quiet, Window: st.QuietNow, Windows: orEmpty(st.QuietHours)},
+		Queue: queueStatus{Waiting: st.Waiting, Capacity: st.Capacity, Speaking: st.Speaking},
+		Rules: rulesStatus{RateLimit: map[string]string{
+			"low": st.Intervals[queue.Low].String(), "normal": st.Intervals[queue.Normal].String(), "high": st.Intervals[queue.High].String(),
+		}, MaxWait: s.cfg.Rules.MaxWait.Duration.String()},
+		CORS:   orEmpty(s.origins),
+		MCP:    true,
+		Plans:  s.visiblePlans(r.Context(), caller),
+		Caller: caller.ID,
+	}
+	if s.auth.shared {
+		resp.Mode = "shared"
+	}
+	if s.engines != nil {
+		resp.Voice = s.engines.Describe()
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

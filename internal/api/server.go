@@ -1,0 +1,222 @@
+// Package api is talkd's HTTP surface: the /speak door for pages and scripts, the control
+// endpoints, /status, and the MCP door on /mcp. Every door goes through one admission path
+// (Host check, caller identity, body limit, strict decoding, validation, grants) and hands
+// validated requests to the queue and the plan service; this package never touches files,
+// audio or the notation engine itself.
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"talkd/internal/config"
+	"talkd/internal/queue"
+)
+
+// Voice is what the API needs of the queue's voice.
+type Voice interface {
+	Submit(ctx context.Context, a queue.Announcement) (queue.Outcome, error)
+	Mute(until *time.Time) (queue.MuteState, error)
+	Unmute() (queue.MuteState, error)
+	Stop() string
+	Status() queue.Status
+	History(limit int) []queue.Entry
+}
+
+// Engines describes the speech engines for validation and /status.
+type Engines interface {
+	// Has reports whether a request may name this provider.
+	Has(provider string) bool
+	// Describe returns what /status shows about provider and sink (JSON-encodable).
+	Describe() any
+}
+
+// Options wire a Server.
+type Options struct {
+	Config  *config.Config
+	Voice   Voice
+	Engines Engines
+	Version string
+	Log     *slog.Logger
+	// Now is the clock for mute times; nil = time.Now.
+	Now func() time.Time
+}
+
+// Server serves all doors. Create it with New; it is an http.Handler.
+type Server struct {
+	cfg     *config.Config
+	voice   Voice
+	engines Engines
+	version string
+	log     *slog.Logger
+	now     func() time.Time
+	auth    *authenticator
+	maxBody int64
+
+	// listenAddr is the address actually bound (it differs from the config with port 0);
+	// set by SetListenAddr before serving.
+	listenAddr string
+	// origins is the CORS list of /speak; anyOrigin when it is "*".
+	origins   []string
+	anyOrigin bool
+
+	mcp *mcpServer
+}
+
+// New builds the server from its dependencies.
+func New(opts Options) *Server {
+	s := &Server{
+		cfg: opts.Config, voice: opts.Voice, engines: opts.Engines, version: opts.Version,
+		log: opts.Log, now: opts.Now, auth: newAuthenticator(opts.Config),
+		maxBody:    opts.Config.Server.MaxBodyBytes,
+		listenAddr: opts.Config.Server.Listen,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = 64 << 10
+	}
+	s.origins = opts.Config.Server.AllowedOrigins
+	s.anyOrigin = len(s.origins) == 1 && s.origins[0] == "*"
+	s.mcp = newMCPServer(s)
+	return s
+}
+
+// SetListenAddr tells the server the address it is actually bound to (for Host and Origin
+// checks when the configured port was 0).
+func (s *Server) SetListenAddr(addr string) { s.listenAddr = addr }
+
+type route struct {
+	methods []string
+	handle  func(http.ResponseWriter, *http.Request)
+}
+
+func (s *Server) routes() map[string]route {
+	return map[string]route{
+		"/speak":   {[]string{http.MethodPost, http.MethodOptions}, s.handleSpeak},
+		"/mcp":     {[]string{http.MethodPost}, s.handleMCP},
+		"/status":  {[]string{http.MethodGet, http.MethodHead}, s.handleStatus},
+		"/history": {[]string{http.MethodGet, http.MethodHead}, s.handleHistory},
+		"/healthz": {[]string{http.MethodGet, http.MethodHead}, s.handleHealth},
+		"/mute":    {[]string{http.MethodPost}, s.handleMute},
+		"/unmute":  {[]string{http.MethodPost}, s.handleUnmute},
+		"/stop":    {[]string{http.MethodPost}, s.handleStop},
+	}
+}
+
+// Handler returns the daemon's HTTP handler.
+func (s *Server) Handler() http.Handler {
+	routes := s.routes()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt, ok := routes[r.URL.Path]
+		if !ok {
+			writeError(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint: " + r.URL.Path})
+			return
+		}
+		if r.URL.Path == "/speak" {
+			// Caches must not hand one origin's CORS answer to another.
+			w.Header().Set("Vary", "Origin")
+		}
+		if !slices.Contains(rt.methods, r.Method) {
+			w.Header().Set("Allow", strings.Join(rt.methods, ", "))
+			writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+				Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(rt.methods, " or ")})
+			return
+		}
+		if r.URL.Path != "/healthz" && !s.hostAllowed(r.Host) {
+			writeError(w, &Error{Status: http.StatusForbidden, Code: CodeHostNotAllowed,
+				Message: "host " + quoteHost(r.Host) + " is not allowed; add it to server.allowed_hosts"})
+			return
+		}
+		rt.handle(w, r)
+	})
+}
+
+func quoteHost(h string) string {
+	if len(h) > 100 {
+		h = h[:100]
+	}
+	return `"` + strings.ToValidUTF8(h, "?") + `"`
+}
+
+// hostAllowed is the DNS-rebinding check: loopback names, the listen address, and
+// server.allowed_hosts.
+func (s *Server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if isLoopbackHost(host) {
+		return true
+	}
+	if lh, _, err := net.SplitHostPort(s.listenAddr); err == nil && strings.EqualFold(lh, host) {
+		return true
+	}
+	for _, a := range s.cfg.Server.AllowedHosts {
+		if strings.EqualFold(a, host) || strings.EqualFold(a, hostport) {
+			return true
+		}
+	}
+	return false
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// originListed reports whether a browser origin may use the doors: listed in
+// server.allowed_origins (or the list is "*").
+func (s *Server) originListed(origin string) bool {
+	return s.anyOrigin || slices.Contains(s.origins, origin)
+}
+
+// ownOrigin reports whether origin names the daemon itself (its listen address or the
+// loopback Host it was reached at), which pages served by the daemon may always use.
+func (s *Server) ownOrigin(origin, requestHost string) bool {
+	rest, ok := strings.CutPrefix(origin, "http://")
+	if !ok {
+		return false
+	}
+	if rest == s.listenAddr {
+		return true
+	}
+	h, _, err := net.SplitHostPort(requestHost)
+	return err == nil && isLoopbackHost(strings.Trim(h, "[]")) && rest == requestHost
+}
+
+// readBody reads the whole body within the door's limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
+	if r.ContentLength > s.maxBody {
+		return nil, s.tooLarge()
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, s.tooLarge()
+		}
+		return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "reading the request body failed: " + err.Error()}
+	}
+	return body, nil
+}
+
+func (s *Server) tooLarge() *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+		Message: "the request body is larger than the limit of " + itoa(s.maxBody) + " bytes"}
+}

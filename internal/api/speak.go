@@ -1,0 +1,260 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"talkd/internal/queue"
+)
+
+// MaxTextChars is the longest announcement, in characters, after trimming.
+const MaxTextChars = 1000
+
+// SpeakRequest is the body of POST /speak and the arguments of the MCP speak tool.
+type SpeakRequest struct {
+	Text     string `json:"text"`
+	Priority string `json:"priority,omitempty"`
+	Lang     string `json:"lang,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Now      bool   `json:"now,omitempty"`
+}
+
+// DecodeSpeakRequest decodes a speak request strictly: one JSON object, no unknown fields
+// (a typo must not pass silently), every field of its type.
+func DecodeSpeakRequest(raw []byte) (SpeakRequest, *Error) {
+	var req SpeakRequest
+	if err := decodeStrict(raw, &req); err != nil {
+		return req, err
+	}
+	return req, nil
+}
+
+// decodeStrict decodes exactly one JSON object into v, refusing unknown fields and
+// trailing data, with errors that name the field.
+func decodeStrict(raw []byte, v any) *Error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "the body must be a JSON object"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "the body must hold exactly one JSON object"}
+	}
+	return nil
+}
+
+func jsonError(err error) *Error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "the body must be a JSON object"}
+		}
+		return fieldError(field, fmt.Sprintf("field %q must be %s, not a JSON %s", field, typeName(typeErr.Type.Kind().String()), typeErr.Value))
+	case errors.As(err, &syntaxErr):
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return &Error{Status: http.StatusBadRequest, Code: CodeUnknownField, Field: name, Message: fmt.Sprintf("unknown field %q", name)}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "invalid JSON: unexpected end of input"}
+	}
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "invalid JSON: " + err.Error()}
+}
+
+func typeName(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int64", "float64", "uint64":
+		return "a number"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return "of type " + kind
+}
+
+// SpeakResult is the outcome of an admitted-or-refused-by-law announcement, the same for
+// both doors.
+type SpeakResult struct {
+	Status       string     `json:"status"`
+	ID           string     `json:"id,omitempty"`
+	Position     int        `json:"position,omitempty"`
+	Reason       string     `json:"reason,omitempty"`
+	Until        *time.Time `json:"until,omitempty"`
+	RetryAfterMs int64      `json:"retry_after_ms,omitempty"`
+	Window       string     `json:"window,omitempty"`
+	Message      string     `json:"message"`
+}
+
+// HTTPStatus is 202 for a queued announcement and 200 for the laws' other answers.
+func (r SpeakResult) HTTPStatus() int {
+	if r.Status == queue.StatusQueued {
+		return http.StatusAccepted
+	}
+	return http.StatusOK
+}
+
+// Text is the one-line answer of the MCP speak tool ("queued: a12", "muted: …").
+func (r SpeakResult) Text() string {
+	if r.Status == queue.StatusQueued {
+		return "queued: " + r.ID
+	}
+	return r.Message
+}
+
+// Speak is the one admission function of announcements: both POST /speak and the MCP
+// speak tool call it, so they cannot drift apart in validation, messages or outcome.
+func (s *Server) Speak(ctx context.Context, caller Caller, req SpeakRequest) (SpeakResult, *Error) {
+	if !caller.CanSpeak() {
+		return SpeakResult{}, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
+			Message: fmt.Sprintf("client %q has no speak grant", caller.ID)}
+	}
+	a, verr := s.validateSpeak(req)
+	if verr != nil {
+		return SpeakResult{}, verr
+	}
+	a.Caller, a.Agent = caller.ID, caller.Agent
+	out, err := s.voice.Submit(ctx, a)
+	switch {
+	case errors.Is(err, queue.ErrQueueFull):
+		return SpeakResult{}, &Error{Status: http.StatusServiceUnavailable, Code: CodeQueueFull, RetryAfter: 5 * time.Second,
+			Message: "the announcement queue is full; try again in a few seconds"}
+	case errors.Is(err, queue.ErrClosed):
+		return SpeakResult{}, &Error{Status: http.StatusServiceUnavailable, Code: CodeShuttingDown, RetryAfter: 5 * time.Second,
+			Message: "talkd is shutting down"}
+	case err != nil:
+		return SpeakResult{}, &Error{Status: http.StatusServiceUnavailable, Code: CodeInternal, Message: "the announcement was not queued: " + err.Error()}
+	}
+	res := SpeakResult{Status: out.Status, ID: out.ID, Position: out.Position, Reason: out.Reason}
+	switch out.Status {
+	case queue.StatusQueued:
+		res.Message = fmt.Sprintf("queued as %s at position %d", out.ID, out.Position)
+	case queue.StatusMuted:
+		res.Until = out.MutedUntil
+		if out.MutedUntil != nil {
+			res.Message = "muted: talkd is muted until " + out.MutedUntil.Local().Format("15:04:05") + "; the announcement was not queued"
+		} else {
+			res.Message = "muted: talkd is muted until unmuted; the announcement was not queued"
+		}
+	case queue.StatusDiscarded:
+		switch out.Reason {
+		case queue.ReasonQuietHours:
+			res.Window = out.Window
+			res.Message = "discarded: quiet_hours " + out.Window + " (use now to pass quiet hours)"
+		case queue.ReasonRateLimit:
+			res.RetryAfterMs = out.RetryIn.Milliseconds()
+			res.Message = fmt.Sprintf("discarded: rate_limit for %s announcements; the next passes in %s", a.Priority, roundUp(out.RetryIn))
+		}
+	}
+	return res, nil
+}
+
+func roundUp(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return ((d + time.Second - 1) / time.Second) * time.Second
+}
+
+// validateSpeak checks every field and fills the defaults.
+func (s *Server) validateSpeak(req SpeakRequest) (queue.Announcement, *Error) {
+	text := strings.TrimSpace(req.Text)
+	n := utf8.RuneCountInString(text)
+	if n == 0 {
+		return queue.Announcement{}, fieldError("text", "field \"text\" is required and must not be empty")
+	}
+	if n > MaxTextChars {
+		return queue.Announcement{}, fieldError("text", fmt.Sprintf("field \"text\" has %d characters; the limit is %d", n, MaxTextChars))
+	}
+	if strings.ContainsRune(text, 0) {
+		return queue.Announcement{}, fieldError("text", "field \"text\" must not contain NUL characters")
+	}
+	prio, err := queue.ParsePriority(req.Priority)
+	if err != nil {
+		return queue.Announcement{}, fieldError("priority", "field \"priority\" must be low, normal or high, not "+strconv.Quote(req.Priority))
+	}
+	lang := req.Lang
+	if lang == "" {
+		lang = s.cfg.Voice.Lang
+	}
+	if lang != "de" && lang != "en" {
+		return queue.Announcement{}, fieldError("lang", "field \"lang\" must be de or en, not "+strconv.Quote(req.Lang))
+	}
+	if req.Provider != "" && (s.engines == nil || !s.engines.Has(req.Provider)) {
+		return queue.Announcement{}, fieldError("provider", "field \"provider\" names no configured provider: "+strconv.Quote(req.Provider))
+	}
+	return queue.Announcement{Text: text, Lang: lang, Priority: prio, Provider: req.Provider, Now: req.Now}, nil
+}
+
+// handleSpeak is the CORS door: POST /speak, and its preflight.
+func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	allowed := origin != "" && s.originListed(origin)
+	if r.Method == http.MethodOptions {
+		if allowed {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
+			h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+			h.Set("Access-Control-Max-Age", "600")
+			if strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
+				h.Set("Access-Control-Allow-Private-Network", "true")
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if allowed {
+		w.Header().Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
+	}
+	caller, aerr := s.auth.identify(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	body, berr := s.readBody(w, r)
+	if berr != nil {
+		writeError(w, berr)
+		return
+	}
+	req, derr := DecodeSpeakRequest(body)
+	if derr != nil {
+		writeError(w, derr)
+		return
+	}
+	res, serr := s.Speak(r.Context(), caller, req)
+	if serr != nil {
+		writeError(w, serr)
+		return
+	}
+	writeJSON(w, res.HTTPStatus(), res)
+}
+
+func (s *Server) allowOriginValue(origin string) string {
+	if s.anyOrigin {
+		return "*"
+	}
+	return origin
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

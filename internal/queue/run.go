@@ -1,0 +1,253 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// prepared is synthesized audio for an item that has not been played yet.
+type prepared struct {
+	it    *item
+	audio Audio
+	err   error
+	done  chan struct{}
+}
+
+// Run speaks admitted announcements one at a time until ctx ends or Close is called.
+// While one utterance plays, the next one in line is synthesized, so engines that are slow
+// to start do not add their start-up time between two announcements; if the line changes
+// meanwhile (a higher priority arrives, mute drops it) that audio is discarded.
+func (v *Voice) Run(ctx context.Context) {
+	defer close(v.runDone)
+	var ahead *prepared
+	defer func() {
+		if ahead != nil {
+			<-ahead.done
+			closeAudio(ahead)
+		}
+	}()
+	for {
+		it := v.next(ctx)
+		if it == nil {
+			return
+		}
+		var cur *prepared
+		if ahead != nil && ahead.it == it {
+			cur = ahead
+		} else {
+			if ahead != nil {
+				<-ahead.done
+				closeAudio(ahead)
+			}
+			cur = v.prepare(ctx, it)
+		}
+		ahead = nil
+		<-cur.done
+		if cur.err != nil {
+			v.finish(it, "failed", cur.err.Error())
+			v.log.Warn("synthesis failed", "id", it.u.ID, "err", cur.err)
+			closeAudio(cur)
+			continue
+		}
+		playCtx, cancel := context.WithTimeout(ctx, v.cfg.SpeakTimeout)
+		if !v.begin(it, cancel) {
+			cancel()
+			closeAudio(cur)
+			continue
+		}
+		if peek := v.peek(); peek != nil {
+			ahead = v.prepare(ctx, peek)
+		}
+		err := v.speaker.Play(playCtx, it.u, cur.audio)
+		stopped := playCtx.Err() != nil
+		timedOut := errors.Is(playCtx.Err(), context.DeadlineExceeded)
+		cancel()
+		closeAudio(cur)
+		switch {
+		case timedOut:
+			v.finish(it, "failed", "timeout")
+			v.log.Warn("playback timed out", "id", it.u.ID)
+		case stopped:
+			v.finish(it, "stopped", "")
+		case err != nil:
+			v.finish(it, "failed", err.Error())
+			v.log.Warn("playback failed", "id", it.u.ID, "err", err)
+		default:
+			v.finish(it, "spoken", "")
+		}
+	}
+}
+
+func closeAudio(p *prepared) {
+	if p.audio != nil {
+		_ = p.audio.Close()
+	}
+}
+
+func (v *Voice) prepare(ctx context.Context, it *item) *prepared {
+	p := &prepared{it: it, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		pctx, cancel := context.WithTimeout(ctx, v.cfg.SpeakTimeout)
+		defer cancel()
+		p.audio, p.err = v.speaker.Prepare(pctx, it.u)
+		if p.err == nil && pctx.Err() != nil {
+			p.err = pctx.Err()
+		}
+	}()
+	return p
+}
+
+// next blocks until an announcement is due and takes it out of its lane, dropping stale
+// ones on the way. It returns nil when the voice is closing.
+func (v *Voice) next(ctx context.Context) *item {
+	for {
+		v.mu.Lock()
+		if v.closed {
+			v.mu.Unlock()
+			return nil
+		}
+		if it := v.popLocked(); it != nil {
+			v.mu.Unlock()
+			return it
+		}
+		v.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-v.wake:
+		}
+	}
+}
+
+// popLocked takes the first fresh item of the highest non-empty lane.
+func (v *Voice) popLocked() *item {
+	now := v.now()
+	for p := High; p >= Low; p-- {
+		for len(v.lanes[p]) > 0 {
+			it := v.lanes[p][0]
+			v.lanes[p][0] = nil
+			v.lanes[p] = v.lanes[p][1:]
+			if v.cfg.MaxWait > 0 && now.Sub(it.u.Enqueued) > v.cfg.MaxWait {
+				it.entry.Outcome, it.entry.Reason = "stale", "waited longer than "+v.cfg.MaxWait.String()
+				v.touch(it.entry)
+				continue
+			}
+			return it
+		}
+	}
+	return nil
+}
+
+// peek returns the item that would be popped next, without taking it.
+func (v *Voice) peek() *item {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for p := High; p >= Low; p-- {
+		if len(v.lanes[p]) > 0 {
+			return v.lanes[p][0]
+		}
+	}
+	return nil
+}
+
+// begin marks it as speaking; it returns false when the item was dropped meanwhile
+// (muted between pop and play).
+func (v *Voice) begin(it *item, cancel context.CancelFunc) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed || v.mutedLocked(v.now()) {
+		it.entry.Outcome, it.entry.Reason = "dropped", "muted"
+		if v.closed {
+			it.entry.Reason = "shutdown"
+		}
+		v.touch(it.entry)
+		return false
+	}
+	now := v.now()
+	it.entry.Outcome, it.entry.Started = "speaking", &now
+	v.touch(it.entry)
+	v.current, v.stopCurrent = it, cancel
+	return true
+}
+
+func (v *Voice) finish(it *item, outcome, reason string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	now := v.now()
+	it.entry.Outcome, it.entry.Reason, it.entry.Ended = outcome, reason, &now
+	v.touch(it.entry)
+	if v.current == it {
+		v.current, v.stopCurrent = nil, nil
+	}
+}
+
+// flushLoop persists changed history entries in batches, off the request path.
+func (v *Voice) flushLoop() {
+	defer close(v.flushDone)
+	t := time.NewTicker(v.cfg.FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			v.flush()
+		case <-v.stopFlush:
+			v.flush()
+			return
+		}
+	}
+}
+
+func (v *Voice) flush() {
+	v.mu.Lock()
+	if len(v.dirty) == 0 {
+		v.mu.Unlock()
+		return
+	}
+	batch := make([]Entry, 0, len(v.dirty))
+	for e := range v.dirty {
+		batch = append(batch, *e)
+	}
+	clear(v.dirty)
+	v.mu.Unlock()
+	if err := v.store.SaveHistory(batch, v.cfg.HistorySize); err != nil {
+		v.log.Error("save history", "err", err)
+		v.mu.Lock()
+		for _, e := range v.history {
+			for _, b := range batch {
+				if e.Seq == b.Seq {
+					v.dirty[e] = struct{}{}
+				}
+			}
+		}
+		v.mu.Unlock()
+	}
+}
+
+// Close stops admitting, lets the current utterance finish until ctx ends (then stops it),
+// records what was still waiting as dropped, and saves the history. Run must have been
+// started; Close waits for it to return.
+func (v *Voice) Close(ctx context.Context) error {
+	v.mu.Lock()
+	if v.closed {
+		v.mu.Unlock()
+		return nil
+	}
+	v.closed = true
+	v.dropWaitingLocked("shutdown")
+	v.mu.Unlock()
+	select {
+	case v.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case <-v.runDone:
+	case <-ctx.Done():
+		v.Stop()
+		<-v.runDone
+	}
+	close(v.stopFlush)
+	<-v.flushDone
+	return nil
+}
