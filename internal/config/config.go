@@ -10,122 +10,145 @@ import (
 
 // Config is the whole, validated configuration of one daemon.
 type Config struct {
-	Version int      `toml:"version"`
-	Server  Server   `toml:"server"`
-	Voice   Voice    `toml:"voice"`
-	Rules   Rules    `toml:"rules"`
-	Plans   []Plan   `toml:"plans"`
-	Clients []Client `toml:"clients"`
+	Version int      `toml:"version" json:"version"`
+	Server  Server   `toml:"server" json:"server"`
+	Voice   Voice    `toml:"voice" json:"voice"`
+	Rules   Rules    `toml:"rules" json:"rules"`
+	Plans   []Plan   `toml:"plans" json:"plans"`
+	Clients []Client `toml:"clients" json:"clients"`
 
 	// Source names where the configuration came from: the file path, or
 	// "embedded defaults" when no file exists. Used in messages and /status.
-	Source string `toml:"-"`
+	Source string `toml:"-" json:"-"`
 }
 
 // Server holds the network side.
 type Server struct {
 	// Listen is host:port; default 127.0.0.1:7077.
-	Listen string `toml:"listen"`
+	Listen string `toml:"listen" json:"listen"`
 	// AllowedOrigins is the CORS list of /speak and the Origin allow-list of /mcp.
 	// Empty means closed; a single "*" means any origin.
-	AllowedOrigins []string `toml:"allowed_origins"`
+	AllowedOrigins []string `toml:"allowed_origins" json:"allowed_origins"`
 	// AllowedHosts are extra Host header values accepted besides loopback and the
 	// listen address (DNS-rebinding protection).
-	AllowedHosts []string `toml:"allowed_hosts"`
-	// StateDir holds the database and the fake provider's log;
-	// default $XDG_STATE_HOME/talk.
-	StateDir string `toml:"state_dir"`
+	AllowedHosts []string `toml:"allowed_hosts" json:"allowed_hosts"`
+	// StateDir holds the database and the fake provider's log; default
+	// $XDG_STATE_HOME/talk, else $HOME/.local/state/talk. Load makes it absolute.
+	StateDir string `toml:"state_dir" json:"state_dir"`
 	// ShutdownTimeout bounds a graceful stop; default 10s.
-	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	ShutdownTimeout Duration `toml:"shutdown_timeout" json:"shutdown_timeout"`
 	// MaxBodyBytes is the request body limit of every door; default 65536.
-	MaxBodyBytes int64 `toml:"max_body_bytes"`
+	MaxBodyBytes int64 `toml:"max_body_bytes" json:"max_body_bytes"`
 }
 
 // Voice selects and tunes the speech engine and the audio sink.
 type Voice struct {
 	// Provider: auto, espeak, say, sapi, fake, or the name of a [[voice.commands]] entry.
-	Provider string `toml:"provider"`
+	Provider string `toml:"provider" json:"provider"`
 	// Sink: auto, null, or dir:<path>.
-	Sink string `toml:"sink"`
+	Sink string `toml:"sink" json:"sink"`
 	// Lang is the default language of announcements: de or en; default en.
-	Lang string `toml:"lang"`
+	Lang string `toml:"lang" json:"lang"`
 	// Timeout bounds synthesis and playback of one utterance each; default 30s.
-	Timeout Duration `toml:"timeout"`
+	Timeout Duration `toml:"timeout" json:"timeout"`
 	// Speed is the speaking rate in words per minute where the engine takes one (0 = engine default).
-	Speed int `toml:"speed"`
+	Speed int `toml:"speed" json:"speed"`
 	// Voices maps a language (de, en) to an engine-specific voice name.
-	Voices map[string]string `toml:"voices"`
+	Voices map[string]string `toml:"voices" json:"voices"`
 	// Players overrides the player search order of the auto sink.
-	Players []string `toml:"players"`
-	// FakeLog is where the fake provider records utterances; default <state_dir>/fake-voice.jsonl.
-	FakeLog string `toml:"fake_log"`
+	Players []string `toml:"players" json:"players"`
+	// FakeLog is where the fake provider records utterances; default
+	// <state_dir>/fake-voice.jsonl (Load resolves it, so it is never empty afterwards).
+	FakeLog string `toml:"fake_log" json:"fake_log"`
 	// FakeDuration is how long the fake provider "speaks" each utterance; default 50ms.
-	FakeDuration Duration `toml:"fake_duration"`
+	FakeDuration Duration `toml:"fake_duration" json:"fake_duration"`
 	// Commands are named argv-template engines (Piper, RHVoice, a cloud CLI).
-	Commands []Command `toml:"commands"`
+	Commands []Command `toml:"commands" json:"commands"`
 	// Cleanup rules applied to text before synthesis.
-	Cleanup Cleanup `toml:"cleanup"`
+	Cleanup Cleanup `toml:"cleanup" json:"cleanup"`
 }
 
 // Command is one argv-template provider. Placeholders: {text}, {lang}, {voice}, {out}.
 type Command struct {
-	Name string   `toml:"name"`
-	Argv []string `toml:"argv"`
+	// Name selects the command as a provider (voice.provider or a request's "provider");
+	// it must not be one of the built-in names.
+	Name string `toml:"name" json:"name"`
+	// Argv is the program and its arguments; {out} (the WAV file to write) must appear,
+	// and {text} must appear unless Stdin is set.
+	Argv []string `toml:"argv" json:"argv"`
 	// Stdin sends the text on standard input instead of through {text}.
-	Stdin bool `toml:"stdin"`
+	Stdin bool `toml:"stdin" json:"stdin"`
 }
 
-// Cleanup switches the speech text rules; all default to on.
+// Cleanup switches the speech text rules; all default to on. Read them through URLsOn,
+// MarkdownOn and Limit, which know the defaults.
 type Cleanup struct {
-	URLs     *bool `toml:"urls"`
-	Markdown *bool `toml:"markdown"`
-	// MaxChars cuts long texts at a sentence boundary; 0 = default 400.
-	MaxChars int `toml:"max_chars"`
+	URLs     *bool `toml:"urls" json:"urls"`
+	Markdown *bool `toml:"markdown" json:"markdown"`
+	// MaxChars cuts long texts at a sentence boundary; 0 = default 400 (Load fills it in).
+	MaxChars int `toml:"max_chars" json:"max_chars"`
 }
 
 // Rules are the laws of the voice.
 type Rules struct {
 	// QuietHours are local-time windows "HH:MM-HH:MM"; a window may cross midnight.
-	QuietHours []string `toml:"quiet_hours"`
+	QuietHours []string `toml:"quiet_hours" json:"quiet_hours"`
 	// QuietNotify shows a desktop notification for announcements discarded in quiet hours.
-	QuietNotify bool `toml:"quiet_notify"`
+	QuietNotify bool `toml:"quiet_notify" json:"quiet_notify"`
 	// RateLimit is the minimum interval between admitted announcements per priority.
-	RateLimit RateLimit `toml:"rate_limit"`
+	RateLimit RateLimit `toml:"rate_limit" json:"rate_limit"`
 	// MaxWait drops announcements that waited longer; default 2m.
-	MaxWait Duration `toml:"max_wait"`
+	MaxWait Duration `toml:"max_wait" json:"max_wait"`
 	// QueueSize bounds the waiting announcements; default 100.
-	QueueSize int `toml:"queue_size"`
+	QueueSize int `toml:"queue_size" json:"queue_size"`
 	// HistorySize bounds the kept history; default 500.
-	HistorySize int `toml:"history_size"`
+	HistorySize int `toml:"history_size" json:"history_size"`
 }
 
 // RateLimit holds the per-priority minimum intervals (defaults low 30s, normal 5s, high 0).
+// The fields are pointers so that an explicit 0 in the file differs from "not set"; read
+// them through Rules.Interval, which knows the defaults.
 type RateLimit struct {
-	Low    *Duration `toml:"low"`
-	Normal *Duration `toml:"normal"`
-	High   *Duration `toml:"high"`
+	Low    *Duration `toml:"low" json:"low"`
+	Normal *Duration `toml:"normal" json:"normal"`
+	High   *Duration `toml:"high" json:"high"`
 }
 
-// Plan is one Werkbaum plan file the daemon serves under a key.
+// Plan is one Werkbaum plan file the daemon serves under a key. Tools name plans by key,
+// never by path, so the config is the only place a path can come from.
 type Plan struct {
-	Key      string `toml:"key"`
-	Path     string `toml:"path"`
-	Lang     string `toml:"lang"`
-	Mirror   bool   `toml:"mirror"`
-	Announce bool   `toml:"announce"`
+	// Key names the plan in tools and grants: ^[a-z0-9][a-z0-9_-]{0,63}$, unique.
+	Key string `toml:"key" json:"key"`
+	// Path is absolute; Load resolves symlinks, so it names the real regular file.
+	Path string `toml:"path" json:"path"`
+	// Lang is the language of the plan's announcements; default voice.lang.
+	Lang string `toml:"lang" json:"lang"`
+	// Mirror commits each agent write of the plan in the file's git repository.
+	Mirror bool `toml:"mirror" json:"mirror"`
+	// Announce speaks (low priority) when an agent moves a node to done or production.
+	Announce bool `toml:"announce" json:"announce"`
 }
 
-// Client is one bearer-token identity of shared mode.
+// Client is one bearer-token identity of shared mode. The token itself never lives in the
+// file: the file names the environment variable that holds it, so configs can be shared
+// and committed.
 type Client struct {
-	ID       string   `toml:"id"`
-	TokenEnv string   `toml:"token_env"`
-	Speak    bool     `toml:"speak"`
-	Control  bool     `toml:"control"`
-	Read     []string `toml:"read"`
-	Write    []string `toml:"write"`
+	// ID names the client in history, logs and plan authorship; unique.
+	ID string `toml:"id" json:"id"`
+	// TokenEnv is the environment variable holding the bearer token (≥ 32 characters).
+	TokenEnv string `toml:"token_env" json:"token_env"`
+	// Speak grants POST /speak and the MCP speak tool.
+	Speak bool `toml:"speak" json:"speak"`
+	// Control grants mute, unmute and stop.
+	Control bool `toml:"control" json:"control"`
+	// Read lists the plan keys the client may read; "*" means all.
+	Read []string `toml:"read" json:"read"`
+	// Write lists the plan keys the client may write (and so read); "*" means all.
+	Write []string `toml:"write" json:"write"`
 
-	// Token is read from TokenEnv at load time; never logged or printed.
-	Token string `toml:"-"`
+	// Token is read from TokenEnv at load time; never logged or printed (String,
+	// GoString and LogValue leave it out, and it has no TOML or JSON form).
+	Token string `toml:"-" json:"-"`
 }
 
 // Duration is a time.Duration written in TOML as a Go duration string ("30s", "2m").
