@@ -1,0 +1,176 @@
+// Command talkd is the daemon: one place where several agents, pages and scripts are
+// given a voice (serialised, ranked and silenced by the laws of internal/queue) and safe
+// access to Werkbaum plans. See the README for configuration and the HTTP API.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"talkd/internal/api"
+	"talkd/internal/config"
+	"talkd/internal/queue"
+	"talkd/internal/queue/state"
+	"talkd/internal/queue/voice"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("talkd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	checkConfig := fs.Bool("check-config", false, "validate the configuration, print a summary and exit 0 (valid) or 1 (invalid)")
+	printExample := fs.Bool("print-config-example", false, "print an example config file with every key explained, and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `talkd — a voice and Werkbaum plans for agents, pages and scripts.
+
+Usage: talkd [flags]
+
+The configuration is read from $TALK_CONFIG, else $XDG_CONFIG_HOME/talk/config.toml
+(~/.config/talk/config.toml); without a file the embedded defaults apply (loopback
+127.0.0.1:7077, auto provider and sink). Environment overrides: TALK_LISTEN, TALK_PORT,
+TALK_ALLOWED_ORIGINS, TALK_PROVIDER, TALK_SINK, TALK_STATE_DIR.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "talkd: unexpected argument %q (see talkd -h)\n", fs.Arg(0))
+		return 2
+	}
+	switch {
+	case *showVersion:
+		fmt.Fprintln(stdout, "talkd", version)
+		return 0
+	case *printExample:
+		fmt.Fprint(stdout, config.Example())
+		return 0
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "talkd: invalid configuration:\n%v\n", err)
+		return 1
+	}
+	if *checkConfig {
+		fmt.Fprintf(stdout, "configuration OK (%s): listen %s, provider %s, sink %s, %d plan(s), %d client(s)\n",
+			cfg.Source, cfg.Server.Listen, cfg.Voice.Provider, cfg.Voice.Sink, len(cfg.Plans), len(cfg.Clients))
+		return 0
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("TALK_LOG_LEVEL"))}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := serve(ctx, cfg, log); err != nil {
+		log.Error("talkd stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func logLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// serve runs the daemon until ctx ends, then shuts down gracefully: stop accepting,
+// finish in-flight requests and the current utterance within the configured bound, save
+// the history and close the database.
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	db, err := state.Open(cfg.DBPath())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	speaker, err := voice.New(cfg.Voice, cfg.Server.StateDir, log)
+	if err != nil {
+		return fmt.Errorf("voice: %w", err)
+	}
+	defer speaker.Close()
+
+	qcfg, err := queue.ConfigFrom(cfg)
+	if err != nil {
+		return err
+	}
+	q, err := queue.New(qcfg, speaker, db, time.Now, log)
+	if err != nil {
+		return err
+	}
+	if cfg.Rules.QuietNotify {
+		q.OnQuietDiscard = func(a queue.Announcement) {
+			speaker.Notify("talkd (quiet hours)", a.Text)
+		}
+	}
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	go q.Run(runCtx)
+
+	srv := api.New(api.Options{
+		Config: cfg, Voice: q, Engines: engines{speaker}, Version: version, Log: log,
+	})
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
+	}
+	srv.SetListenAddr(ln.Addr().String())
+	httpSrv := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	info := speaker.Info()
+	log.Info("listening", "addr", ln.Addr().String(), "config", cfg.Source, "provider", info.Provider, "sink", info.Sink, "version", version)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout.Duration)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("in-flight requests did not finish in time", "err", err)
+	}
+	if err := q.Close(shutdownCtx); err != nil {
+		log.Warn("closing the voice", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// engines adapts the voice to what the API needs for validation and /status.
+type engines struct{ v *voice.Voice }
+
+func (e engines) Has(provider string) bool { return e.v.Has(provider) }
+func (e engines) Describe() any            { return e.v.Info() }
