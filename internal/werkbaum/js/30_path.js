@@ -1,0 +1,405 @@
+// The cheapest path (NOTATION.md §20): needed set, exact search over coupled choice groups,
+// stations.
+//
+// The reference enumerates every assignment of the coupled groups (first group slowest,
+// options in pool order) and keeps the first strictly cheaper one. W._cheapPath returns the
+// same assignment faster by splitting the coupled groups into independent components:
+//
+//   * R0 = nodes needed under every assignment (closure from the roots that stops at the
+//     options of coupled groups). R(g,o) = closure from option o of group g, minus R0,
+//     again stopping at coupled groups (whose parents it reaches: "activation").
+//   * needed(a) = R0 ∪ ⋃ R(g, a_g) over the active groups (parent needed), so the cost
+//     Σ max(0, own(n) − Σ own(needed path children)) splits into one term per node that
+//     depends only on the groups whose R sets contain the node or one of its path children.
+//   * Groups are united when an R set of one activates the other, when their R sets share a
+//     node, or when one node's term depends on both. Components are then independent: the
+//     total cost is a base plus one cost per component, so the reference's lexicographically
+//     first minimum of the product is the product of each component's lexicographically first
+//     minimum (enumerated in the same order as the reference, restricted to the component).
+// W._naivePath is the literal reference (tests compare the two on many generated plans).
+(function (W) {
+  'use strict';
+
+  var S = W._status;
+  var LIMIT = 20000;
+
+  // prepare derives what both searches need from the model.
+  function prepare(m) {
+    var all = m.all;
+    var N = all.length;
+    var pc = new Array(N);
+    var disj = new Array(N);
+    var depT = new Array(N);
+    var referenced = Object.create(null);
+    var anyDep = false;
+    var i, j, n;
+    for (i = 0; i < N; i++) {
+      if (!m.inView[i]) continue;
+      n = all[i];
+      var kids = [];
+      for (j = 0; j < n.children.length; j++) {
+        var c = n.children[j];
+        if (!S.isDiscarded(c) && (!c.optional || S.isStarted(c))) kids.push(c.index);
+      }
+      pc[i] = kids;
+      disj[i] = kids.length > 0 && all[kids[0]].type !== 'and';
+      var t = [];
+      for (j = 0; j < n.deps.length; j++) {
+        anyDep = true;
+        referenced[n.deps[j]] = true;
+        var target = m.byId[n.deps[j]];
+        if (target !== undefined && !S.isDiscarded(target)) t.push(target.index);
+      }
+      depT[i] = t;
+    }
+    // touches (§20.2): children first.
+    var touches = new Array(N);
+    for (i = N - 1; i >= 0; i--) {
+      if (!m.inView[i]) continue;
+      n = all[i];
+      var tc = touches[i] === true || n.deps.length > 0 || (n.id !== null && referenced[n.id] === true);
+      touches[i] = tc;
+      if (tc && n.parent >= 0) touches[n.parent] = true;
+    }
+    // Choice groups in pre-order.
+    var groups = [];
+    var groupOf = new Array(N);
+    var own = m.ownCost;
+    for (i = 0; i < N; i++) {
+      if (!m.inView[i] || pc[i].length < 2 || !disj[i]) continue;
+      var ks = pc[i];
+      var pool = [];
+      for (j = 0; j < ks.length; j++) if (S.isRealized(all[ks[j]])) pool.push(ks[j]);
+      if (!pool.length) pool = ks;
+      var local = pool[0];
+      for (j = 1; j < pool.length; j++) if (own[pool[j]] < own[local]) local = pool[j];
+      var coupled = false;
+      if (anyDep && pool.length > 1) {
+        for (j = 0; j < pool.length; j++) if (touches[pool[j]]) coupled = true;
+      }
+      var g = { parent: i, pool: pool, local: local, coupled: coupled, ci: -1 };
+      groupOf[i] = g;
+      groups.push(g);
+    }
+    var coupledGroups = [];
+    for (i = 0; i < groups.length; i++) {
+      if (groups[i].coupled) {
+        groups[i].ci = coupledGroups.length;
+        coupledGroups.push(groups[i]);
+      }
+    }
+    var rootIdx = [];
+    for (i = 0; i < m.roots.length; i++) rootIdx.push(m.roots[i].index);
+    return {
+      m: m,
+      N: N,
+      pc: pc,
+      disj: disj,
+      depT: depT,
+      own: own,
+      groupOf: groupOf,
+      coupled: coupledGroups,
+      roots: rootIdx
+    };
+  }
+
+  // neededSet: §20.4 with choice[ci] = chosen child per coupled group (null → local).
+  function neededSet(P, choice) {
+    var inSet = new Uint8Array(P.N);
+    var queue = P.roots.slice();
+    for (var q = 0; q < queue.length; q++) {
+      var x = queue[q];
+      if (inSet[x]) continue;
+      inSet[x] = 1;
+      var kids = P.pc[x];
+      if (kids.length) {
+        if (!P.disj[x]) {
+          for (var j = 0; j < kids.length; j++) queue.push(kids[j]);
+        } else if (kids.length === 1) {
+          queue.push(kids[0]);
+        } else {
+          var g = P.groupOf[x];
+          queue.push(g.coupled && choice ? choice[g.ci] : g.local);
+        }
+      }
+      var d = P.depT[x];
+      for (var k = 0; k < d.length; k++) queue.push(d[k]);
+    }
+    return inSet;
+  }
+
+  // costOf: §20.5 margin sum.
+  function costOf(P, inSet) {
+    var total = 0;
+    for (var i = 0; i < P.N; i++) {
+      if (!inSet[i]) continue;
+      var c = P.own[i];
+      var kids = P.pc[i];
+      for (var j = 0; j < kids.length; j++) if (inSet[kids[j]]) c -= P.own[kids[j]];
+      if (c > 0) total += c;
+    }
+    return total;
+  }
+
+  function product(P) {
+    var p = 1;
+    for (var i = 0; i < P.coupled.length; i++) p *= P.coupled[i].pool.length;
+    return p;
+  }
+
+  function result(P, choice, exact) {
+    var inSet = neededSet(P, choice);
+    return { exact: exact, choice: choice, inSet: inSet, cost: costOf(P, inSet) };
+  }
+
+  // naive: the literal reference enumeration (kept for tests).
+  function naive(P) {
+    var G = P.coupled;
+    if (product(P) > LIMIT) return result(P, null, false);
+    var idx = [];
+    for (var i = 0; i < G.length; i++) idx.push(0);
+    var best = null;
+    var bestCost = Infinity;
+    for (;;) {
+      var choice = [];
+      for (i = 0; i < G.length; i++) choice.push(G[i].pool[idx[i]]);
+      var c = costOf(P, neededSet(P, choice));
+      if (c < bestCost) {
+        bestCost = c;
+        best = choice;
+      }
+      var k = G.length - 1;
+      while (k >= 0 && ++idx[k] === G[k].pool.length) idx[k--] = 0;
+      if (k < 0) break;
+    }
+    return result(P, best, true);
+  }
+
+  // closure from the start nodes, skipping nodes marked in `stop`, not entering options of
+  // coupled groups; reached coupled-group parents are reported through onGroup.
+  function closure(P, starts, stop, onGroup) {
+    var seen = new Uint8Array(P.N);
+    var out = [];
+    var queue = starts.slice();
+    for (var q = 0; q < queue.length; q++) {
+      var x = queue[q];
+      if (seen[x] || (stop && stop[x])) continue;
+      seen[x] = 1;
+      out.push(x);
+      var kids = P.pc[x];
+      if (kids.length) {
+        if (!P.disj[x]) {
+          for (var j = 0; j < kids.length; j++) queue.push(kids[j]);
+        } else if (kids.length === 1) {
+          queue.push(kids[0]);
+        } else {
+          var g = P.groupOf[x];
+          if (g.coupled) onGroup(g);
+          else queue.push(g.local);
+        }
+      }
+      var d = P.depT[x];
+      for (var k = 0; k < d.length; k++) queue.push(d[k]);
+    }
+    return out;
+  }
+
+  function exactSearch(P) {
+    var G = P.coupled;
+    if (!G.length) return result(P, [], true);
+    if (product(P) > LIMIT) return result(P, null, false);
+    var N = P.N;
+    var i, j, k, g;
+    var base = new Uint8Array(N);
+    var baseActive = [];
+    var r0 = closure(P, P.roots, null, function (grp) {
+      baseActive.push(grp.ci);
+    });
+    for (i = 0; i < r0.length; i++) base[r0[i]] = 1;
+
+    // R(g,o) and the groups it activates; comps[x] = coupled groups whose R sets hold x.
+    var reach = [];
+    var acts = [];
+    var comps = new Array(N);
+    var parentUF = [];
+    for (i = 0; i < G.length; i++) parentUF.push(i);
+    function find(a) {
+      while (parentUF[a] !== a) {
+        parentUF[a] = parentUF[parentUF[a]];
+        a = parentUF[a];
+      }
+      return a;
+    }
+    function union(a, b) {
+      a = find(a);
+      b = find(b);
+      if (a !== b) {
+        if (a < b) parentUF[b] = a;
+        else parentUF[a] = b;
+      }
+    }
+    for (i = 0; i < G.length; i++) {
+      g = G[i];
+      var rs = [];
+      var as = [];
+      for (j = 0; j < g.pool.length; j++) {
+        var act = [];
+        var r = closure(P, [g.pool[j]], base, function (grp) {
+          act.push(grp.ci);
+        });
+        for (k = 0; k < r.length; k++) {
+          var cs = comps[r[k]] || (comps[r[k]] = []);
+          if (cs[cs.length - 1] !== i) cs.push(i);
+        }
+        for (k = 0; k < act.length; k++) union(i, act[k]);
+        rs.push(r);
+        as.push(act);
+      }
+      reach.push(rs);
+      acts.push(as);
+    }
+    // Couplings through shared nodes and through node terms.
+    var termNodes = []; // nodes whose term depends on some group
+    var baseCost = 0;
+    for (var x = 0; x < N; x++) {
+      if (!base[x] && !comps[x]) continue;
+      var first = -1;
+      var dep = false;
+      if (comps[x]) {
+        dep = true;
+        first = comps[x][0];
+        for (k = 1; k < comps[x].length; k++) union(first, comps[x][k]);
+      }
+      var kids = P.pc[x];
+      for (j = 0; j < kids.length; j++) {
+        var ck = comps[kids[j]];
+        if (!ck) continue;
+        dep = true;
+        if (first < 0) first = ck[0];
+        for (k = 0; k < ck.length; k++) union(first, ck[k]);
+      }
+      if (dep) termNodes.push(x);
+      else {
+        var c = P.own[x];
+        for (j = 0; j < kids.length; j++) if (base[kids[j]]) c -= P.own[kids[j]];
+        if (c > 0) baseCost += c;
+      }
+    }
+    // Components: groups in ascending order, with their term nodes.
+    var compGroups = Object.create(null);
+    var compOrder = [];
+    for (i = 0; i < G.length; i++) {
+      var root = find(i);
+      if (!compGroups[root]) {
+        compGroups[root] = { groups: [], nodes: [] };
+        compOrder.push(root);
+      }
+      compGroups[root].groups.push(i);
+    }
+    for (i = 0; i < termNodes.length; i++) {
+      x = termNodes[i];
+      var gi = comps[x] ? comps[x][0] : -1;
+      if (gi < 0) {
+        kids = P.pc[x];
+        for (j = 0; j < kids.length && gi < 0; j++) if (comps[kids[j]]) gi = comps[kids[j]][0];
+      }
+      compGroups[find(gi)].nodes.push(x);
+    }
+    var isBaseActive = new Uint8Array(G.length);
+    for (i = 0; i < baseActive.length; i++) isBaseActive[baseActive[i]] = 1;
+
+    var mark = new Int32Array(N);
+    var stamp = 0;
+    var choiceIdx = new Array(G.length);
+    var activeStamp = new Int32Array(G.length);
+    var total = baseCost;
+    for (var ci = 0; ci < compOrder.length; ci++) {
+      var comp = compGroups[compOrder[ci]];
+      var cg = comp.groups;
+      var idx = [];
+      for (i = 0; i < cg.length; i++) idx.push(0);
+      var bestIdx = null;
+      var bestCost = Infinity;
+      for (;;) {
+        stamp++;
+        for (i = 0; i < cg.length; i++) choiceIdx[cg[i]] = idx[i];
+        var stack = [];
+        for (i = 0; i < cg.length; i++) {
+          if (isBaseActive[cg[i]]) {
+            activeStamp[cg[i]] = stamp;
+            stack.push(cg[i]);
+          }
+        }
+        while (stack.length) {
+          var h = stack.pop();
+          var rr = reach[h][choiceIdx[h]];
+          for (k = 0; k < rr.length; k++) mark[rr[k]] = stamp;
+          var aa = acts[h][choiceIdx[h]];
+          for (k = 0; k < aa.length; k++) {
+            if (activeStamp[aa[k]] !== stamp) {
+              activeStamp[aa[k]] = stamp;
+              stack.push(aa[k]);
+            }
+          }
+        }
+        var cost = 0;
+        var nodes = comp.nodes;
+        for (k = 0; k < nodes.length; k++) {
+          x = nodes[k];
+          if (!base[x] && mark[x] !== stamp) continue;
+          var cc = P.own[x];
+          kids = P.pc[x];
+          for (j = 0; j < kids.length; j++) {
+            if (base[kids[j]] || mark[kids[j]] === stamp) cc -= P.own[kids[j]];
+          }
+          if (cc > 0) cost += cc;
+        }
+        if (cost < bestCost) {
+          bestCost = cost;
+          bestIdx = idx.slice();
+        }
+        var p = cg.length - 1;
+        while (p >= 0 && ++idx[p] === G[cg[p]].pool.length) idx[p--] = 0;
+        if (p < 0) break;
+      }
+      for (i = 0; i < cg.length; i++) choiceIdx[cg[i]] = bestIdx[i];
+      total += bestCost;
+    }
+    var choice = [];
+    for (i = 0; i < G.length; i++) choice.push(G[i].pool[choiceIdx[i]]);
+    var res = result(P, choice, true);
+    res.decomposedCost = total;
+    return res;
+  }
+
+  // stations (§20): needed, not done, no open needed node anywhere below.
+  function stations(P, inSet) {
+    var all = P.m.all;
+    var openBelow = new Uint8Array(P.N);
+    var st = new Uint8Array(P.N);
+    for (var i = P.N - 1; i >= 0; i--) {
+      if (!P.m.inView[i]) continue;
+      var open = inSet[i] && !S.isDone(all[i]);
+      if (open && !openBelow[i]) st[i] = 1;
+      var p = all[i].parent;
+      if (p >= 0 && (open || openBelow[i])) openBelow[p] = 1;
+    }
+    return st;
+  }
+
+  function finish(P, res) {
+    res.station = stations(P, res.inSet);
+    res.P = P;
+    return res;
+  }
+
+  // cheapPath(model) → {exact, inSet (Uint8Array by node index), cost, station, choice, P}.
+  W._cheapPath = function (m) {
+    var P = prepare(m);
+    return finish(P, exactSearch(P));
+  };
+  W._naivePath = function (m) {
+    var P = prepare(m);
+    return finish(P, naive(P));
+  };
+})(Werkbaum);

@@ -1,0 +1,134 @@
+// Werkbaum.analyze(text, opts): the complete result of NOTATION.md §28 (the format of
+// examples/*.expected.json), and Werkbaum.warnings(text): the editor's warning list.
+// opts: {checksum (computed by the host, echoed), file, showDiscarded}.
+(function (W) {
+  'use strict';
+
+  var T = W._text;
+  var S = W._status;
+
+  // compute runs parse → model → path → loads → warnings once; analyze and inspect share it.
+  function compute(text, opts) {
+    var doc = W.parse(text);
+    var m = W._model(doc, opts);
+    var path = W._cheapPath(m);
+    var loads = W._loads(m, path);
+    var mixed = W._mixedGate(m);
+    var approx = path.exact ? [] : [{ type: 'cheapApprox' }];
+    var over = [];
+    if (loads.overloadedAssignee) {
+      var o = loads.overloadedAssignee;
+      over.push({ type: 'assigneeOverload', tag: o.tag, share: o.share, stations: o.stations, totalStations: o.totalStations });
+    }
+    var warnings = W._finalWarnings(doc.warnings, approx, over, mixed);
+    for (var i = 0; i < warnings.length; i++) warnings[i].text = W._warningText(warnings[i]);
+    for (i = 0; i < mixed.length; i++) mixed[i].text = W._warningText(mixed[i]);
+    return { doc: doc, m: m, path: path, loads: loads, warnings: warnings, mixed: mixed };
+  }
+
+  // nodeView is the §28 record of node i.
+  function nodeView(r, i) {
+    var m = r.m;
+    var n = m.all[i];
+    var inView = m.inView[i] === true;
+    var rank = S.rankOf(n);
+    var eff = inView ? m.eff[i] : -1;
+    var held = inView && eff < rank;
+    var childLines = [];
+    for (var c = 0; c < n.children.length; c++) childLines.push(n.children[c].line);
+    return {
+      line: n.line,
+      parentLine: n.parent >= 0 ? m.all[n.parent].line : null,
+      depth: n.depth,
+      id: n.id,
+      label: n.label,
+      labelFromId: n.labelFromId,
+      type: n.type,
+      childrenGate: n.children.length ? W._gateOf(n.children) : null,
+      optional: n.optional,
+      fold: n.fold,
+      focus: n.focus,
+      status: n.status ? n.status.key : null,
+      statusCode: n.status ? n.status.code : null,
+      progressRank: rank,
+      effectiveStatus: !inView ? null : held ? T.RANK_KEYS[eff] : n.status ? n.status.key : null,
+      held: held,
+      size: n.size,
+      assumedSize: inView ? T.SIZES[m.assumed[i]] : null,
+      ownCost: inView ? m.ownCost[i] : null,
+      sizeConflict: n.sizeConflict,
+      needsBreakdown: n.size !== null && T.SIZE_RANK[n.size] >= 2 && !n.children.length && !S.isDiscarded(n),
+      tags: n.tags.slice(),
+      marks: n.marks.slice(),
+      deps: n.deps.slice(),
+      url: n.url,
+      desc: n.desc,
+      descLines: n.descLines ? n.descLines.slice() : null,
+      taigaSlug: m.taiga[i],
+      ticketRef: m.ticket[i],
+      inView: inView,
+      needed: inView && r.path.inSet[i] === 1,
+      station: inView && r.path.station[i] === 1,
+      initiallyCollapsed: m.collapsed[i],
+      childLines: childLines
+    };
+  }
+
+  function pathView(r) {
+    var all = r.m.all;
+    var needed = [];
+    var stations = [];
+    for (var i = 0; i < all.length; i++) {
+      if (r.path.inSet[i]) needed.push(all[i].line);
+      if (r.path.station[i]) stations.push(all[i].line);
+    }
+    return {
+      exact: r.path.exact,
+      needed: needed,
+      stations: stations,
+      cost: r.path.cost,
+      assigneeLoads: r.loads.assigneeLoads,
+      unassignedLoad: r.loads.unassignedLoad,
+      assigneeStations: r.loads.assigneeStations,
+      totalStations: r.loads.totalStations,
+      overloadedAssignee: r.loads.overloadedAssignee
+    };
+  }
+
+  function analyze(text, opts) {
+    opts = opts || {};
+    var r = compute(text, opts);
+    var all = r.m.all;
+    var nodes = [];
+    var collapsed = [];
+    var focusLines = [];
+    for (var i = 0; i < all.length; i++) {
+      nodes.push(nodeView(r, i));
+      if (r.m.collapsed[i]) collapsed.push(all[i].line);
+      if (all[i].focus && r.m.inView[i]) focusLines.push(all[i].line);
+    }
+    var parseWarnings = [];
+    for (i = 0; i < r.doc.warnings.length; i++) parseWarnings.push(r.doc.warnings[i]);
+    var out = {};
+    if (opts.file !== undefined && opts.file !== null) out.file = opts.file;
+    out.checksum = opts.checksum === undefined ? null : opts.checksum;
+    out.physicalLines = r.doc.lines.length;
+    out.view = { showDiscarded: r.m.showDiscarded, discardedRootsDropped: r.m.discardedRootsDropped };
+    out.nodes = nodes;
+    out.warnings = r.warnings;
+    out.parseWarnings = parseWarnings;
+    out.mixedGateWarnings = r.mixed;
+    out.path = pathView(r);
+    out.initiallyCollapsed = collapsed;
+    out.focusLines = focusLines;
+    return out;
+  }
+
+  W._compute = compute;
+  W._nodeView = nodeView;
+  W._pathView = pathView;
+  W.analyze = analyze;
+  W.warnings = function (text) {
+    return compute(text, {}).warnings;
+  };
+})(Werkbaum);
