@@ -1,0 +1,59 @@
+package werkbaum
+
+import (
+	"container/list"
+	"sync"
+)
+
+// lru is a small least-recently-used cache of read results. Values are treated as
+// immutable: callers get copies (JSON bytes are copied, typed results cloned), so nothing
+// a caller does can change what the next caller sees.
+type lru struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front = most recently used; elements hold *lruEntry
+	items map[string]*list.Element
+}
+
+type lruEntry struct {
+	key   string
+	raw   []byte
+	typed any // decoded form of raw, never handed out without cloning
+}
+
+func newLRU(max int) *lru {
+	return &lru{max: max, order: list.New(), items: make(map[string]*list.Element, max)}
+}
+
+func (c *lru) get(key string) (*lruEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*lruEntry), true
+}
+
+func (c *lru) put(ent *lruEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[ent.key]; ok {
+		el.Value = ent
+		c.order.MoveToFront(el)
+		return
+	}
+	c.items[ent.key] = c.order.PushFront(ent)
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.items, last.Value.(*lruEntry).key)
+	}
+}
+
+func (c *lru) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}

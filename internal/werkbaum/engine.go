@@ -1,0 +1,297 @@
+// Package werkbaum runs the Werkbaum notation — plain-text work-breakdown plans — for talkd.
+//
+// The notation's rules live in engine-neutral JavaScript (js/*.js, embedded in the binary)
+// so that exactly the same code runs here in goja, under Node for the unit tests and in a
+// browser. This package is the Go host: an Engine compiles the scripts once, keeps a small
+// pool of goja runtimes, passes strings in and JSON out, bounds every call by a deadline
+// and an input size limit, and offers a typed API (Analyze, Inspect, Warnings, Apply,
+// Guard) for the plan store to build on. A runaway plan costs one error, never the daemon.
+package werkbaum
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// scripts holds the notation: every js/*.js file, run in lexical filename order in one
+// scope (js/00_ns.js declares the Werkbaum namespace; js/90_api.js the single entry point).
+//
+//go:embed js/*.js
+var scripts embed.FS
+
+// Default limits. They are generous for hand-written plans (the largest real plan has about
+// 1,400 lines and 80 KB) and small enough that a hostile input cannot stall the daemon.
+const (
+	DefaultRuntimes      = 2
+	DefaultTimeout       = 2 * time.Second
+	DefaultMaxInputBytes = 2 << 20
+	DefaultCacheEntries  = 64
+)
+
+// maxCallStack bounds JavaScript recursion so that a deeply nested plan fails with an
+// error instead of growing the goja stack without limit.
+const maxCallStack = 100000
+
+// Options configure an Engine. Zero values select the defaults.
+type Options struct {
+	// Runtimes bounds the pool of goja runtimes (default 2). Runtimes are created lazily
+	// and reused; a call waits for a free one (honouring its context).
+	Runtimes int
+	// Timeout is the deadline of one call (default 2s); a context deadline that is
+	// earlier wins. A call that runs past it is interrupted and fails with ErrTimeout.
+	Timeout time.Duration
+	// MaxInputBytes bounds every plan text passed in (default 2 MiB). Larger input fails
+	// with ErrTooLarge before any JavaScript runs.
+	MaxInputBytes int
+	// CacheEntries is the size of the LRU cache of read results (inspect, analyze,
+	// warnings) keyed by the text's checksum and the options (default 64; negative
+	// disables the cache).
+	CacheEntries int
+	// Logger receives debug and warning records (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Runtimes <= 0 {
+		o.Runtimes = DefaultRuntimes
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxInputBytes <= 0 {
+		o.MaxInputBytes = DefaultMaxInputBytes
+	}
+	if o.CacheEntries == 0 {
+		o.CacheEntries = DefaultCacheEntries
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Engine runs the embedded notation scripts in a bounded pool of goja runtimes. It is safe
+// for concurrent use; create one per process and share it.
+type Engine struct {
+	opts     Options
+	programs []*goja.Program
+	names    []string // file name per program, for load errors
+	log      *slog.Logger
+	cache    *lru // nil when disabled
+
+	slots chan struct{} // one token per runtime that may exist (borrowed or idle)
+	mu    sync.Mutex
+	idle  []*runtime // warm runtimes, reused last-in first-out
+}
+
+// runtime is one goja VM with the notation loaded and its entry point resolved.
+type runtime struct {
+	vm   *goja.Runtime
+	call goja.Callable
+}
+
+// NewEngine compiles the embedded scripts once and returns an Engine whose runtimes are
+// created on first use.
+func NewEngine(opts Options) (*Engine, error) {
+	return newEngine(opts)
+}
+
+// newEngine is NewEngine with extra script sources run after the embedded ones. Only tests
+// pass extra sources (e.g. a deliberately looping method to exercise the deadline); there
+// is no way to reach this from outside the package.
+func newEngine(opts Options, extra ...string) (*Engine, error) {
+	opts = opts.withDefaults()
+	names, err := fs.Glob(scripts, "js/*.js")
+	if err != nil {
+		return nil, fmt.Errorf("werkbaum: list embedded scripts: %w", err)
+	}
+	sort.Strings(names)
+	e := &Engine{opts: opts, log: opts.Logger, slots: make(chan struct{}, opts.Runtimes)}
+	for _, name := range names {
+		src, err := scripts.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("werkbaum: read %s: %w", name, err)
+		}
+		p, err := goja.Compile(name, string(src), false)
+		if err != nil {
+			return nil, fmt.Errorf("werkbaum: compile %s: %w", name, err)
+		}
+		e.programs = append(e.programs, p)
+		e.names = append(e.names, name)
+	}
+	for i, src := range extra {
+		p, err := goja.Compile(fmt.Sprintf("extra-%d.js", i), src, false)
+		if err != nil {
+			return nil, fmt.Errorf("werkbaum: compile extra script %d: %w", i, err)
+		}
+		e.programs = append(e.programs, p)
+		e.names = append(e.names, fmt.Sprintf("extra-%d.js", i))
+	}
+	if opts.CacheEntries > 0 {
+		e.cache = newLRU(opts.CacheEntries)
+	}
+	// Build one runtime now so that a broken script fails NewEngine, not the first call.
+	rt, err := e.newRuntime()
+	if err != nil {
+		return nil, err
+	}
+	e.idle = append(e.idle, rt)
+	return e, nil
+}
+
+// newRuntime makes a fresh VM and runs every compiled program in it.
+func (e *Engine) newRuntime() (*runtime, error) {
+	vm := goja.New()
+	vm.SetMaxCallStackSize(maxCallStack)
+	for i, p := range e.programs {
+		if _, err := vm.RunProgram(p); err != nil {
+			return nil, fmt.Errorf("%w: load %s: %v", ErrEngine, e.names[i], err)
+		}
+	}
+	ns := vm.Get("Werkbaum")
+	if ns == nil || goja.IsUndefined(ns) {
+		return nil, fmt.Errorf("%w: the scripts define no Werkbaum namespace", ErrEngine)
+	}
+	fn, ok := goja.AssertFunction(ns.ToObject(vm).Get("call"))
+	if !ok {
+		return nil, fmt.Errorf("%w: Werkbaum.call is not a function", ErrEngine)
+	}
+	return &runtime{vm: vm, call: fn}, nil
+}
+
+// borrow waits for a runtime slot (or ctx) and returns a warm runtime, creating one if no
+// idle runtime is left.
+func (e *Engine) borrow(ctx context.Context) (*runtime, error) {
+	select {
+	case e.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("werkbaum: waiting for a runtime: %w", ctx.Err())
+	}
+	e.mu.Lock()
+	var rt *runtime
+	if n := len(e.idle); n > 0 {
+		rt = e.idle[n-1]
+		e.idle[n-1] = nil
+		e.idle = e.idle[:n-1]
+	}
+	e.mu.Unlock()
+	if rt != nil {
+		return rt, nil
+	}
+	rt, err := e.newRuntime()
+	if err != nil {
+		<-e.slots
+		return nil, err
+	}
+	return rt, nil
+}
+
+// release gives a runtime back; a nil runtime (discarded after an interrupt) frees its
+// slot so that a fresh one is made on demand.
+func (e *Engine) release(rt *runtime) {
+	if rt != nil {
+		e.mu.Lock()
+		e.idle = append(e.idle, rt)
+		e.mu.Unlock()
+	}
+	<-e.slots
+}
+
+// errorEnvelope is the one failure shape Werkbaum.call returns.
+type errorEnvelope struct {
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// call runs Werkbaum.call(method, argsJSON) in a borrowed runtime under the deadline and
+// returns the JSON result. JavaScript-side input errors become *InputError.
+func (e *Engine) call(ctx context.Context, method string, args any) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("werkbaum %s: %w", method, err)
+	}
+	argsJSON, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("werkbaum %s: encode arguments: %w", method, err)
+	}
+	deadline := time.Now().Add(e.opts.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	rt, err := e.borrow(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("werkbaum %s: %w", method, err)
+	}
+
+	// The interrupt may fire from a timer or a context goroutine; the guard makes sure it
+	// can never land after the call returned (which would poison the next call).
+	var guard sync.Mutex
+	finished := false
+	interrupt := func(reason error) {
+		guard.Lock()
+		defer guard.Unlock()
+		if !finished {
+			rt.vm.Interrupt(reason)
+		}
+	}
+	timer := time.AfterFunc(time.Until(deadline), func() { interrupt(ErrTimeout) })
+	stopCtx := context.AfterFunc(ctx, func() { interrupt(ctx.Err()) })
+
+	start := time.Now()
+	res, callErr := rt.call(goja.Undefined(), rt.vm.ToValue(method), rt.vm.ToValue(string(argsJSON)))
+
+	guard.Lock()
+	finished = true
+	guard.Unlock()
+	timer.Stop()
+	stopCtx()
+	rt.vm.ClearInterrupt()
+
+	if callErr != nil {
+		// Interrupted or crashed: the runtime's global state may be half-updated, so it is
+		// dropped and a fresh one is built on demand. The pool stays sound.
+		e.release(nil)
+		var ie *goja.InterruptedError
+		if errors.As(callErr, &ie) {
+			if cause, ok := ie.Value().(error); ok && !errors.Is(cause, ErrTimeout) {
+				return nil, fmt.Errorf("werkbaum %s: interrupted: %w", method, cause)
+			}
+			e.log.Warn("werkbaum call stopped at its deadline", "method", method,
+				"ran", time.Since(start).Round(time.Millisecond), "inputBytes", len(argsJSON))
+			return nil, fmt.Errorf("werkbaum %s after %v: %w", method, time.Since(start).Round(time.Millisecond), ErrTimeout)
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrEngine, method, callErr)
+	}
+	out := res.String()
+	e.release(rt)
+
+	if len(out) > 10 && out[:10] == `{"error":{` {
+		var env errorEnvelope
+		if err := json.Unmarshal([]byte(out), &env); err == nil && env.Error != nil {
+			if env.Error.Code == "internal" {
+				return nil, fmt.Errorf("%w: %s: %s", ErrEngine, method, env.Error.Message)
+			}
+			return nil, &InputError{Code: env.Error.Code, Message: env.Error.Message}
+		}
+	}
+	return json.RawMessage(out), nil
+}
+
+// checkSize rejects a text over the input limit before any JavaScript runs.
+func (e *Engine) checkSize(what string, n int) error {
+	if n > e.opts.MaxInputBytes {
+		return fmt.Errorf("%w: %s has %d bytes, the limit is %d", ErrTooLarge, what, n, e.opts.MaxInputBytes)
+	}
+	return nil
+}

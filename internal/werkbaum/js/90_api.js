@@ -1,0 +1,98 @@
+// The single entry point a host calls: Werkbaum.call(method, argsJSON) → JSON string.
+//
+// Hosts (the Go engine, tests) pass a method name and its arguments as a JSON string and
+// always get a JSON string back. Failures never throw across the boundary: they come back
+// as {"error": {"code", "message"}}, where code "internal" marks a bug in these scripts and
+// every other code (see Werkbaum.inputError) marks the caller's mistake — an unknown id, a
+// bad status, malformed ops. Methods:
+//   analyze  {text, checksum?, file?, showDiscarded?} → §28 analysis object
+//   inspect  {text, id?, include?}                    → MCP inspect view
+//   warnings {text}                                   → [warning]
+//   parse    {text}                                   → parsed roots (debugging aid)
+//   apply    {text, verb, args}                       → {text}  (verbs of 60_edit.js)
+//   guard    {old, new, allowWarnings?, allowProd?}   → guard verdict (70_guard.js)
+(function (W) {
+  'use strict';
+
+  var INCLUDE = ['tree', 'warnings', 'path'];
+
+  var methods = {
+    analyze: function (a) {
+      return W.analyze(str(a, 'text'), {
+        checksum: a.checksum, file: a.file, showDiscarded: !!a.showDiscarded
+      });
+    },
+    inspect: function (a) {
+      var text = str(a, 'text');
+      var id = a.id || null;
+      if (id !== null) {
+        if (typeof id !== 'string') throw W.inputError('badArgument', 'argument "id" must be a string');
+        if (id.charAt(0) === '#') id = id.slice(1);
+      }
+      if (a.include !== undefined && a.include !== null) {
+        if (!Array.isArray(a.include)) throw W.inputError('badArgument', 'include must be a list');
+        for (var i = 0; i < a.include.length; i++) {
+          if (INCLUDE.indexOf(a.include[i]) < 0) {
+            throw W.inputError('badArgument', 'include may contain only "tree", "warnings" and "path", not ' +
+              JSON.stringify(a.include[i]));
+          }
+        }
+      }
+      try {
+        return W.inspect(text, { id: id, include: a.include || null });
+      } catch (e) {
+        // 55_inspect.js reports an unknown subtree id as a plain Error.
+        if (e && !e.werkbaumCode && /^unknown id: /.test(e.message)) {
+          throw W.inputError('unknownId', 'no node has the id "' + id + '"');
+        }
+        throw e;
+      }
+    },
+    warnings: function (a) { return W.warnings(str(a, 'text')); },
+    parse: function (a) {
+      var d = W.parse(str(a, 'text'));
+      return { roots: d.roots, warnings: d.warnings, separatorLine: d.separatorLine, descBlocks: d.descBlocks };
+    },
+    apply: function (a) {
+      return { text: W.edit.apply(str(a, 'text'), str(a, 'verb'), a.args || {}) };
+    },
+    guard: function (a) {
+      return W.guard(str(a, 'old'), str(a, 'new'), {
+        allowWarnings: !!a.allowWarnings, allowProd: !!a.allowProd
+      });
+    }
+  };
+
+  function str(a, key) {
+    if (typeof a[key] !== 'string') {
+      throw W.inputError('badArgument', 'argument "' + key + '" must be a string');
+    }
+    return a[key];
+  }
+
+  W.methods = methods;
+
+  W.call = function (method, argsJSON) {
+    try {
+      if (!Object.prototype.hasOwnProperty.call(methods, method)) {
+        throw W.inputError('unknownMethod', 'unknown method "' + method + '"');
+      }
+      var args;
+      try {
+        args = argsJSON ? JSON.parse(argsJSON) : {};
+      } catch (e) {
+        throw W.inputError('badArgument', 'arguments are not valid JSON: ' + e.message);
+      }
+      if (args === null || typeof args !== 'object') {
+        throw W.inputError('badArgument', 'arguments must be a JSON object');
+      }
+      var out = JSON.stringify(methods[method](args));
+      return out === undefined ? 'null' : out;
+    } catch (e) {
+      var code = e && e.werkbaumCode ? e.werkbaumCode : 'internal';
+      var msg = e && e.message ? e.message : String(e);
+      if (code === 'internal' && e && e.name && e.name !== 'Error') msg = e.name + ': ' + msg;
+      return JSON.stringify({ error: { code: code, message: msg } });
+    }
+  };
+})(Werkbaum);
