@@ -151,20 +151,20 @@ type Voice struct {
 	// discarded by quiet hours, so the daemon can show a desktop notification instead.
 	OnQuietDiscard func(Announcement)
 
-	mu            sync.Mutex
-	closed        bool
-	mute          MuteState
-	lanes         [3][]*item
-	lastAdmitted  [3]time.Time
-	seq           uint64
-	current       *item
-	stopCurrent   context.CancelFunc
-	history       []*Entry // oldest first, bounded by cfg.HistorySize
-	dirty         map[*Entry]struct{}
-	wake          chan struct{}
-	runDone       chan struct{}
-	flushDone     chan struct{}
-	stopFlush     chan struct{}
+	mu           sync.Mutex
+	closed       bool
+	mute         MuteState
+	lanes        [3][]*item
+	lastAdmitted [3]time.Time
+	seq          uint64
+	current      *item
+	stopCurrent  context.CancelFunc
+	history      []*Entry // oldest first, bounded by cfg.HistorySize
+	dirty        map[*Entry]struct{}
+	wake         chan struct{}
+	runDone      chan struct{}
+	flushDone    chan struct{}
+	stopFlush    chan struct{}
 }
 
 // New restores mute and history from the store and returns a Voice ready to Run.
