@@ -38,10 +38,23 @@ const (
 // (where known) or the environment variable, the key and what is wrong. Token values never
 // appear in an error.
 func Load(getenv func(string) string) (*Config, error) {
+	return load(getenv, true)
+}
+
+// Peek reads the file and the environment like Load but skips validation: it fails only
+// when the file cannot be read or decoded or a TALK_* variable is malformed. It is for
+// clients such as `talk`, which need the daemon's listen address but neither its plan
+// files nor its clients' tokens (those variables are set in the daemon's environment,
+// not in the user's shell). Never start a daemon on a peeked Config.
+func Peek(getenv func(string) string) (*Config, error) {
+	return load(getenv, false)
+}
+
+func load(getenv func(string) string, check bool) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	l := &loader{getenv: getenv, home: getenv("HOME"), envKeys: map[string][]string{}}
+	l := &loader{getenv: getenv, check: check, home: getenv("HOME"), envKeys: map[string][]string{}}
 	cfg := defaults(defaultStateDir(getenv))
 	cfg.Source = SourceDefaults
 
@@ -65,7 +78,9 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 
 	l.applyEnv(&cfg)
-	l.validate(&cfg)
+	if check {
+		l.validate(&cfg)
+	}
 	if err := l.err(); err != nil {
 		return nil, err
 	}
@@ -102,6 +117,7 @@ func defaultStateDir(getenv func(string) string) string {
 // loader carries one Load: where values came from (for messages) and the problems found.
 type loader struct {
 	getenv func(string) string
+	check  bool // false for Peek: decode and apply the environment, judge nothing else
 	home   string
 	file   string    // the config file read, "" when none
 	lines  lineIndex // key path -> line in file
@@ -169,8 +185,8 @@ func (l *loader) fileAt(line int) string {
 }
 
 // decode reads the file onto cfg strictly. It reports false when the file cannot be used
-// at all (syntax or type errors); unknown keys are recorded but do not stop validation, so
-// the user sees every problem in one run.
+// at all (syntax or type errors); unknown keys and a wrong version are recorded but do not
+// stop validation, so the user sees every problem in one run. Peek skips those checks.
 func (l *loader) decode(data []byte, cfg *Config) bool {
 	src := string(data)
 	l.lines = indexLines(src)
@@ -186,7 +202,7 @@ func (l *loader) decode(data []byte, cfg *Config) bool {
 	for _, k := range md.Keys() {
 		if msg := checkKey(k); msg != "" && !unknown[k.String()] {
 			unknown[k.String()] = true
-			l.errs = append(l.errs, problem{where: l.fileAt(l.lines.lookup(k.String())), key: k.String(), msg: msg})
+			l.problemAt(k.String(), msg)
 		}
 	}
 
@@ -200,16 +216,23 @@ func (l *loader) decode(data []byte, cfg *Config) bool {
 	for _, k := range md.Undecoded() {
 		if !unknown[k.String()] {
 			unknown[k.String()] = true
-			l.errs = append(l.errs, problem{where: l.fileAt(l.lines.lookup(k.String())), key: k.String(), msg: "unknown key"})
+			l.problemAt(k.String(), "unknown key")
 		}
 	}
 	switch {
 	case !md.IsDefined("version"):
-		l.fail("version", "missing; this talkd reads version = %d (add `version = %d` at the top of the file)", SupportedVersion, SupportedVersion)
+		l.problemAt("version", fmt.Sprintf("missing; this talkd reads version = %d (add `version = %d` at the top of the file)", SupportedVersion, SupportedVersion))
 	case cfg.Version != SupportedVersion:
-		l.fail("version", "%d is not supported; this talkd reads version = %d", cfg.Version, SupportedVersion)
+		l.problemAt("version", fmt.Sprintf("%d is not supported; this talkd reads version = %d", cfg.Version, SupportedVersion))
 	}
 	return true
+}
+
+// problemAt records a problem of the file's key, unless this is a Peek.
+func (l *loader) problemAt(key, msg string) {
+	if l.check {
+		l.errs = append(l.errs, problem{where: l.fileAt(l.lines.lookup(key)), key: key, msg: msg})
+	}
 }
 
 // badTypeRE matches the decoder's plain type errors: toml: line 3 (last key "server.listen"): ...

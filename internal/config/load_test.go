@@ -382,7 +382,9 @@ sink = "null"
 		{"fake_log follows TALK_STATE_DIR", []string{"TALK_STATE_DIR", "/env/state"}, func(c *Config) any { return c.Voice.FakeLog }, "/env/state/fake-voice.jsonl"},
 		{"relative TALK_STATE_DIR made absolute", []string{"TALK_STATE_DIR", "rel"}, func(c *Config) any { return filepath.IsAbs(c.Server.StateDir) }, true},
 		{"empty variables are unset", []string{"TALK_LISTEN", "", "TALK_PROVIDER", "", "TALK_ALLOWED_ORIGINS", ""},
-			func(c *Config) any { return c.Server.Listen + " " + c.Voice.Provider + " " + strings.Join(c.Server.AllowedOrigins, ",") },
+			func(c *Config) any {
+				return c.Server.Listen + " " + c.Voice.Provider + " " + strings.Join(c.Server.AllowedOrigins, ",")
+			},
 			"127.0.0.1:8000 espeak https://file.example"},
 	}
 	for _, tt := range tests {
@@ -573,5 +575,46 @@ quiet_hours = ["x"]
 	}
 	if n := strings.Count(msg, "\n") + 1; n != 5 {
 		t.Errorf("want 5 problems, one per line; got %d:\n%s", n, msg)
+	}
+}
+
+// Peek gives a client the listen address even when the daemon's secrets and plan files
+// are not visible to it; it still refuses what it cannot read.
+func TestPeek(t *testing.T) {
+	dir, e := home(t)
+	f := writeFile(t, filepath.Join(dir, "c.toml"), `version = 1
+future_key = 1
+[server]
+listen = "0.0.0.0:9100"
+[[plans]]
+key = "p"
+path = "/nowhere/plan.md"
+[[clients]]
+id = "a"
+token_env = "NOT_IN_THIS_SHELL"
+`)
+	e = e.with("TALK_CONFIG", f)
+	if _, err := Load(e.get); err == nil {
+		t.Fatalf("Load accepted a config with a missing plan and token")
+	}
+	c, err := Peek(e.get)
+	if err != nil {
+		t.Fatalf("Peek: %v", err)
+	}
+	if c.Server.Listen != "0.0.0.0:9100" || c.Source != f {
+		t.Errorf("Peek: listen %q source %q", c.Server.Listen, c.Source)
+	}
+	if c, err := Peek(e.with("TALK_PORT", "9200").get); err != nil || c.Server.Listen != "0.0.0.0:9200" {
+		t.Errorf("Peek with TALK_PORT: %v %v", c, err)
+	}
+	if _, err := Peek(e.with("TALK_PORT", "x").get); err == nil || !strings.Contains(err.Error(), "TALK_PORT") {
+		t.Errorf("Peek with a malformed TALK_PORT: %v", err)
+	}
+	bad := writeFile(t, filepath.Join(dir, "bad.toml"), "version = 1\n[server\n")
+	if _, err := Peek(e.with("TALK_CONFIG", bad).get); err == nil || !strings.Contains(err.Error(), bad+":2") {
+		t.Errorf("Peek of a broken file: %v", err)
+	}
+	if c, err := Peek(env{}.get); err != nil || c.Server.Listen != DefaultListen || c.Source != SourceDefaults {
+		t.Errorf("Peek without anything: %v %v", c, err)
 	}
 }
