@@ -1,0 +1,165 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// This file is the JSON-RPC 2.0 subset the MCP door needs: one message per HTTP body (no
+// batches), request ids kept as raw JSON so that any number or string round-trips byte
+// for byte, and responses assembled from pre-encoded result bytes.
+
+// JSON-RPC error codes: the standard ones and the MCP additions.
+const (
+	rpcParseError          = -32700
+	rpcInvalidRequest      = -32600
+	rpcMethodNotFound      = -32601
+	rpcInvalidParams       = -32602
+	rpcInternalError       = -32603
+	rpcResourceNotFound    = -32002 // 2025 era only; the 2026 era uses -32602
+	rpcHeaderMismatch      = -32020
+	rpcMissingCapability   = -32021
+	rpcUnsupportedProtocol = -32022
+)
+
+// rpcError is a JSON-RPC error object plus the HTTP status it travels with.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+
+	status int // HTTP status; 0 means 200
+}
+
+func newRPCError(code int, msg string) *rpcError { return &rpcError{Code: code, Message: msg} }
+
+// withStatus sets the HTTP status the error travels with.
+func (e *rpcError) withStatus(status int) *rpcError {
+	e.status = status
+	return e
+}
+
+// rpcMessage is one decoded JSON-RPC message.
+type rpcMessage struct {
+	// ID is the request id as raw JSON (a string or a number), nil for a notification.
+	ID json.RawMessage
+	// Method is empty for a response sent by the client.
+	Method string
+	// Params is the raw params object, nil when absent or null.
+	Params json.RawMessage
+}
+
+// isNotification reports whether no answer may be sent.
+func (m *rpcMessage) isNotification() bool { return m.ID == nil }
+
+var (
+	jsonNull     = []byte("null")
+	jsonVersion2 = []byte(`"2.0"`)
+)
+
+// decodeRPC decodes exactly one JSON-RPC message. On failure it returns the id as far as it
+// could be read (nil when unknown), so the error can still echo it.
+func decodeRPC(body []byte) (rpcMessage, *rpcError) {
+	var msg rpcMessage
+	body = bytes.TrimSpace(body)
+	if !json.Valid(body) {
+		return msg, newRPCError(rpcParseError, "parse error: the body is not valid JSON")
+	}
+	switch {
+	case body[0] == '[':
+		return msg, newRPCError(rpcInvalidRequest, "batches are not supported: send one JSON-RPC message per request")
+	case body[0] != '{':
+		return msg, newRPCError(rpcInvalidRequest, "invalid request: the body must be a JSON-RPC object")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return msg, newRPCError(rpcParseError, "parse error: "+err.Error())
+	}
+	if id, ok := fields["id"]; ok && !bytes.Equal(id, jsonNull) {
+		if !validID(id) {
+			return msg, newRPCError(rpcInvalidRequest, "invalid request: id must be a string or a number")
+		}
+		msg.ID = id
+	}
+	if v, ok := fields["jsonrpc"]; !ok || !bytes.Equal(v, jsonVersion2) {
+		return msg, newRPCError(rpcInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	method, ok := fields["method"]
+	if !ok {
+		_, isResult := fields["result"]
+		_, isError := fields["error"]
+		if isResult || isError {
+			return msg, nil // a response from the client; talkd never asks, so it is dropped
+		}
+		return msg, newRPCError(rpcInvalidRequest, `invalid request: "method" is missing`)
+	}
+	if err := json.Unmarshal(method, &msg.Method); err != nil || msg.Method == "" {
+		return msg, newRPCError(rpcInvalidRequest, `invalid request: "method" must be a non-empty string`)
+	}
+	if p, ok := fields["params"]; ok && !bytes.Equal(p, jsonNull) {
+		if p[0] != '{' {
+			return msg, newRPCError(rpcInvalidParams, `invalid params: "params" must be an object`)
+		}
+		msg.Params = p
+	}
+	return msg, nil
+}
+
+// validID accepts the id types JSON-RPC allows besides null: strings and numbers.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	c := raw[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
+// appendResponse builds {"jsonrpc":"2.0","id":…,"result":…} around an encoded result.
+func appendResponse(buf []byte, id json.RawMessage, result []byte) []byte {
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = appendID(buf, id)
+	buf = append(buf, `,"result":`...)
+	buf = append(buf, result...)
+	return append(buf, "}\n"...)
+}
+
+// appendErrorResponse builds {"jsonrpc":"2.0","id":…,"error":{…}}.
+func appendErrorResponse(buf []byte, id json.RawMessage, e *rpcError) []byte {
+	obj, err := json.Marshal(e)
+	if err != nil {
+		// Only Data can fail to encode; the code and message still reach the client.
+		obj, _ = json.Marshal(&rpcError{Code: e.Code, Message: e.Message})
+	}
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = appendID(buf, id)
+	buf = append(buf, `,"error":`...)
+	buf = append(buf, obj...)
+	return append(buf, "}\n"...)
+}
+
+func appendID(buf []byte, id json.RawMessage) []byte {
+	if id == nil {
+		return append(buf, "null"...)
+	}
+	return append(buf, id...)
+}
+
+// writeRPC sends an encoded JSON-RPC body.
+func writeRPC(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeRPCError sends e with its HTTP status (200 when none is set).
+func writeRPCError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
+	status := e.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	writeRPC(w, status, appendErrorResponse(nil, id, e))
+}

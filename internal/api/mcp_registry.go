@@ -1,0 +1,434 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// The MCP registries are open: the speak tool registers itself here, and the plan service
+// adds its tools, resources and prompts at wiring time. Lists keep registration order, and
+// their encoded results are computed once per registry change, because tools/list and its
+// siblings are the hottest calls a host makes.
+
+// Tool is an MCP tool. Call receives the raw arguments object ({} when the host sent none)
+// and answers with a ToolResult; bad arguments and failed operations are results with
+// IsError set (a message the model can act on), not protocol errors.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	// InputSchema is a JSON Schema with root type "object" (map[string]any or
+	// json.RawMessage); OutputSchema describes StructuredContent and may be nil.
+	InputSchema  any
+	OutputSchema any
+	Annotations  ToolAnnotations
+	Call         func(ctx context.Context, caller Caller, args json.RawMessage) ToolResult
+}
+
+// ToolAnnotations are the hints hosts use to decide how carefully to treat a tool.
+// Pointers distinguish "not said" from false.
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Hint returns a pointer to b, for ToolAnnotations literals.
+func Hint(b bool) *bool { return &b }
+
+// ToolResult is the answer of a tool call.
+type ToolResult struct {
+	Content           []Content `json:"content"`
+	StructuredContent any       `json:"structuredContent,omitempty"`
+	IsError           bool      `json:"isError,omitempty"`
+}
+
+// Content is one text content block (the only kind talkd produces).
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// TextContent is a text content block.
+func TextContent(text string) Content { return Content{Type: "text", Text: text} }
+
+// TextResult is a successful tool result with one text block.
+func TextResult(text string) ToolResult { return ToolResult{Content: []Content{TextContent(text)}} }
+
+// JSONResult is a successful tool result carrying v as structuredContent, with text as the
+// copy in content (hosts that ignore structuredContent still see the answer).
+func JSONResult(v any, text string) ToolResult {
+	return ToolResult{Content: []Content{TextContent(text)}, StructuredContent: v}
+}
+
+// ErrorResult turns a refusal into a tool result with isError, keeping its message (which
+// names the field at fault).
+func ErrorResult(e *Error) ToolResult {
+	return ToolResult{Content: []Content{TextContent(e.Message)}, IsError: true}
+}
+
+// Resource is a resource with a fixed URI.
+type Resource struct {
+	URI         string
+	Name        string
+	Title       string
+	Description string
+	MimeType    string
+	// Read returns the contents; an error wrapping ErrResourceNotFound becomes the
+	// protocol's not-found error, an *Error with a 4xx status invalid params.
+	Read func(ctx context.Context, caller Caller, uri string) ([]ResourceContents, error)
+}
+
+// ResourceTemplate is a family of resources named by an RFC 6570 level-1 template such as
+// "werkbaum://plan/{key}". Each variable matches a non-empty run of characters without "/".
+type ResourceTemplate struct {
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+	MimeType    string
+	// Read receives the URI and its variables; errors as for Resource.Read.
+	Read func(ctx context.Context, caller Caller, uri string, vars map[string]string) ([]ResourceContents, error)
+}
+
+// ResourceContents is the text of one resource.
+type ResourceContents struct {
+	URI      string `json:"uri"`
+	MimeType string `json:"mimeType,omitempty"`
+	Text     string `json:"text"`
+}
+
+// ErrResourceNotFound marks a resources/read of a URI that names nothing (readable).
+var ErrResourceNotFound = errors.New("resource not found")
+
+// Prompt is a text-only prompt template.
+type Prompt struct {
+	Name        string
+	Title       string
+	Description string
+	Arguments   []PromptArgument
+	// Get receives the arguments, required ones already checked to be present. An *Error
+	// with a 4xx status becomes invalid params; other errors an internal error.
+	Get func(ctx context.Context, caller Caller, args map[string]string) (PromptResult, error)
+}
+
+// PromptArgument describes one prompt argument.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// PromptResult is the answer of prompts/get.
+type PromptResult struct {
+	Description string          `json:"description,omitempty"`
+	Messages    []PromptMessage `json:"messages"`
+}
+
+// PromptMessage is one message of a prompt ("user" or "assistant").
+type PromptMessage struct {
+	Role    string  `json:"role"`
+	Content Content `json:"content"`
+}
+
+// registry holds what the MCP door offers. Registration happens at wiring time and is
+// rare; reads happen on every request, so encoded lists are cached until the next change.
+type registry struct {
+	mu        sync.RWMutex
+	tools     []Tool
+	toolIdx   map[string]int
+	resources []Resource
+	templates []ResourceTemplate
+	prompts   []Prompt
+	promptIdx map[string]int
+	lists     *encodedLists // nil after a change
+}
+
+// encodedLists are the list results, encoded once per registry state.
+type encodedLists struct {
+	tools, resources, templates, prompts []byte
+}
+
+// RegisterTool adds a tool to tools/list and tools/call. It panics on an empty or duplicate
+// name or a missing Call: both are wiring mistakes that must not reach a host.
+func (s *Server) RegisterTool(t Tool) { s.mcp.reg.addTool(t) }
+
+func (r *registry) addTool(t Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t.Name == "" || t.Call == nil {
+		panic("api: RegisterTool needs a name and a Call")
+	}
+	if _, dup := r.toolIdx[t.Name]; dup {
+		panic(fmt.Sprintf("api: tool %q registered twice", t.Name))
+	}
+	if r.toolIdx == nil {
+		r.toolIdx = map[string]int{}
+	}
+	r.toolIdx[t.Name] = len(r.tools)
+	r.tools = append(r.tools, t)
+	r.lists = nil
+}
+
+// RegisterResource adds a fixed-URI resource to resources/list and resources/read. It
+// panics on an empty or duplicate URI or a missing Read.
+func (s *Server) RegisterResource(res Resource) {
+	r := &s.mcp.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if res.URI == "" || res.Name == "" || res.Read == nil {
+		panic("api: RegisterResource needs a URI, a name and a Read")
+	}
+	for _, o := range r.resources {
+		if o.URI == res.URI {
+			panic(fmt.Sprintf("api: resource %q registered twice", res.URI))
+		}
+	}
+	r.resources = append(r.resources, res)
+	r.lists = nil
+}
+
+// RegisterResourceTemplate adds a resource template to resources/templates/list; reads of
+// matching URIs go to its Read. It panics on an invalid template or a missing Read.
+func (s *Server) RegisterResourceTemplate(t ResourceTemplate) {
+	r := &s.mcp.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t.URITemplate == "" || t.Name == "" || t.Read == nil {
+		panic("api: RegisterResourceTemplate needs a URI template, a name and a Read")
+	}
+	if !validTemplate(t.URITemplate) {
+		panic(fmt.Sprintf("api: invalid URI template %q", t.URITemplate))
+	}
+	r.templates = append(r.templates, t)
+	r.lists = nil
+}
+
+// RegisterPrompt adds a prompt to prompts/list and prompts/get. It panics on an empty or
+// duplicate name or a missing Get.
+func (s *Server) RegisterPrompt(p Prompt) {
+	r := &s.mcp.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p.Name == "" || p.Get == nil {
+		panic("api: RegisterPrompt needs a name and a Get")
+	}
+	if _, dup := r.promptIdx[p.Name]; dup {
+		panic(fmt.Sprintf("api: prompt %q registered twice", p.Name))
+	}
+	if r.promptIdx == nil {
+		r.promptIdx = map[string]int{}
+	}
+	r.promptIdx[p.Name] = len(r.prompts)
+	r.prompts = append(r.prompts, p)
+	r.lists = nil
+}
+
+func (r *registry) tool(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	i, ok := r.toolIdx[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return r.tools[i], true
+}
+
+func (r *registry) prompt(name string) (Prompt, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	i, ok := r.promptIdx[name]
+	if !ok {
+		return Prompt{}, false
+	}
+	return r.prompts[i], true
+}
+
+// resolve finds what serves uri: a fixed resource first, then the first matching template.
+func (r *registry) resolve(uri string) (read func(context.Context, Caller) ([]ResourceContents, error), ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, res := range r.resources {
+		if res.URI == uri {
+			return func(ctx context.Context, c Caller) ([]ResourceContents, error) { return res.Read(ctx, c, uri) }, true
+		}
+	}
+	for _, t := range r.templates {
+		if vars, ok := matchTemplate(t.URITemplate, uri); ok {
+			return func(ctx context.Context, c Caller) ([]ResourceContents, error) { return t.Read(ctx, c, uri, vars) }, true
+		}
+	}
+	return nil, false
+}
+
+// encoded returns the list results, encoding them when the registry changed.
+func (r *registry) encoded() (*encodedLists, error) {
+	r.mu.RLock()
+	l := r.lists
+	r.mu.RUnlock()
+	if l != nil {
+		return l, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lists != nil {
+		return r.lists, nil
+	}
+	l, err := r.encodeLists()
+	if err != nil {
+		return nil, err
+	}
+	r.lists = l
+	return l, nil
+}
+
+type toolEntry struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  any             `json:"inputSchema"`
+	OutputSchema any             `json:"outputSchema,omitempty"`
+	Annotations  ToolAnnotations `json:"annotations"`
+}
+
+type resourceEntry struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+}
+
+type templateEntry struct {
+	URITemplate string `json:"uriTemplate"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+}
+
+type promptEntry struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+}
+
+func (r *registry) encodeLists() (*encodedLists, error) {
+	tools := make([]toolEntry, 0, len(r.tools))
+	for _, t := range r.tools {
+		in := t.InputSchema
+		if in == nil {
+			in = map[string]any{"type": "object", "additionalProperties": false}
+		}
+		tools = append(tools, toolEntry{t.Name, t.Title, t.Description, in, t.OutputSchema, t.Annotations})
+	}
+	resources := make([]resourceEntry, 0, len(r.resources))
+	for _, res := range r.resources {
+		resources = append(resources, resourceEntry{res.URI, res.Name, res.Title, res.Description, res.MimeType})
+	}
+	templates := make([]templateEntry, 0, len(r.templates))
+	for _, t := range r.templates {
+		templates = append(templates, templateEntry{t.URITemplate, t.Name, t.Title, t.Description, t.MimeType})
+	}
+	prompts := make([]promptEntry, 0, len(r.prompts))
+	for _, p := range r.prompts {
+		prompts = append(prompts, promptEntry{p.Name, p.Title, p.Description, p.Arguments})
+	}
+	var l encodedLists
+	var err error
+	if l.tools, err = json.Marshal(map[string]any{"tools": tools}); err != nil {
+		return nil, fmt.Errorf("encoding tools/list: %w", err)
+	}
+	if l.resources, err = json.Marshal(map[string]any{"resources": resources}); err != nil {
+		return nil, fmt.Errorf("encoding resources/list: %w", err)
+	}
+	if l.templates, err = json.Marshal(map[string]any{"resourceTemplates": templates}); err != nil {
+		return nil, fmt.Errorf("encoding resources/templates/list: %w", err)
+	}
+	if l.prompts, err = json.Marshal(map[string]any{"prompts": prompts}); err != nil {
+		return nil, fmt.Errorf("encoding prompts/list: %w", err)
+	}
+	return &l, nil
+}
+
+// validTemplate accepts literal text with non-empty, non-nested {name} variables, where no
+// two variables touch (a variable must end at a literal).
+func validTemplate(tmpl string) bool {
+	prevVar := false
+	for tmpl != "" {
+		open := strings.IndexAny(tmpl, "{}")
+		if open < 0 {
+			return true
+		}
+		if tmpl[open] == '}' || (open == 0 && prevVar) {
+			return false
+		}
+		end := strings.IndexAny(tmpl[open+1:], "{}")
+		if end <= 0 || tmpl[open+1+end] != '}' {
+			return false
+		}
+		tmpl = tmpl[open+1+end+1:]
+		prevVar = true
+	}
+	return true
+}
+
+// matchTemplate matches uri against a level-1 URI template, returning the variables.
+// Literal parts must match exactly; a variable takes a non-empty run up to the next
+// literal part, never crossing "/".
+func matchTemplate(tmpl, uri string) (map[string]string, bool) {
+	vars := map[string]string{}
+	for tmpl != "" {
+		open := strings.IndexByte(tmpl, '{')
+		if open < 0 {
+			return vars, tmpl == uri
+		}
+		lit := tmpl[:open]
+		if !strings.HasPrefix(uri, lit) {
+			return nil, false
+		}
+		uri = uri[len(lit):]
+		end := strings.IndexByte(tmpl[open:], '}')
+		if end < 0 {
+			return nil, false
+		}
+		name := tmpl[open+1 : open+end]
+		if name == "" {
+			return nil, false
+		}
+		tmpl = tmpl[open+end+1:]
+		next := tmpl
+		if i := strings.IndexByte(next, '{'); i >= 0 {
+			next = next[:i]
+		}
+		var val string
+		if next == "" {
+			val = uri
+		} else {
+			i := strings.Index(uri, next)
+			if i < 0 {
+				return nil, false
+			}
+			val = uri[:i]
+		}
+		if val == "" || strings.Contains(val, "/") {
+			return nil, false
+		}
+		uri = uri[len(val):]
+		dec, err := url.PathUnescape(val)
+		if err != nil {
+			return nil, false
+		}
+		vars[name] = dec
+	}
+	return vars, uri == ""
+}
