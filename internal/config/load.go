@@ -405,11 +405,18 @@ func (l *loader) expandHome(p string) string {
 // typeErrRE matches the decoder's type mismatch message.
 var typeErrRE = regexp.MustCompile(`^incompatible types: TOML value has type (\S+); destination has type (.+)$`)
 
+// tableErrRE matches the decoder's message for a value where a table belongs.
+var tableErrRE = regexp.MustCompile(`^type mismatch for \S+: expected table but found (.+)$`)
+
 // friendlyType rewrites the decoder's type mismatch in the words of TOML, not of Go.
 func friendlyType(msg string) string {
 	m := typeErrRE.FindStringSubmatch(msg)
 	if m == nil {
-		return msg
+		if t := tableErrRE.FindStringSubmatch(msg); t != nil {
+			m = []string{msg, t[1], "map"}
+		} else {
+			return msg
+		}
 	}
 	name := func(t string) string {
 		switch t {
@@ -421,10 +428,14 @@ func friendlyType(msg string) string {
 			return "a boolean (true or false)"
 		case "string":
 			return "a string (in quotes)"
-		case "[]interface {}", "[]any", "slice":
+		case "[]any", "slice":
 			return "an array"
-		case "map[string]interface {}", "map[string]any", "map", "table":
+		case "[]map[string]any":
+			return "an array of tables"
+		case "map[string]any", "map":
 			return "a table"
+		case "primitive (string-like)":
+			return "a string (in quotes)"
 		case "time.Time", "datetime":
 			return "a date-time"
 		}
