@@ -1,0 +1,286 @@
+// Package plans serves the configured Werkbaum plan files to agents: reads with a base
+// (revision + checksum), and writes that are checked against that base, run through the
+// notation engine and its guards, written atomically, and journalled by request id so a
+// retried request is answered from the journal instead of being applied twice.
+//
+// Durability: a write is recorded as pending in the journal before the file is renamed
+// into place and settled after; on start, pending entries are settled by comparing the
+// file with the checksum the write would have produced. A crash therefore leaves the old
+// or the new file, and the journal says which.
+package plans
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"talkd/internal/config"
+	"talkd/internal/werkbaum"
+)
+
+// Serializer runs fn alone among the calls with the same key (queue.Lanes).
+type Serializer interface {
+	Do(ctx context.Context, key string, fn func() error) error
+}
+
+// Options wire a Service.
+type Options struct {
+	Plans  []config.Plan
+	Engine *werkbaum.Engine
+	DB     *bbolt.DB
+	Lanes  Serializer
+	Log    *slog.Logger
+	Now    func() time.Time
+	// JournalLimit bounds the journal per plan; default 10,000 entries.
+	JournalLimit int
+}
+
+// Service is the plan store: files, revisions and the request journal.
+type Service struct {
+	engine *werkbaum.Engine
+	db     *bbolt.DB
+	lanes  Serializer
+	log    *slog.Logger
+	now    func() time.Time
+	limit  int
+	plans  map[string]config.Plan
+	keys   []string
+}
+
+// Errors of the service.
+var (
+	ErrUnknownPlan   = errors.New("unknown plan")
+	ErrRequestReused = errors.New("request_id was already used with other arguments")
+)
+
+// New opens the service and settles journal entries a crash left pending.
+func New(opts Options) (*Service, error) {
+	s := &Service{
+		engine: opts.Engine, db: opts.DB, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
+		limit: opts.JournalLimit, plans: make(map[string]config.Plan),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.limit <= 0 {
+		s.limit = 10000
+	}
+	for _, p := range opts.Plans {
+		s.plans[p.Key] = p
+		s.keys = append(s.keys, p.Key)
+	}
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		for _, k := range s.keys {
+			if _, err := tx.CreateBucketIfNotExists(bucketName(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("prepare plan journal: %w", err)
+	}
+	for _, k := range s.keys {
+		if err := s.recover(k); err != nil {
+			return nil, fmt.Errorf("plan %s: recover journal: %w", k, err)
+		}
+	}
+	return s, nil
+}
+
+// Keys lists the configured plan keys in config order.
+func (s *Service) Keys() []string { return s.keys }
+
+// Plan returns the configuration of a plan.
+func (s *Service) Plan(key string) (config.Plan, bool) {
+	p, ok := s.plans[key]
+	return p, ok
+}
+
+// Base identifies the content a client saw: the daemon's revision number and the SHA-256
+// of the file's bytes. Writes are applied only on the current checksum.
+type Base struct {
+	Revision uint64 `json:"revision"`
+	Checksum string `json:"checksum"`
+}
+
+// Author is who asked for a write: the authenticated client and the agent name it claims.
+type Author struct {
+	Client string `json:"client"`
+	Agent  string `json:"agent,omitempty"`
+}
+
+// Snapshot is a plan's text as read now, with its base.
+type Snapshot struct {
+	Text  string `json:"text"`
+	Base  Base   `json:"base"`
+	Lines int    `json:"lines"`
+}
+
+// Read returns the plan's text and base; a change made outside the daemon is noticed by
+// its checksum and gets a new revision.
+func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
+	p, ok := s.plans[key]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	}
+	data, err := readPlanFile(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	sum := werkbaum.Checksum(data)
+	rev, err := s.revisionFor(key, sum)
+	if err != nil {
+		return nil, err
+	}
+	text := string(data)
+	return &Snapshot{Text: text, Base: Base{Revision: rev, Checksum: sum}, Lines: countLines(text)}, nil
+}
+
+func readPlanFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("the plan file %s is missing", path)
+		}
+		return nil, fmt.Errorf("plan file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("the plan file %s is not a regular file any more", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan file: %w", err)
+	}
+	return data, nil
+}
+
+// countLines counts physical lines as an editor shows them (a final newline does not
+// start another line).
+func countLines(text string) int {
+	if text == "" {
+		return 0
+	}
+	n := strings.Count(text, "\n")
+	if !strings.HasSuffix(text, "\n") {
+		n++
+	}
+	return n
+}
+
+// Inspected is the inspect view with the base it was computed on.
+type Inspected struct {
+	Base Base
+	// JSON is the engine's inspect object ({nodes, warnings, path}).
+	JSON json.RawMessage
+}
+
+// Inspect runs the engine's inspect view on the current text (cached by checksum in the
+// engine, so an unchanged plan costs a file read and a hash).
+func (s *Service) Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*Inspected, error) {
+	snap, err := s.Read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.engine.InspectJSON(ctx, snap.Text, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Inspected{Base: snap.Base, JSON: raw}, nil
+}
+
+// Summary is one row of plans_list.
+type Summary struct {
+	Key      string `json:"key"`
+	Revision uint64 `json:"revision"`
+	Checksum string `json:"checksum"`
+	Lines    int    `json:"lines"`
+	Nodes    int    `json:"nodes"`
+	Warnings int    `json:"warnings"`
+	Lang     string `json:"lang"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Summarize counts a plan's nodes and warnings.
+func (s *Service) Summarize(ctx context.Context, key string) Summary {
+	p := s.plans[key]
+	sum := Summary{Key: key, Lang: p.Lang}
+	snap, err := s.Read(ctx, key)
+	if err != nil {
+		sum.Error = err.Error()
+		return sum
+	}
+	sum.Revision, sum.Checksum, sum.Lines = snap.Base.Revision, snap.Base.Checksum, snap.Lines
+	in, err := s.engine.Inspect(ctx, snap.Text, werkbaum.InspectOptions{})
+	if err != nil {
+		sum.Error = err.Error()
+		return sum
+	}
+	sum.Nodes, sum.Warnings = len(in.Nodes), len(in.Warnings)
+	return sum
+}
+
+// writeAtomic replaces path with data so that a crash leaves the old or the new file:
+// temp file in the same folder, fsync, rename, fsync of the folder. The mode is kept.
+func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
+	if err != nil {
+		return fmt.Errorf("create temp file: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write temp file: %w", err)
+	}
+	if err = f.Chmod(mode); err != nil {
+		f.Close()
+		return fmt.Errorf("keep file mode: %w", err)
+	}
+	if err = f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync temp file: %w", err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("close temp file: %w", err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename into place: %w", err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		serr := d.Sync()
+		d.Close()
+		if serr != nil {
+			return fmt.Errorf("sync folder: %w", serr)
+		}
+	}
+	return nil
+}
+
+// tempPrefix names temp files so that recovery can find and remove ones a crash left.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".talkd-tmp-" }
+
+// removeStaleTemps deletes temp files of earlier, interrupted writes.
+func removeStaleTemps(path string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), tempPrefix(path)+"*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}

@@ -1,0 +1,237 @@
+package plans
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"go.etcd.io/bbolt"
+
+	"talkd/internal/werkbaum"
+)
+
+// WriteRequest is one write of a plan.
+type WriteRequest struct {
+	Tool      string // the tool name, recorded in the journal
+	RequestID string
+	// ArgsHash identifies the request's arguments: the same request id with another hash
+	// is refused instead of answered from the journal.
+	ArgsHash string
+	Base     Base
+	Verb     werkbaum.Verb
+	Guard    werkbaum.GuardOptions
+	Author   Author
+}
+
+// WriteResult is the answer of every successful write.
+type WriteResult struct {
+	Base     Base               `json:"base"`
+	Revision uint64             `json:"revision"`
+	Changed  bool               `json:"changed"`
+	Warnings []werkbaum.Warning `json:"warnings"`
+	Added    []werkbaum.Warning `json:"added"`
+	Removed  []werkbaum.Warning `json:"removed"`
+	// Replayed is set when the answer comes from the journal (a retried request id).
+	Replayed bool `json:"replayed,omitempty"`
+}
+
+// ConflictError is a write on a stale base; it carries the plan as it is now.
+type ConflictError struct {
+	Current *Snapshot
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("conflict: the plan changed since your base (now revision %d, checksum %s); read it again and redo the change on the current text",
+		e.Current.Base.Revision, e.Current.Base.Checksum)
+}
+
+// RefusedError is a write the guards refused; Refusal names the warnings and the switch.
+type RefusedError struct {
+	Refusal werkbaum.Refusal
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("refused: %s; pass %s: true to write it anyway", e.Refusal.Reason, e.Refusal.Switch)
+}
+
+// RejectedError is the journal's answer for a request id that was rejected before (bad
+// input or a guard refusal); nothing was done again.
+type RejectedError struct {
+	Message string
+	Refusal *werkbaum.Refusal
+}
+
+func (e *RejectedError) Error() string { return e.Message }
+
+// Write applies one verb to a plan, strictly one write per plan at a time.
+func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*WriteResult, error) {
+	p, ok := s.plans[key]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	}
+	var res *WriteResult
+	err := s.lanes.Do(ctx, key, func() error {
+		var err error
+		res, err = s.write(ctx, key, p.Path, req)
+		return err
+	})
+	return res, err
+}
+
+func (s *Service) write(ctx context.Context, key, path string, req WriteRequest) (*WriteResult, error) {
+	var prior *journalEntry
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		prior, err = getEntry(tx.Bucket(bucketName(key)), req.RequestID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	if prior != nil {
+		return s.replay(ctx, key, req, prior)
+	}
+
+	snap, err := s.Read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	entry := &journalEntry{RequestID: req.RequestID, ArgsHash: req.ArgsHash, Tool: req.Tool, Author: req.Author,
+		At: s.now().UTC(), OldChecksum: snap.Base.Checksum}
+	if req.Base.Checksum != snap.Base.Checksum {
+		entry.State = StateConflict
+		entry.Error = "stale base"
+		if err := s.record(key, entry); err != nil {
+			return nil, err
+		}
+		return nil, &ConflictError{Current: snap}
+	}
+
+	newText, err := s.engine.Apply(ctx, snap.Text, req.Verb)
+	if err != nil {
+		if errors.Is(err, werkbaum.ErrBadInput) {
+			entry.State, entry.Error = StateRejected, err.Error()
+			if rerr := s.record(key, entry); rerr != nil {
+				return nil, rerr
+			}
+		}
+		return nil, err
+	}
+	verdict, err := s.engine.Guard(ctx, snap.Text, newText, req.Guard)
+	if err != nil {
+		return nil, err
+	}
+	if !verdict.OK && verdict.Refused != nil {
+		refused := &RefusedError{Refusal: *verdict.Refused}
+		entry.State, entry.Error = StateRejected, refused.Error()
+		entry.Result, _ = json.Marshal(verdict.Refused)
+		if err := s.record(key, entry); err != nil {
+			return nil, err
+		}
+		return nil, refused
+	}
+
+	res := &WriteResult{Warnings: verdict.Warnings, Added: verdict.Added, Removed: verdict.Removed}
+	if newText == snap.Text {
+		res.Base, res.Revision = snap.Base, snap.Base.Revision
+		entry.State, entry.Revision = StateApplied, snap.Base.Revision
+		entry.NewChecksum = snap.Base.Checksum
+		entry.Result, _ = json.Marshal(res)
+		if err := s.record(key, entry); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+
+	newSum := werkbaum.Checksum([]byte(newText))
+	res.Changed = true
+	res.Revision = snap.Base.Revision + 1
+	res.Base = Base{Revision: res.Revision, Checksum: newSum}
+	entry.State, entry.NewChecksum, entry.Revision = statePending, newSum, res.Revision
+	entry.Result, _ = json.Marshal(res)
+	if err := s.record(key, entry); err != nil {
+		return nil, err
+	}
+
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if werr := writeAtomic(path, []byte(newText), mode); werr != nil {
+		// The rename is the commit point: if it happened after all (only the folder sync
+		// failed), the write stands; otherwise the request never took effect.
+		if data, rerr := os.ReadFile(path); rerr == nil && werkbaum.Checksum(data) == newSum {
+			s.log.Warn("plan written but not fully synced", "plan", key, "err", werr)
+		} else {
+			if err := s.forget(key, req.RequestID); err != nil {
+				s.log.Error("journal: forget failed write", "plan", key, "err", err)
+			}
+			return nil, fmt.Errorf("write plan file: %w", werr)
+		}
+	}
+	entry.State = StateApplied
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketName(key))
+		if err := s.putEntry(b, entry); err != nil {
+			return err
+		}
+		return writeMeta(b, planMeta{Revision: res.Revision, Checksum: newSum})
+	})
+	if err != nil {
+		// The file is written and the pending entry will be settled as applied on the next
+		// start; the caller still gets the truth.
+		s.log.Error("journal: settle write", "plan", key, "request_id", req.RequestID, "err", err)
+	}
+	return res, nil
+}
+
+// replay answers a request id the journal knows.
+func (s *Service) replay(ctx context.Context, key string, req WriteRequest, e *journalEntry) (*WriteResult, error) {
+	if e.ArgsHash != req.ArgsHash {
+		return nil, fmt.Errorf("%w (request_id %q was a %s at %s); choose a new request_id for a new request",
+			ErrRequestReused, req.RequestID, e.Tool, e.At.Format("2006-01-02 15:04:05Z"))
+	}
+	switch e.State {
+	case StateApplied:
+		var res WriteResult
+		if err := json.Unmarshal(e.Result, &res); err != nil {
+			return nil, fmt.Errorf("journal result of %q: %w", req.RequestID, err)
+		}
+		res.Replayed = true
+		return &res, nil
+	case StateConflict:
+		snap, err := s.Read(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &ConflictError{Current: snap}
+	case StateRejected:
+		rej := &RejectedError{Message: e.Error}
+		if len(e.Result) > 0 {
+			var r werkbaum.Refusal
+			if json.Unmarshal(e.Result, &r) == nil {
+				rej.Refusal = &r
+			}
+		}
+		return nil, rej
+	}
+	return nil, fmt.Errorf("request_id %q is in an unexpected journal state %q", req.RequestID, e.State)
+}
+
+func (s *Service) record(key string, e *journalEntry) error {
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		return s.putEntry(tx.Bucket(bucketName(key)), e)
+	})
+	if err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	return nil
+}
+
+func (s *Service) forget(key, id string) error {
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketName(key)).Delete(reqKey(id))
+	})
+}
