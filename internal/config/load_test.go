@@ -378,6 +378,7 @@ sink = "null"
 		{"TALK_ALLOWED_ORIGINS star", []string{"TALK_ALLOWED_ORIGINS", "*"}, func(c *Config) any { return c.Server.CORSAny() }, true},
 		{"TALK_PROVIDER", []string{"TALK_PROVIDER", "fake"}, func(c *Config) any { return c.Voice.Provider }, "fake"},
 		{"TALK_SINK", []string{"TALK_SINK", "dir:/tmp/wav"}, func(c *Config) any { return c.Voice.Sink }, "dir:/tmp/wav"},
+		{"relative dir sink made absolute", []string{"TALK_SINK", "dir:wav"}, func(c *Config) any { return filepath.IsAbs(strings.TrimPrefix(c.Voice.Sink, "dir:")) }, true},
 		{"TALK_STATE_DIR", []string{"TALK_STATE_DIR", "/env/state"}, func(c *Config) any { return c.Server.StateDir }, "/env/state"},
 		{"fake_log follows TALK_STATE_DIR", []string{"TALK_STATE_DIR", "/env/state"}, func(c *Config) any { return c.Voice.FakeLog }, "/env/state/fake-voice.jsonl"},
 		{"relative TALK_STATE_DIR made absolute", []string{"TALK_STATE_DIR", "rel"}, func(c *Config) any { return filepath.IsAbs(c.Server.StateDir) }, true},

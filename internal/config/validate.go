@@ -172,8 +172,11 @@ func (l *loader) validateVoice(c *Config) {
 		dir := strings.TrimSpace(strings.TrimPrefix(v.Sink, "dir:"))
 		if dir == "" {
 			l.fail("voice.sink", "%q names no directory; write dir:/path/to/folder", v.Sink)
+		} else if abs, err := filepath.Abs(l.expandHome(dir)); err != nil {
+			l.fail("voice.sink", "%q: %v", v.Sink, err)
 		} else {
-			v.Sink = "dir:" + filepath.Clean(l.expandHome(dir))
+			// Absolute, so the recordings land in the same place whatever the daemon's cwd.
+			v.Sink = "dir:" + abs
 		}
 	default:
 		l.fail("voice.sink", "%q is not auto, null or dir:<path>", v.Sink)
