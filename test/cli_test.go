@@ -1,0 +1,446 @@
+package test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cliResult is one finished run of the talk binary.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// talkRun runs the talk binary with env (nothing inherited except PATH, so the developer's
+// TALK_URL, TALK_TOKEN or config cannot leak in), stdin and args.
+func talkRun(t testing.TB, env map[string]string, stdin string, args ...string) cliResult {
+	t.Helper()
+	_, talk := binaries(t)
+	home := t.TempDir()
+	base := map[string]string{
+		"HOME":            home,
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
+		"PATH":            os.Getenv("PATH"),
+		"TZ":              "UTC",
+	}
+	for k, v := range env {
+		base[k] = v
+	}
+	cmd := exec.Command(talk, args...)
+	for k, v := range base {
+		if v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := cliResult{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	default:
+		t.Fatalf("run talk %v: %v", args, err)
+	}
+	return res
+}
+
+// talkAt runs talk against daemon d (through TALK_URL).
+func talkAt(t testing.TB, d *daemon, stdin string, args ...string) cliResult {
+	t.Helper()
+	return talkRun(t, map[string]string{"TALK_URL": d.URL}, stdin, args...)
+}
+
+func (r cliResult) want(t testing.TB, code int, what string) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("%s: exit code %d, want %d\nstdout: %s\nstderr: %s", what, r.code, code, r.stdout, r.stderr)
+	}
+}
+
+// jsonLine decodes --json output: exactly one JSON object on one line.
+func (r cliResult) jsonLine(t testing.TB) map[string]any {
+	t.Helper()
+	out := strings.TrimSuffix(r.stdout, "\n")
+	if out == "" || strings.Contains(out, "\n") {
+		t.Fatalf("--json output is not one line: %q", r.stdout)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("--json output is not a JSON object: %v\n%s", err, r.stdout)
+	}
+	return m
+}
+
+// TestCLISay: text from arguments and from stdin reaches the voice with the priority,
+// language, now and provider flags; --json prints the daemon's answer.
+func TestCLISay(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{Config: `version = 1
+[voice]
+fake_duration = "10ms"
+[rules.rate_limit]
+low = "0s"
+normal = "0s"
+`})
+
+	r := talkAt(t, d, "", "say", "-p", "high", "-l", "de", "Build", "kaputt")
+	r.want(t, 0, "say with arguments")
+	if !strings.HasPrefix(r.stdout, "queued: ") || !strings.Contains(r.stdout, "(position ") {
+		t.Fatalf("say output %q", r.stdout)
+	}
+	id := strings.Fields(r.stdout)[1]
+	recs := d.waitSpoken(t, 1)
+	if got := recs[0]; got.Text != "Build kaputt" || got.Priority != "high" || got.Lang != "de" || got.ID != id || got.Caller != "local" {
+		t.Fatalf("spoken %+v, want text %q, high, de, id %s", got, "Build kaputt", id)
+	}
+
+	r = talkAt(t, d, "  from a pipe\nsecond line  \n", "say", "--priority=low", "--lang", "en", "--now", "--json")
+	r.want(t, 0, "say from stdin")
+	m := r.jsonLine(t)
+	if m["status"] != "queued" || m["id"] == "" || m["position"] == nil || m["message"] == "" {
+		t.Fatalf("say --json: %v", m)
+	}
+	recs = d.waitSpoken(t, 2)
+	if got := recs[1]; got.Text != "from a pipe\nsecond line" || got.Priority != "low" || got.Lang != "en" || got.ID != m["id"] {
+		t.Fatalf("spoken from stdin %+v", got)
+	}
+
+	r = talkAt(t, d, "", "say", "--provider", "fake", "--", "-p is text here")
+	r.want(t, 0, "say with --provider and --")
+	recs = d.waitSpoken(t, 3)
+	if got := recs[2]; got.Text != "-p is text here" || got.Provider != "fake" || got.Priority != "normal" {
+		t.Fatalf("spoken %+v", got)
+	}
+
+	// A provider the daemon does not know is refused by the daemon: exit 4 naming the field.
+	r = talkAt(t, d, "", "say", "--provider", "nope", "hello")
+	r.want(t, 4, "unknown provider")
+	if !strings.Contains(r.stderr, "invalid_field") || !strings.Contains(r.stderr, "provider") {
+		t.Fatalf("unknown provider stderr: %s", r.stderr)
+	}
+}
+
+// TestCLIStatusAndVoices: human and --json status, voices, version.
+func TestCLIStatusAndVoices(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+
+	r := talkAt(t, d, "", "status")
+	r.want(t, 0, "status")
+	for _, want := range []string{"talkd ", d.URL, "local mode", "not muted", "quiet hours", "0 waiting", "provider", "fake", "rate limit", "low 30s", "cors", "closed"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("status output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	m := talkAt(t, d, "", "status", "--json").jsonLine(t)
+	for _, k := range []string{"version", "mute", "quiet_hours", "queue", "voice", "cors", "mcp", "plans", "caller"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("status --json lacks %q: %v", k, m)
+		}
+	}
+	// --json before the command means the same.
+	if m2 := talkAt(t, d, "", "--json", "status").jsonLine(t); m2["version"] != m["version"] {
+		t.Errorf("talk --json status: %v", m2)
+	}
+
+	r = talkAt(t, d, "", "voices")
+	r.want(t, 0, "voices")
+	if !strings.Contains(r.stdout, "provider") || !strings.Contains(r.stdout, "fake") || !strings.Contains(r.stdout, "sink") {
+		t.Errorf("voices output:\n%s", r.stdout)
+	}
+	vm := talkAt(t, d, "", "voices", "--json").jsonLine(t)
+	if len(vm) == 0 {
+		t.Errorf("voices --json is empty")
+	}
+
+	r = talkAt(t, d, "", "version")
+	r.want(t, 0, "version")
+	if !strings.Contains(r.stdout, "talk ") || !strings.Contains(r.stdout, "talkd "+m["version"].(string)) {
+		t.Errorf("version output:\n%s", r.stdout)
+	}
+	vj := talkAt(t, d, "", "version", "--json").jsonLine(t)
+	if vj["talkd"] != m["version"] || vj["talk"] == "" || vj["url"] != d.URL {
+		t.Errorf("version --json: %v", vj)
+	}
+}
+
+// TestCLIControl: mute (muted say exits 0 with a note), unmute, stop, history.
+func TestCLIControl(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{Config: `version = 1
+[voice]
+fake_duration = "20s"
+[rules.rate_limit]
+normal = "0s"
+`})
+
+	r := talkAt(t, d, "", "mute", "30m", "--json")
+	r.want(t, 0, "mute 30m")
+	m := r.jsonLine(t)
+	if m["muted"] != true || m["until"] == nil {
+		t.Fatalf("mute --json: %v", m)
+	}
+	until, err := time.Parse(time.RFC3339Nano, m["until"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(until); left < 29*time.Minute || left > 31*time.Minute {
+		t.Fatalf("muted for %v, want 30m", left)
+	}
+
+	r = talkAt(t, d, "", "say", "--now", "while muted")
+	r.want(t, 0, "say while muted")
+	if r.stdout != "" || !strings.Contains(r.stderr, "muted") {
+		t.Fatalf("say while muted: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+
+	r = talkAt(t, d, "", "status")
+	if !strings.Contains(r.stdout, "muted until") {
+		t.Errorf("status while muted:\n%s", r.stdout)
+	}
+	r = talkAt(t, d, "", "unmute")
+	r.want(t, 0, "unmute")
+	if strings.TrimSpace(r.stdout) != "not muted" {
+		t.Fatalf("unmute output %q", r.stdout)
+	}
+	r = talkAt(t, d, "", "mute", "--until", "23:59", "--json")
+	r.want(t, 0, "mute --until")
+	if m := r.jsonLine(t); m["muted"] != true || !strings.Contains(m["until"].(string), "T23:59:00") {
+		t.Fatalf("mute --until 23:59: %v", m)
+	}
+	r = talkAt(t, d, "", "mute")
+	r.want(t, 0, "mute without end")
+	if !strings.Contains(r.stdout, "until unmuted") {
+		t.Fatalf("mute output %q", r.stdout)
+	}
+	talkAt(t, d, "", "unmute").want(t, 0, "unmute")
+
+	// stop ends what is speaking (fake_duration 20s), recorded as interrupted.
+	r = talkAt(t, d, "", "say", "a long announcement")
+	r.want(t, 0, "say long")
+	id := strings.Fields(r.stdout)[1]
+	cliWaitFor(t, "the announcement to start speaking", func() bool {
+		_, st := d.getJSON(t, "/status")
+		q, _ := st["queue"].(map[string]any)
+		sp, _ := q["speaking"].(map[string]any)
+		return sp != nil && sp["id"] == id
+	})
+	r = talkAt(t, d, "", "stop")
+	r.want(t, 0, "stop")
+	if strings.TrimSpace(r.stdout) != "stopped "+id {
+		t.Fatalf("stop output %q, want %q", r.stdout, "stopped "+id)
+	}
+	if recs := d.waitSpoken(t, 1); !recs[0].Interrupted || recs[0].ID != id {
+		t.Fatalf("stopped utterance recorded as %+v", recs[0])
+	}
+	if m := talkAt(t, d, "", "stop", "--json").jsonLine(t); m["stopped"] != false {
+		t.Fatalf("second stop: %v", m)
+	}
+
+	r = talkAt(t, d, "", "history", "-n", "5")
+	r.want(t, 0, "history")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "while muted") || !strings.Contains(lines[0], "muted") ||
+		!strings.Contains(lines[1], id) || !strings.Contains(lines[1], "a long announcement") {
+		t.Fatalf("history (oldest first) :\n%s", r.stdout)
+	}
+	h := talkAt(t, d, "", "history", "--json", "-n", "1").jsonLine(t)
+	entries, _ := h["entries"].([]any)
+	if len(entries) != 1 {
+		t.Fatalf("history -n 1 --json: %v", h)
+	}
+	if e := entries[0].(map[string]any); e["id"] != id || e["outcome"] == "" || e["caller"] != "local" {
+		t.Fatalf("newest history entry %v", e)
+	}
+}
+
+// TestCLIDiscardedIsNotAFailure: a second low announcement inside the rate limit and one
+// in quiet hours exit 0 with the reason on stderr.
+func TestCLIDiscardedIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+	talkAt(t, d, "", "say", "-p", "low", "first").want(t, 0, "first low")
+	r := talkAt(t, d, "", "say", "-p", "low", "second")
+	r.want(t, 0, "second low inside the rate limit")
+	if r.stdout != "" || !strings.Contains(r.stderr, "discarded: rate_limit") {
+		t.Fatalf("rate-limited say: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	r = talkAt(t, d, "", "say", "--json", "-p", "low", "third")
+	r.want(t, 0, "third low --json")
+	if m := r.jsonLine(t); m["status"] != "discarded" || m["reason"] != "rate_limit" {
+		t.Fatalf("say --json discarded: %v", m)
+	}
+
+	q := startDaemon(t, daemonOptions{Config: "version = 1\n[rules]\nquiet_hours = [\"" + quietAroundNow() + "\"]\n", Env: utcEnv(nil)})
+	r = talkAt(t, q, "", "say", "in quiet hours")
+	r.want(t, 0, "say in quiet hours")
+	if !strings.Contains(r.stderr, "quiet_hours") {
+		t.Fatalf("quiet hours stderr %q", r.stderr)
+	}
+}
+
+// TestCLIExitCodes: usage 2, unreachable 3 (with the hint and the URL), refused 4.
+func TestCLIExitCodes(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+
+	usage := [][]string{
+		{},
+		{"frobnicate"},
+		{"say", "-p", "urgent", "x"},
+		{"say", "-l", "fr", "x"},
+		{"say", "--bogus", "x"},
+		{"say"}, // empty stdin
+		{"mute", "soon"},
+		{"mute", "30m", "--until", "14:00"},
+		{"history", "-n", "0"},
+		{"status", "extra"},
+		{"help", "frobnicate"},
+	}
+	for _, args := range usage {
+		r := talkAt(t, d, "", args...)
+		r.want(t, 2, "talk "+strings.Join(args, " "))
+		if !strings.Contains(r.stderr, "talk") || r.stdout != "" {
+			t.Errorf("talk %v: stdout %q stderr %q", args, r.stdout, r.stderr)
+		}
+	}
+	if recs := d.spoken(t); len(recs) != 0 {
+		t.Fatalf("usage errors reached the voice: %+v", recs)
+	}
+
+	// Help is not an error.
+	r := talkRun(t, nil, "", "--help")
+	r.want(t, 0, "--help")
+	for _, want := range []string{"Exit codes", "3  daemon unreachable", "4  refused", "TALK_TOKEN", "say"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+	if r := talkRun(t, nil, "", "say", "-h"); r.code != 0 || !strings.Contains(r.stdout, "-priority") {
+		t.Errorf("say -h: %d %q", r.code, r.stdout)
+	}
+
+	// Unreachable: a port nobody listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	r = talkRun(t, map[string]string{"TALK_URL": dead}, "", "say", "hello")
+	r.want(t, 3, "unreachable")
+	if !strings.Contains(r.stderr, "start it with: talkd") || !strings.Contains(r.stderr, dead) {
+		t.Fatalf("unreachable stderr: %s", r.stderr)
+	}
+	// --url beats TALK_URL.
+	talkRun(t, map[string]string{"TALK_URL": dead}, "", "--url", d.URL, "status").want(t, 0, "--url beats TALK_URL")
+
+	// A daemon that accepts but never answers: the time limit ends the wait, exit 3.
+	hang, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hang.Close()
+	go func() {
+		for {
+			c, err := hang.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	start := time.Now()
+	r = talkRun(t, nil, "", "--url", "http://"+hang.Addr().String(), "--timeout", "300ms", "status")
+	r.want(t, 3, "hanging daemon")
+	if !strings.Contains(r.stderr, "did not answer within 300ms") || time.Since(start) > 10*time.Second {
+		t.Fatalf("hanging daemon: %s (after %v)", r.stderr, time.Since(start))
+	}
+
+	// Refused: text too long (1001 characters) → the daemon's code and message, exit 4.
+	long := strings.Repeat("ä", 1001)
+	r = talkAt(t, d, long, "say")
+	r.want(t, 4, "text too long")
+	if !strings.Contains(r.stderr, "invalid_field") || !strings.Contains(r.stderr, "1000") {
+		t.Fatalf("too long stderr: %s", r.stderr)
+	}
+	r = talkAt(t, d, long, "say", "--json")
+	r.want(t, 4, "text too long --json")
+	if m := r.jsonLine(t); m["error"].(map[string]any)["field"] != "text" {
+		t.Fatalf("too long --json: %v", m)
+	}
+	r = talkAt(t, d, "", "mute", "--until", "2001-01-01T00:00:00Z")
+	r.want(t, 4, "mute until the past")
+	if !strings.Contains(r.stderr, "past") {
+		t.Fatalf("mute until the past: %s", r.stderr)
+	}
+}
+
+// TestCLIURLFromConfigAndToken: without --url or TALK_URL talk finds the daemon through the
+// config's listen address (env overrides included); TALK_TOKEN is sent as a bearer token.
+func TestCLIURLFromConfigAndToken(t *testing.T) {
+	t.Parallel()
+	token := strings.Repeat("s3cret-", 6)
+	cfg := `version = 1
+[[clients]]
+id = "ci"
+token_env = "CI_TALK_TOKEN"
+speak = true
+control = true
+read = ["*"]
+`
+	d := startDaemon(t, daemonOptions{Config: cfg, Env: map[string]string{"CI_TALK_TOKEN": token}})
+
+	env := map[string]string{"TALK_LISTEN": d.Addr}
+	r := talkRun(t, env, "", "status")
+	r.want(t, 4, "shared mode without a token")
+	if !strings.Contains(r.stderr, "unauthorized") || !strings.Contains(r.stderr, "TALK_TOKEN") {
+		t.Fatalf("no token: %s", r.stderr)
+	}
+	env["TALK_TOKEN"] = token
+	r = talkRun(t, env, "", "status", "--json")
+	r.want(t, 0, "with TALK_TOKEN")
+	if m := r.jsonLine(t); m["caller"] != "ci" || m["mode"] != "shared" {
+		t.Fatalf("status as ci: %v", m)
+	}
+	talkRun(t, env, "", "say", "token works").want(t, 0, "say with token")
+	if recs := d.waitSpoken(t, 1); recs[0].Caller != "ci" {
+		t.Fatalf("spoken as %q, want ci", recs[0].Caller)
+	}
+
+	// A broken config: talk warns and falls back to the default address.
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(bad, []byte("version = 1\n[server]\nlisten = 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = talkRun(t, map[string]string{"TALK_CONFIG": bad}, "", "version", "--timeout", "500ms")
+	r.want(t, 0, "version with a broken config")
+	if !strings.Contains(r.stderr, "cannot be read") || !strings.Contains(r.stderr, "bad.toml") || !strings.Contains(r.stderr, "127.0.0.1:7077") {
+		t.Fatalf("broken config warning: %s", r.stderr)
+	}
+}
+
+// cliWaitFor polls cond for up to 10 s.
+func cliWaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
