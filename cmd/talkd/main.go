@@ -22,6 +22,8 @@ import (
 	"talkd/internal/queue"
 	"talkd/internal/queue/state"
 	"talkd/internal/queue/voice"
+	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -133,6 +135,17 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	srv := api.New(api.Options{
 		Config: cfg, Voice: q, Engines: engines{speaker}, Version: version, Log: log,
 	})
+	if len(cfg.Plans) > 0 {
+		engine, err := werkbaum.NewEngine(werkbaum.Options{})
+		if err != nil {
+			return fmt.Errorf("notation engine: %w", err)
+		}
+		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: db.Bolt(), Lanes: &queue.Lanes{}, Log: log})
+		if err != nil {
+			return err
+		}
+		srv.RegisterPlans(store)
+	}
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)

@@ -67,7 +67,8 @@ type Server struct {
 	origins   []string
 	anyOrigin bool
 
-	mcp *mcpServer
+	mcp   *mcpServer
+	plans Plans // nil until RegisterPlans
 }
 
 // New builds the server from its dependencies.
