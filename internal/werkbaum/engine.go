@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -88,6 +89,8 @@ type Engine struct {
 	names    []string // file name per program, for load errors
 	log      *slog.Logger
 	cache    *lru // nil when disabled
+
+	created atomic.Int64 // runtimes built so far (tests and debugging)
 
 	slots chan struct{} // one token per runtime that may exist (borrowed or idle)
 	mu    sync.Mutex
@@ -166,6 +169,7 @@ func (e *Engine) newRuntime() (*runtime, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: Werkbaum.call is not a function", ErrEngine)
 	}
+	e.created.Add(1)
 	return &runtime{vm: vm, call: fn}, nil
 }
 
