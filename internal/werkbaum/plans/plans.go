@@ -42,6 +42,23 @@ type Options struct {
 	Now    func() time.Time
 	// JournalLimit bounds the journal per plan; default 10,000 entries.
 	JournalLimit int
+	// AfterWrite, if set, runs after every write that changed a plan, still inside the
+	// plan's lane (so mirror commits stay in write order). Its answer is reported in the
+	// write's result as "mirror"; it must never undo the write.
+	AfterWrite func(ctx context.Context, ev WriteEvent) string
+}
+
+// WriteEvent describes an applied write for AfterWrite (git mirror, announcements).
+type WriteEvent struct {
+	Plan      string
+	Path      string
+	Lang      string
+	Tool      string
+	RequestID string
+	Author    Author
+	Revision  uint64
+	OldText   string
+	NewText   string
 }
 
 // Service is the plan store: files, revisions and the request journal.
@@ -52,6 +69,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	limit  int
+	after  func(ctx context.Context, ev WriteEvent) string
 	plans  map[string]config.Plan
 	keys   []string
 }
@@ -66,7 +84,7 @@ var (
 func New(opts Options) (*Service, error) {
 	s := &Service{
 		engine: opts.Engine, db: opts.DB, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
-		limit: opts.JournalLimit, plans: make(map[string]config.Plan),
+		limit: opts.JournalLimit, after: opts.AfterWrite, plans: make(map[string]config.Plan),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

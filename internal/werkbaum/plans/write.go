@@ -35,6 +35,8 @@ type WriteResult struct {
 	Removed  []werkbaum.Warning `json:"removed"`
 	// Replayed is set when the answer comes from the journal (a retried request id).
 	Replayed bool `json:"replayed,omitempty"`
+	// Mirror reports the git mirror's commit for this write ("committed …", "failed …").
+	Mirror string `json:"mirror,omitempty"`
 }
 
 // ConflictError is a write on a stale base; it carries the plan as it is now.
@@ -183,6 +185,11 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		// The file is written and the pending entry will be settled as applied on the next
 		// start; the caller still gets the truth.
 		s.log.Error("journal: settle write", "plan", key, "request_id", req.RequestID, "err", err)
+	}
+	if s.after != nil {
+		p := s.plans[key]
+		res.Mirror = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
+			Author: req.Author, Revision: res.Revision, OldText: snap.Text, NewText: newText})
 	}
 	return res, nil
 }
