@@ -32,6 +32,7 @@ func (s *Server) RegisterPlans(p Plans) {
 	for _, t := range planTools(s, p) {
 		s.RegisterTool(t)
 	}
+	s.registerPlanResources(p)
 }
 
 var checksumRe = regexp.MustCompile(`^[0-9a-f]{64}$`)

@@ -1,0 +1,90 @@
+package api
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+// werkbaumGuide is the notation guide for agents served as werkbaum://guide.
+//
+//go:embed werkbaum_guide.md
+var werkbaumGuide string
+
+const guideURI = "werkbaum://guide"
+
+// registerPlanResources adds the guide, the plan texts and the plan prompts.
+func (s *Server) registerPlanResources(p Plans) {
+	s.RegisterResource(Resource{
+		URI: guideURI, Name: "werkbaum-guide", Title: "Werkbaum notation guide",
+		Description: "How to read and safely change Werkbaum plans through talkd's tools.",
+		MimeType:    "text/markdown",
+		Read: func(context.Context, Caller, string) ([]ResourceContents, error) {
+			return []ResourceContents{{URI: guideURI, MimeType: "text/markdown", Text: werkbaumGuide}}, nil
+		},
+	})
+	s.RegisterResourceTemplate(ResourceTemplate{
+		URITemplate: "werkbaum://plan/{key}", Name: "werkbaum-plan", Title: "Werkbaum plan text",
+		Description: "The current text of a plan you may read (keys: see plans_list).",
+		MimeType:    "text/plain",
+		Read: func(ctx context.Context, caller Caller, uri string, vars map[string]string) ([]ResourceContents, error) {
+			key := vars["key"]
+			if err := planArg(caller, p, key, false); err != nil {
+				return nil, ErrResourceNotFound
+			}
+			snap, err := p.Read(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			return []ResourceContents{{URI: uri, MimeType: "text/plain", Text: snap.Text}}, nil
+		},
+	})
+	s.RegisterPrompt(Prompt{
+		Name: "werkbaum/review", Title: "Review a plan",
+		Description: "Review a plan's warnings, sizes, missing decomposition from M up, and unclear ownership.",
+		Arguments:   []PromptArgument{{Name: "plan", Description: "the plan's key", Required: true}},
+		Get: func(ctx context.Context, caller Caller, args map[string]string) (PromptResult, error) {
+			if err := planArg(caller, p, args["plan"], false); err != nil {
+				return PromptResult{}, err
+			}
+			text := fmt.Sprintf(`Review the Werkbaum plan %q.
+
+1. Call werkbaum_inspect with plan %q and read the warnings, the nodes and the cheapest path.
+2. Report, with line numbers:
+   - every warning and what would fix it;
+   - size problems: size conflicts, and nodes of size M or larger without sub-packages (needsBreakdown);
+   - unclear ownership: open leaves without a person, and an overloaded assignee;
+   - the stations of the cheapest path in order, and what blocks them (dependencies, high-risk nodes).
+3. Propose concrete changes as node verbs (werkbaum_set_size, werkbaum_add_node, …) but do not apply them until the user agrees.
+The notation is explained in the resource %s.`, args["plan"], args["plan"], guideURI)
+			return PromptResult{Description: "Review of plan " + args["plan"],
+				Messages: []PromptMessage{{Role: "user", Content: TextContent(text)}}}, nil
+		},
+	})
+	s.RegisterPrompt(Prompt{
+		Name: "werkbaum/decompose", Title: "Decompose a node",
+		Description: "Split a node into sized sub-packages with the node verbs.",
+		Arguments: []PromptArgument{
+			{Name: "plan", Description: "the plan's key", Required: true},
+			{Name: "id", Description: "the id of the node to split", Required: true},
+		},
+		Get: func(ctx context.Context, caller Caller, args map[string]string) (PromptResult, error) {
+			if err := planArg(caller, p, args["plan"], false); err != nil {
+				return PromptResult{}, err
+			}
+			id := strings.TrimPrefix(args["id"], "#")
+			if id == "" {
+				return PromptResult{}, fieldError("id", `argument "id" is required`)
+			}
+			text := fmt.Sprintf(`Decompose node #%s of the Werkbaum plan %q into sub-packages.
+
+1. Call werkbaum_inspect with plan %q and id %q to see the node, its size, people and description; call werkbaum_read for the base.
+2. Propose 2 to 7 sub-packages, each small enough to finish (XS to M), each with a size, an owner (@name) where known, and an id of the form #%s.<part>. Use | for genuine alternatives only.
+3. After the user agrees, add them with werkbaum_add_node (parent %q), one request_id per call, passing the newest base each time; then check the warnings in each answer (sizeConflict means the parts exceed the parent's size: adjust sizes or the parent).
+The notation is explained in the resource %s.`, id, args["plan"], args["plan"], id, id, id, guideURI)
+			return PromptResult{Description: "Decompose #" + id,
+				Messages: []PromptMessage{{Role: "user", Content: TextContent(text)}}}, nil
+		},
+	})
+}
