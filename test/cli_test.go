@@ -2,6 +2,8 @@ package test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net"
@@ -123,6 +125,12 @@ normal = "0s"
 	recs = d.waitSpoken(t, 3)
 	if got := recs[2]; got.Text != "-p is text here" || got.Provider != "fake" || got.Priority != "normal" {
 		t.Fatalf("spoken %+v", got)
+	}
+
+	// TALK_AGENT names the caller's agent (X-Talk-Agent).
+	talkRun(t, map[string]string{"TALK_URL": d.URL, "TALK_AGENT": "post-commit hook"}, "", "say", "labelled").want(t, 0, "say with TALK_AGENT")
+	if got := d.waitSpoken(t, 4)[3]; got.Text != "labelled" || got.Agent != "post-commit hook" {
+		t.Fatalf("spoken %+v, want agent %q", got, "post-commit hook")
 	}
 
 	// A provider the daemon does not know is refused by the daemon: exit 4 naming the field.
@@ -442,5 +450,130 @@ func cliWaitFor(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// smallPlan has warnings with and without lines and an overloaded assignee.
+const smallPlan = `[ ] #root: Root (M) @anna
+  - [x] #a: A (S) @anna
+  - [k] #b: B (S) @ben
+  - [ ] #c: C (S)
+  | [ ] #d: D (XS) @ben
+`
+
+// TestCLIPlans: plans, plan show, plan inspect (human and --json) and plan set-status with
+// its guard, against plan files configured in a live daemon.
+func TestCLIPlans(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	example, err := os.ReadFile(filepath.Join(sharedDir(), "werkbaum", "examples", "werkbaum.werkbaum"))
+	if err != nil {
+		t.Fatalf("the example plan: %v", err)
+	}
+	big, small := filepath.Join(dir, "werkbaum.werkbaum"), filepath.Join(dir, "small.werkbaum")
+	if err := os.WriteFile(big, example, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(small, []byte(smallPlan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, daemonOptions{Config: `version = 1
+[[plans]]
+key = "werkbaum"
+path = "` + big + `"
+[[plans]]
+key = "small"
+path = "` + small + `"
+`})
+
+	r := talkAt(t, d, "", "plans")
+	r.want(t, 0, "plans")
+	if !strings.Contains(r.stdout, "werkbaum") || !strings.Contains(r.stdout, "small") || !strings.Contains(r.stdout, "write") {
+		t.Fatalf("plans:\n%s", r.stdout)
+	}
+	m := talkAt(t, d, "", "plans", "--json").jsonLine(t)
+	if list, _ := m["plans"].([]any); len(list) != 2 || list[0].(map[string]any)["key"] != "werkbaum" || list[0].(map[string]any)["nodes"] == nil {
+		t.Fatalf("plans --json: %v", m)
+	}
+
+	r = talkAt(t, d, "", "plan", "show", "werkbaum")
+	r.want(t, 0, "plan show")
+	if r.stdout != string(example) {
+		t.Fatalf("plan show differs from the file (%d vs %d bytes)", len(r.stdout), len(example))
+	}
+	m = talkAt(t, d, "", "plan", "show", "werkbaum", "--json").jsonLine(t)
+	sum := sha256.Sum256(example)
+	if b, _ := m["base"].(map[string]any); b == nil || b["checksum"] != hex.EncodeToString(sum[:]) || m["text"] != string(example) {
+		t.Fatalf("plan show --json base %v", m["base"])
+	}
+
+	r = talkAt(t, d, "", "plan", "inspect", "small")
+	r.want(t, 0, "plan inspect")
+	for _, want := range []string{
+		"plan small: revision 1, 5 nodes", "    2    [x] A  #a  (S) @anna", "line 3    unknownStatus", "assigneeOverload",
+		"cheapest path (exact)", "station line 5", "overloaded: ben",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plan inspect lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	m = talkAt(t, d, "", "plan", "inspect", "small", "--json").jsonLine(t)
+	nodes, _ := m["nodes"].([]any)
+	path, _ := m["path"].(map[string]any)
+	if len(nodes) != 5 || m["warnings"] == nil || path == nil || path["stations"] == nil || m["base"] == nil {
+		t.Fatalf("plan inspect --json: %v", m)
+	}
+	r = talkAt(t, d, "", "plan", "inspect", "werkbaum", "--id", "not.tag")
+	r.want(t, 0, "plan inspect --id")
+	if !strings.Contains(r.stdout, "#not.tag.lens") || strings.Contains(r.stdout, "#ed.parser") {
+		t.Fatalf("subtree not.tag:\n%s", r.stdout)
+	}
+
+	// set-status writes the file and the change is visible to inspect.
+	r = talkAt(t, d, "", "plan", "set-status", "werkbaum", "not.tag.lens", "done")
+	r.want(t, 0, "set-status")
+	if !strings.Contains(r.stdout, "#not.tag.lens set to done, now revision") {
+		t.Fatalf("set-status output %q", r.stdout)
+	}
+	if got, _ := os.ReadFile(big); !strings.Contains(string(got), "[x] #not.tag.lens:") {
+		t.Fatalf("the file does not carry the new status")
+	}
+	m = talkAt(t, d, "", "plan", "inspect", "werkbaum", "--id", "not.tag.lens", "--json").jsonLine(t)
+	if n := m["nodes"].([]any)[0].(map[string]any); n["id"] != "not.tag.lens" || n["status"] != "done" {
+		t.Fatalf("after set-status: %v", n)
+	}
+
+	// The [^] guard refuses (exit 4, naming the switch) and leaves the file alone.
+	before, _ := os.ReadFile(big)
+	r = talkAt(t, d, "", "plan", "set-status", "werkbaum", "not.ticket", "^")
+	r.want(t, 4, "set-status to [^] without --allow-prod")
+	if !strings.Contains(r.stderr, "--allow-prod") {
+		t.Fatalf("guard refusal: %s", r.stderr)
+	}
+	if after, _ := os.ReadFile(big); !bytes.Equal(before, after) {
+		t.Fatal("a refused write changed the file")
+	}
+	r = talkAt(t, d, "", "plan", "set-status", "--allow-prod", "--json", "werkbaum", "not.ticket", "^")
+	r.want(t, 0, "set-status --allow-prod")
+	if m := r.jsonLine(t); m["changed"] != true || m["base"] == nil {
+		t.Fatalf("set-status --json: %v", m)
+	}
+	if got, _ := os.ReadFile(big); !strings.Contains(string(got), "[^] #not.ticket:") {
+		t.Fatal("the file does not carry [^] after --allow-prod")
+	}
+
+	for _, args := range [][]string{
+		{"plan", "inspect", "nope"}, {"plan", "set-status", "werkbaum", "no.such.id", "done"},
+		{"plan", "set-status", "werkbaum", "not.tag", "weird"},
+	} {
+		if r := talkAt(t, d, "", args...); r.code != 4 || r.stderr == "" {
+			t.Errorf("talk %v: exit %d, stderr %q; want 4 with the daemon's reason", args, r.code, r.stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"plan"}, {"plan", "show"}, {"plan", "frob", "werkbaum"}, {"plan", "show", "werkbaum", "--allow-prod"},
+		{"plan", "set-status", "werkbaum", "a"}, {"plans", "extra"},
+	} {
+		talkAt(t, d, "", args...).want(t, 2, "talk "+strings.Join(args, " "))
 	}
 }

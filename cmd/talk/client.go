@@ -27,6 +27,7 @@ type client struct {
 	base   string // e.g. http://127.0.0.1:7077, no trailing slash
 	source string // where base came from, for the unreachable hint
 	token  string
+	agent  string // TALK_AGENT: the name talk claims for the caller (history, plan authors)
 	http   *http.Client
 }
 
@@ -36,7 +37,7 @@ func (a *app) client() *client {
 	if a.cl != nil {
 		return a.cl
 	}
-	c := &client{token: strings.TrimSpace(a.getenv("TALK_TOKEN"))}
+	c := &client{token: strings.TrimSpace(a.getenv("TALK_TOKEN")), agent: strings.TrimSpace(a.getenv("TALK_AGENT"))}
 	switch {
 	case a.opts.url != "":
 		c.base, c.source = normalizeURL(a.opts.url), "--url"
@@ -194,6 +195,9 @@ func (c *client) do(ctx context.Context, method, path string, body any, header h
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	if c.agent != "" {
+		req.Header.Set("X-Talk-Agent", c.agent)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -228,13 +232,14 @@ func refusal(ans *answer) *refusedError {
 	e := &refusedError{status: ans.status, body: ans.body, retryAfter: ans.header.Get("Retry-After")}
 	var eb struct {
 		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			Field   string `json:"field"`
+			// Code is a string in the HTTP doors' bodies and a number in JSON-RPC errors.
+			Code    json.RawMessage `json:"code"`
+			Message string          `json:"message"`
+			Field   string          `json:"field"`
 		} `json:"error"`
 	}
 	if json.Unmarshal(ans.body, &eb) == nil && eb.Error.Message != "" {
-		e.code, e.message, e.field = eb.Error.Code, eb.Error.Message, eb.Error.Field
+		e.code, e.message, e.field = strings.Trim(string(eb.Error.Code), `"`), eb.Error.Message, eb.Error.Field
 		return e
 	}
 	snippet := strings.TrimSpace(string(ans.body))

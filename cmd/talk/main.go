@@ -81,7 +81,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		sayCommand(), statusCommand(), muteCommand(), unmuteCommand(), stopCommand(),
-		historyCommand(), voicesCommand(), versionCommand(),
+		historyCommand(), voicesCommand(), versionCommand(), plansCommand(), planCommand(),
 		mcpCommand(), helpCommand(),
 	}
 }
@@ -248,6 +248,8 @@ Common flags (before or after the command):
 Environment:
   TALK_URL       daemon URL (beaten by --url)
   TALK_TOKEN     bearer token, sent as "Authorization: Bearer …" when set (shared mode)
+  TALK_AGENT     a name for yourself, sent as X-Talk-Agent: shown in history and kept as
+                 the author of plan writes (a label, not proof)
 
 Exit codes:
   0  ok — including an announcement the daemon muted or discarded by its laws
@@ -263,6 +265,8 @@ Examples:
   make 2>&1 | tail -1 | talk say -p high -l de
   talk mute 30m; talk mute --until 14:00; talk unmute
   talk history -n 5 --json | jq .
+  talk plan inspect werkbaum --id parser
+  talk plan set-status werkbaum parser done
 
 Note: Debian's netkit package ships an unrelated "talk"; install this one under
 ~/.local/bin (first in PATH) or call it by its full path.

@@ -35,6 +35,7 @@ func newCLIDaemon(t *testing.T, answer func(w http.ResponseWriter, r *http.Reque
 		if len(raw) > 0 {
 			_ = json.Unmarshal(raw, &rec.body)
 		}
+		r.Body = io.NopCloser(bytes.NewReader(raw))
 		f.reqs = append(f.reqs, rec)
 		answer(w, r)
 	}))
@@ -238,5 +239,63 @@ func TestVoicesFallsBackToStatus(t *testing.T) {
 	out, _, _ = runCLI(t, map[string]string{"TALK_URL": f.srv.URL}, "", "voices", "--json")
 	if !strings.HasPrefix(out, `{"provider":"espeak"`) {
 		t.Fatalf("voices --json: %q", out)
+	}
+}
+
+// TestSetStatusRetriesOnConflict: a conflict answer carries the current base; set-status
+// applies its verb again on that base with a new request id, and reports the result.
+func TestSetStatusRetriesOnConflict(t *testing.T) {
+	oldSum, newSum := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	var calls []map[string]any
+	f := newCLIDaemon(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("MCP-Protocol-Version") != mcpProtocolVersion {
+			t.Errorf("MCP-Protocol-Version %q", r.Header.Get("MCP-Protocol-Version"))
+		}
+		var req struct {
+			Params struct {
+				Name      string         `json:"name"`
+				Arguments map[string]any `json:"arguments"`
+			} `json:"params"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(raw, &req)
+		var result string
+		switch req.Params.Name {
+		case "werkbaum_read":
+			result = `{"content":[{"type":"text","text":"x"}],"structuredContent":{"text":"x","base":{"revision":1,"checksum":"` + oldSum + `"},"lines":1}}`
+		case "werkbaum_set_status":
+			calls = append(calls, req.Params.Arguments)
+			if len(calls) == 1 {
+				result = `{"isError":true,"content":[{"type":"text","text":"conflict"}],"structuredContent":{"conflict":true,"base":{"revision":2,"checksum":"` + newSum + `"},"text":"y"}}`
+			} else {
+				result = `{"content":[{"type":"text","text":"applied"}],"structuredContent":{"base":{"revision":3,"checksum":"` + newSum + `"},"revision":3,"changed":true,"warnings":[],"added":[{"type":"unknownStatus","line":4,"text":"odd"}],"removed":[]}}`
+			}
+		}
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":`+result+`}`)
+	})
+	out, errOut, code := runCLI(t, map[string]string{"TALK_URL": f.srv.URL}, "", "plan", "set-status", "p", "#n1", "done")
+	if code != exitOK || !strings.Contains(out, "#n1 set to done, now revision 3") || !strings.Contains(out, "line 4") || !strings.Contains(errOut, "changed meanwhile") {
+		t.Fatalf("code %d\nout %s\nerr %s", code, out, errOut)
+	}
+	if len(calls) != 2 {
+		t.Fatalf("%d set_status calls, want 2", len(calls))
+	}
+	first, second := calls[0], calls[1]
+	if first["base"].(map[string]any)["checksum"] != oldSum || second["base"].(map[string]any)["checksum"] != newSum {
+		t.Errorf("bases %v then %v", first["base"], second["base"])
+	}
+	if first["request_id"] == second["request_id"] || first["id"] != "n1" || second["status"] != "done" {
+		t.Errorf("calls %v, %v", first, second)
+	}
+}
+
+// TestMCPErrorsAreRefusals: a JSON-RPC error answer of /mcp exits 4 with its code.
+func TestMCPErrorsAreRefusals(t *testing.T) {
+	f := newCLIDaemon(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool plans_list"}}`)
+	})
+	_, errOut, code := runCLI(t, map[string]string{"TALK_URL": f.srv.URL}, "", "plans")
+	if code != exitRefused || !strings.Contains(errOut, "-32602") || !strings.Contains(errOut, "unknown tool") {
+		t.Fatalf("code %d err %q", code, errOut)
 	}
 }

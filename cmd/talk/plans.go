@@ -1,0 +1,583 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// mcpProtocolVersion is the 2025-era revision talk's plain JSON-RPC calls claim; that era
+// needs no session, so each tools/call is one independent POST /mcp.
+const mcpProtocolVersion = "2025-11-25"
+
+// maxConflictRetries bounds how often set-status re-applies its verb on a fresh base when
+// another writer got in between (the verb names a node by id, so it stays meaningful).
+const maxConflictRetries = 3
+
+// toolResult is the result of an MCP tools/call.
+type toolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+func (r *toolResult) text() string {
+	var parts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// toolError is a tool result with isError: the daemon refused the operation (unknown
+// plan, conflict, guard). Exit code 4, like any refusal.
+type toolError struct {
+	tool string
+	res  *toolResult
+}
+
+func (e *toolError) Error() string {
+	return fmt.Sprintf("%s refused: %s", e.tool, strings.TrimSpace(e.res.text()))
+}
+
+// rpcError is a JSON-RPC error answer of /mcp (unknown tool, bad params). Exit code 4.
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string {
+	return fmt.Sprintf("refused by talkd's MCP door (JSON-RPC %d): %s", e.Code, e.Message)
+}
+
+// callTool calls one MCP tool with a plain JSON-RPC POST. A tool error comes back as
+// *toolError together with the result (its structuredContent may say more, e.g. the
+// current base of a conflict).
+func (a *app) callTool(ctx context.Context, name string, args map[string]any) (*toolResult, error) {
+	req := map[string]any{
+		"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": args},
+	}
+	h := http.Header{}
+	h.Set("MCP-Protocol-Version", mcpProtocolVersion)
+	ans, err := a.client().do(ctx, http.MethodPost, "/mcp", req, h)
+	if err != nil {
+		return nil, err
+	}
+	var env struct {
+		Result *toolResult `json:"result"`
+		Error  *rpcError   `json:"error"`
+	}
+	if err := decode(ans, "POST /mcp "+name, &env); err != nil {
+		return nil, err
+	}
+	switch {
+	case env.Error != nil:
+		return nil, env.Error
+	case env.Result == nil:
+		return nil, fmt.Errorf("the answer of POST /mcp %s has neither result nor error", name)
+	case env.Result.IsError:
+		return env.Result, &toolError{tool: name, res: env.Result}
+	}
+	return env.Result, nil
+}
+
+// failPlan reports a plan command's failure: tool and JSON-RPC errors are refusals (exit
+// 4; with --json the tool's structuredContent is printed on stdout), the rest as in fail.
+func (a *app) failPlan(err error) int {
+	var te *toolError
+	var re *rpcError
+	switch {
+	case errors.As(err, &te):
+		if a.opts.json && len(te.res.StructuredContent) > 0 {
+			a.printJSON(te.res.StructuredContent)
+		}
+		a.warnf("%v", te)
+		var g struct {
+			Switch string `json:"switch"`
+		}
+		if json.Unmarshal(te.res.StructuredContent, &g) == nil {
+			switch g.Switch {
+			case "allowWarnings":
+				a.warnf("to write it anyway: talk plan set-status --allow-warnings …")
+			case "allowProd":
+				a.warnf("to write it anyway: talk plan set-status --allow-prod …")
+			}
+		}
+		return exitRefused
+	case errors.As(err, &re):
+		a.warnf("%v", re)
+		return exitRefused
+	}
+	return a.fail(err)
+}
+
+// printResult prints a tool's JSON result for --json: its structuredContent unchanged.
+func (a *app) printResult(r *toolResult) {
+	if len(r.StructuredContent) > 0 {
+		a.printJSON(r.StructuredContent)
+		return
+	}
+	raw, _ := json.Marshal(map[string]string{"text": r.text()})
+	a.printJSON(raw)
+}
+
+func plansCommand() command {
+	return command{
+		name: "plans", usage: "plans", summary: "list the Werkbaum plans you may use", data: true, interspersed: true,
+		detail: `Calls the MCP tool plans_list. --json prints its structuredContent {"plans":[…]} unchanged.`,
+		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
+			return func(ctx context.Context, args []string) int {
+				if len(args) > 0 {
+					cmd, _ := findCommand("plans")
+					return a.usage(cmd, "unexpected argument %q", args[0])
+				}
+				res, err := a.callTool(ctx, "plans_list", map[string]any{})
+				if err != nil {
+					return a.failPlan(err)
+				}
+				if a.opts.json {
+					a.printResult(res)
+					return exitOK
+				}
+				var doc struct {
+					Plans []planInfo `json:"plans"`
+				}
+				if err := json.Unmarshal(res.StructuredContent, &doc); err != nil {
+					return a.fail(fmt.Errorf("plans_list answered unexpected JSON: %w", err))
+				}
+				if len(doc.Plans) == 0 {
+					fmt.Fprintln(a.stdout, "no plans are configured for you (see [[plans]] in the talkd config)")
+					return exitOK
+				}
+				fmt.Fprintf(a.stdout, "%-16s %-6s %8s %6s %6s %8s\n", "KEY", "ACCESS", "REVISION", "LINES", "NODES", "WARNINGS")
+				for _, p := range doc.Plans {
+					fmt.Fprintf(a.stdout, "%-16s %-6s %8d %6d %6d %8d", p.Key, p.Access, p.Revision, p.Lines, p.Nodes, p.Warnings)
+					if p.Error != "" {
+						fmt.Fprintf(a.stdout, "  error: %s", p.Error)
+					}
+					fmt.Fprintln(a.stdout)
+				}
+				return exitOK
+			}
+		},
+	}
+}
+
+// planInfo is one entry of plans_list.
+type planInfo struct {
+	Key      string `json:"key"`
+	Access   string `json:"access"`
+	Revision uint64 `json:"revision"`
+	Lines    int    `json:"lines"`
+	Nodes    int    `json:"nodes"`
+	Warnings int    `json:"warnings"`
+	Error    string `json:"error"`
+}
+
+const planDetail = `Subcommands:
+  show KEY                      print the plan's text exactly as stored (werkbaum_read);
+                                --json: {"text","base":{"revision","checksum"},"lines"}
+  inspect KEY [--id ID]         the notation's reading (werkbaum_inspect): the tree with
+                                statuses, warnings with line numbers, the cheapest path's
+                                stations and assignee loads; --id limits it to a subtree;
+                                --json: {"base","nodes","warnings","path"}
+  set-status KEY ID STATUS      set a node's status: a key (done, progress, planned, …) or
+                                a box code (x, ~, /, ?, !, -, ^); reads the base, writes
+                                with a fresh request id, and re-applies on a fresh base up
+                                to 3 times when another writer got in between. Refused by
+                                the guards (new structural warnings, newly [^]) unless
+                                --allow-warnings / --allow-prod. --json: the write result
+                                {"base","revision","changed","warnings","added","removed"}
+A refused operation (unknown plan or id, conflict, guard) exits 4 with the daemon's text.`
+
+func planCommand() command {
+	return command{
+		name: "plan", usage: "plan show|inspect|set-status KEY …", summary: "read, inspect and update one Werkbaum plan",
+		data: true, interspersed: true, detail: planDetail,
+		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
+			var id string
+			var allowWarnings, allowProd bool
+			fs.StringVar(&id, "id", "", "inspect: show only the subtree of the node with this `ID`")
+			fs.BoolVar(&allowWarnings, "allow-warnings", false, "set-status: write even if the result has new structural warnings")
+			fs.BoolVar(&allowProd, "allow-prod", false, "set-status: allow a node to newly carry [^] (in production)")
+			return func(ctx context.Context, args []string) int {
+				cmd, _ := findCommand("plan")
+				if len(args) == 0 {
+					return a.usage(cmd, "give a subcommand: show, inspect or set-status")
+				}
+				sub, rest := args[0], args[1:]
+				if id != "" && sub != "inspect" {
+					return a.usage(cmd, "--id belongs to plan inspect")
+				}
+				if (allowWarnings || allowProd) && sub != "set-status" {
+					return a.usage(cmd, "--allow-warnings and --allow-prod belong to plan set-status")
+				}
+				switch sub {
+				case "show":
+					if len(rest) != 1 {
+						return a.usage(cmd, "plan show takes exactly one plan KEY")
+					}
+					return a.planShow(ctx, rest[0])
+				case "inspect":
+					if len(rest) != 1 {
+						return a.usage(cmd, "plan inspect takes exactly one plan KEY (and --id ID)")
+					}
+					return a.planInspect(ctx, rest[0], strings.TrimPrefix(id, "#"))
+				case "set-status":
+					if len(rest) != 3 {
+						return a.usage(cmd, "plan set-status takes KEY ID STATUS")
+					}
+					return a.planSetStatus(ctx, rest[0], strings.TrimPrefix(rest[1], "#"), rest[2], allowWarnings, allowProd)
+				}
+				return a.usage(cmd, "unknown subcommand %q: use show, inspect or set-status", sub)
+			}
+		},
+	}
+}
+
+// base is a plan's {revision, checksum}: what a write must name.
+type base struct {
+	Revision uint64 `json:"revision"`
+	Checksum string `json:"checksum"`
+}
+
+type snapshot struct {
+	Text  string `json:"text"`
+	Base  base   `json:"base"`
+	Lines int    `json:"lines"`
+}
+
+func (a *app) readPlan(ctx context.Context, key string) (*toolResult, *snapshot, error) {
+	res, err := a.callTool(ctx, "werkbaum_read", map[string]any{"plan": key})
+	if err != nil {
+		return nil, nil, err
+	}
+	var snap snapshot
+	if err := json.Unmarshal(res.StructuredContent, &snap); err != nil {
+		return nil, nil, fmt.Errorf("werkbaum_read answered unexpected JSON: %w", err)
+	}
+	return res, &snap, nil
+}
+
+func (a *app) planShow(ctx context.Context, key string) int {
+	res, snap, err := a.readPlan(ctx, key)
+	if err != nil {
+		return a.failPlan(err)
+	}
+	if a.opts.json {
+		a.printResult(res)
+		return exitOK
+	}
+	io.WriteString(a.stdout, snap.Text)
+	return exitOK
+}
+
+// node is one node of werkbaum_inspect (field names of NOTATION.md §28).
+type node struct {
+	Line            int      `json:"line"`
+	ParentLine      int      `json:"parentLine"`
+	Depth           int      `json:"depth"`
+	ID              string   `json:"id"`
+	Label           string   `json:"label"`
+	Gate            string   `json:"gate"`
+	Optional        bool     `json:"optional"`
+	Status          *string  `json:"status"`
+	EffectiveStatus *string  `json:"effectiveStatus"`
+	Size            *string  `json:"size"`
+	AssumedSize     *string  `json:"assumedSize"`
+	People          []string `json:"people"`
+	Deps            []string `json:"deps"`
+	Focus           bool     `json:"focus"`
+	InView          *bool    `json:"inView"`
+	Station         bool     `json:"station"`
+}
+
+type warning struct {
+	Type string `json:"type"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+func (w warning) String() string {
+	text := w.Text
+	if text == "" {
+		text = w.Type
+	} else {
+		text = w.Type + ": " + text
+	}
+	if w.Line > 0 {
+		return fmt.Sprintf("line %-4d %s", w.Line, text)
+	}
+	return fmt.Sprintf("%-9s %s", "", text)
+}
+
+type inspectDoc struct {
+	Base     base      `json:"base"`
+	Nodes    []node    `json:"nodes"`
+	Warnings []warning `json:"warnings"`
+	Path     *struct {
+		Exact              bool               `json:"exact"`
+		Needed             []int              `json:"needed"`
+		Stations           []int              `json:"stations"`
+		Cost               float64            `json:"cost"`
+		AssigneeLoads      map[string]float64 `json:"assigneeLoads"`
+		UnassignedLoad     float64            `json:"unassignedLoad"`
+		OverloadedAssignee *struct {
+			Tag           string `json:"tag"`
+			Share         int    `json:"share"`
+			Stations      int    `json:"stations"`
+			TotalStations int    `json:"totalStations"`
+		} `json:"overloadedAssignee"`
+	} `json:"path"`
+}
+
+func (a *app) planInspect(ctx context.Context, key, id string) int {
+	args := map[string]any{"plan": key}
+	if id != "" {
+		args["id"] = id
+	}
+	res, err := a.callTool(ctx, "werkbaum_inspect", args)
+	if err != nil {
+		return a.failPlan(err)
+	}
+	if a.opts.json {
+		a.printResult(res)
+		return exitOK
+	}
+	var doc inspectDoc
+	if err := json.Unmarshal(res.StructuredContent, &doc); err != nil {
+		return a.fail(fmt.Errorf("werkbaum_inspect answered unexpected JSON: %w", err))
+	}
+	writeInspect(a.stdout, key, id, &doc)
+	return exitOK
+}
+
+// statusBoxes maps status keys (NOTATION.md §9, English and German, and the words the
+// set_status tool accepts) to their box.
+var statusBoxes = map[string]string{
+	"idea": "[?]", "idee": "[?]", "planned": "[ ]", "open": "[ ]", "geplant": "[ ]",
+	"highrisk": "[!]", "blocked": "[!]", "progress": "[~]", "arbeit": "[~]",
+	"skeleton": "[/]", "durchstich": "[/]", "done": "[x]", "fertig": "[x]",
+	"prod": "[^]", "production": "[^]", "discarded": "[-]", "verworfen": "[-]",
+}
+
+func box(status *string) string {
+	if status == nil || *status == "" {
+		return "   "
+	}
+	if b, ok := statusBoxes[*status]; ok {
+		return b
+	}
+	return "[" + *status + "]"
+}
+
+// writeInspect renders the inspect view for people: the tree with statuses, the warnings
+// with line numbers, the cheapest path's stations and loads.
+func writeInspect(w io.Writer, key, id string, doc *inspectDoc) {
+	title := "plan " + key
+	if id != "" {
+		title += ", subtree #" + id
+	}
+	fmt.Fprintf(w, "%s: revision %d, %d nodes, %d warnings\n", title, doc.Base.Revision, len(doc.Nodes), len(doc.Warnings))
+	byLine := map[int]node{}
+	minDepth := -1
+	for _, n := range doc.Nodes {
+		byLine[n.Line] = n
+		if minDepth < 0 || n.Depth < minDepth {
+			minDepth = n.Depth
+		}
+	}
+	if len(doc.Nodes) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, n := range doc.Nodes {
+		fmt.Fprintf(w, "%5d  %s%s\n", n.Line, strings.Repeat("  ", n.Depth-minDepth), nodeLine(n))
+	}
+	if len(doc.Warnings) > 0 {
+		fmt.Fprintf(w, "\nwarnings:\n")
+		for _, wa := range doc.Warnings {
+			fmt.Fprintf(w, "  %s\n", wa)
+		}
+	}
+	p := doc.Path
+	if p == nil {
+		return
+	}
+	kind := "exact"
+	if !p.Exact {
+		kind = "approximate"
+	}
+	fmt.Fprintf(w, "\ncheapest path (%s): cost %s, %d needed nodes, %d stations\n", kind, num(p.Cost), len(p.Needed), len(p.Stations))
+	for _, l := range p.Stations {
+		if n, ok := byLine[l]; ok {
+			fmt.Fprintf(w, "  station line %-4d %s\n", l, nodeLine(n))
+		} else {
+			fmt.Fprintf(w, "  station line %d\n", l)
+		}
+	}
+	if len(p.AssigneeLoads) > 0 || p.UnassignedLoad > 0 {
+		names := make([]string, 0, len(p.AssigneeLoads))
+		for name := range p.AssigneeLoads {
+			names = append(names, name)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			if p.AssigneeLoads[names[i]] != p.AssigneeLoads[names[j]] {
+				return p.AssigneeLoads[names[i]] > p.AssigneeLoads[names[j]]
+			}
+			return names[i] < names[j]
+		})
+		var loads []string
+		for _, name := range names {
+			loads = append(loads, name+" "+num(p.AssigneeLoads[name]))
+		}
+		if p.UnassignedLoad > 0 {
+			loads = append(loads, "unassigned "+num(p.UnassignedLoad))
+		}
+		fmt.Fprintf(w, "  loads: %s\n", strings.Join(loads, ", "))
+	}
+	if o := p.OverloadedAssignee; o != nil {
+		fmt.Fprintf(w, "  overloaded: %s carries %d%% of the work (%d of %d stations)\n", o.Tag, o.Share, o.Stations, o.TotalStations)
+	}
+}
+
+// nodeLine is one node: box, label, id, size, people, deps and markers.
+func nodeLine(n node) string {
+	var b strings.Builder
+	b.WriteString(box(n.Status) + " " + n.Label)
+	if n.ID != "" {
+		b.WriteString("  #" + n.ID)
+	}
+	switch {
+	case n.Size != nil && *n.Size != "":
+		b.WriteString("  (" + *n.Size + ")")
+	case n.AssumedSize != nil && *n.AssumedSize != "":
+		b.WriteString("  (~" + *n.AssumedSize + ")")
+	}
+	for _, p := range n.People {
+		b.WriteString(" @" + strings.TrimPrefix(p, "@"))
+	}
+	if len(n.Deps) > 0 {
+		b.WriteString("  needs " + strings.Join(n.Deps, ", "))
+	}
+	var marks []string
+	if n.EffectiveStatus != nil && *n.EffectiveStatus != "" && (n.Status == nil || *n.EffectiveStatus != *n.Status) {
+		marks = append(marks, "effectively "+*n.EffectiveStatus)
+	}
+	if n.Optional {
+		marks = append(marks, "optional")
+	}
+	if n.Gate == "or" || n.Gate == "xor" {
+		marks = append(marks, n.Gate+"-alternative")
+	}
+	if n.Focus {
+		marks = append(marks, "focus")
+	}
+	if n.Station {
+		marks = append(marks, "station")
+	}
+	if n.InView != nil && !*n.InView {
+		marks = append(marks, "under a discarded root")
+	}
+	if len(marks) > 0 {
+		b.WriteString("  [" + strings.Join(marks, ", ") + "]")
+	}
+	return b.String()
+}
+
+// num prints a load or cost without noise: 13, 6.7.
+func num(f float64) string {
+	return strconv.FormatFloat(float64(int64(f*10+0.5))/10, 'f', -1, 64)
+}
+
+// writeResult is the answer of every plan write tool.
+type writeResult struct {
+	Base     base      `json:"base"`
+	Revision uint64    `json:"revision"`
+	Changed  bool      `json:"changed"`
+	Warnings []warning `json:"warnings"`
+	Added    []warning `json:"added"`
+	Removed  []warning `json:"removed"`
+	Replayed bool      `json:"replayed"`
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "talk-" + hex.EncodeToString(b[:])
+}
+
+func (a *app) planSetStatus(ctx context.Context, key, id, status string, allowWarnings, allowProd bool) int {
+	_, snap, err := a.readPlan(ctx, key)
+	if err != nil {
+		return a.failPlan(err)
+	}
+	cur := snap.Base
+	for attempt := 1; ; attempt++ {
+		reqID := newRequestID()
+		args := map[string]any{"plan": key, "base": cur, "request_id": reqID, "id": id, "status": status}
+		if allowWarnings {
+			args["allowWarnings"] = true
+		}
+		if allowProd {
+			args["allowProd"] = true
+		}
+		res, err := a.callTool(ctx, "werkbaum_set_status", args)
+		var te *toolError
+		if errors.As(err, &te) && attempt <= maxConflictRetries {
+			var c struct {
+				Conflict bool  `json:"conflict"`
+				Base     *base `json:"base"`
+			}
+			if json.Unmarshal(te.res.StructuredContent, &c) == nil && c.Conflict && c.Base != nil {
+				a.warnf("plan %s changed meanwhile (now revision %d); setting #%s again on the new text", key, c.Base.Revision, id)
+				cur = *c.Base
+				continue
+			}
+		}
+		var ue *unreachableError
+		if errors.As(err, &ue) {
+			// The write may or may not have happened; its request id tells.
+			a.warnf("the answer to request %s was lost; ask the daemon with operation_get (plan %q, request_id %q)", reqID, key, reqID)
+		}
+		if err != nil {
+			return a.failPlan(err)
+		}
+		if a.opts.json {
+			a.printResult(res)
+			return exitOK
+		}
+		var wr writeResult
+		if err := json.Unmarshal(res.StructuredContent, &wr); err != nil {
+			return a.fail(fmt.Errorf("werkbaum_set_status answered unexpected JSON: %w", err))
+		}
+		if wr.Changed {
+			fmt.Fprintf(a.stdout, "%s: #%s set to %s, now revision %d\n", key, id, status, wr.Revision)
+		} else {
+			fmt.Fprintf(a.stdout, "%s: #%s already had status %s, nothing changed (revision %d)\n", key, id, status, wr.Revision)
+		}
+		for _, w := range wr.Added {
+			fmt.Fprintf(a.stdout, "  new warning     %s\n", w)
+		}
+		for _, w := range wr.Removed {
+			fmt.Fprintf(a.stdout, "  warning gone    %s\n", w)
+		}
+		fmt.Fprintf(a.stdout, "  %d warnings in the plan (talk plan inspect %s)\n", len(wr.Warnings), key)
+		return exitOK
+	}
+}
