@@ -152,8 +152,9 @@
     return t === 'or' || t === 'xor' ? t : 'and';
   }
 
-  function addDescEntry(node, text) {
-    var list = node._desc;
+  // Per-node scratch data lives in side objects so node records keep one fixed shape.
+  function addDescEntry(aux, text) {
+    var list = aux.desc;
     if (text === '') {
       if (list.length && list[list.length - 1] !== '') list.push('');
       return;
@@ -172,6 +173,7 @@
     var separatorLine = null;
     var stack = [{ node: null, width: -1 }];
     var lastNode = null;
+    var auxes = []; // scratch per node: {desc, descLines, shortEnd}
     var i, s;
 
     // Tree part: build logical lines (comments removed, continuation glued) and walk them.
@@ -200,11 +202,11 @@
       var t = s.trimStart();
       if (t.charAt(0) === '"' && (t.charAt(1) === ' ' || t.charAt(1) === '\t')) {
         if (lastNode) {
-          addDescEntry(lastNode, t.slice(2).trim());
-          lastNode._descLines.push(first);
+          var la = auxes[lastNode.index];
+          addDescEntry(la, t.slice(2).trim());
+          la.descLines.push(first);
           lastNode.shortDescLines.push(first);
-          if (cont) lastNode._shortEnd = cont[cont.length - 1];
-          else if (first > lastNode._shortEnd) lastNode._shortEnd = first;
+          la.shortEnd = cont ? cont[cont.length - 1] : first;
         } else {
           warnings.push({ type: 'descStray', line: first });
         }
@@ -243,10 +245,7 @@
         descLines: null,
         shortDescLines: [],
         sizeConflict: false,
-        lastTreeLine: 0,
-        _desc: [],
-        _descLines: cont ? cont.slice() : [],
-        _shortEnd: 0
+        lastTreeLine: 0
       };
       extract(m[6], node);
       if (node.label === '') {
@@ -271,6 +270,7 @@
       var parent = stack[stack.length - 1].node;
       node.index = all.length;
       all.push(node);
+      auxes.push({ desc: [], descLines: cont ? cont.slice() : [], shortEnd: 0 });
       if (parent) {
         node.parent = parent.index;
         node.depth = parent.depth + 1;
@@ -290,8 +290,8 @@
         var ln = i + 1;
         if (BLANK_RE.test(s)) {
           if (block && block.node) {
-            addDescEntry(block.node, '');
-            block.node._descLines.push(ln);
+            addDescEntry(auxes[block.node.index], '');
+            auxes[block.node.index].descLines.push(ln);
             block.lines.push(ln);
           } else if (block) {
             block.lines.push(ln);
@@ -303,8 +303,8 @@
           else {
             block.lines.push(ln);
             if (block.node) {
-              addDescEntry(block.node, s.trim());
-              block.node._descLines.push(ln);
+              addDescEntry(auxes[block.node.index], s.trim());
+              auxes[block.node.index].descLines.push(ln);
             }
           }
           continue;
@@ -314,7 +314,7 @@
           var target = byId[h[1]] || null;
           block = { line: ln, id: h[1], node: target, lines: [ln] };
           descBlocks.push(block);
-          if (target) target._descLines.push(ln);
+          if (target) auxes[target.index].descLines.push(ln);
           else warnings.push({ type: 'unknownDesc', line: ln, id: h[1] });
           continue;
         }
@@ -327,18 +327,16 @@
     // Assemble descriptions and subtree extents (reverse document order: children first).
     for (i = all.length - 1; i >= 0; i--) {
       var nd = all[i];
-      var list = nd._desc;
+      var aux = auxes[i];
+      var list = aux.desc;
       while (list.length && list[list.length - 1] === '') list.pop();
       nd.desc = list.length ? list.join('\n') : null;
-      nd.descLines = nd._descLines.length ? nd._descLines : null;
-      var end = nd.lastLine > nd._shortEnd ? nd.lastLine : nd._shortEnd;
+      nd.descLines = aux.descLines.length ? aux.descLines : null;
+      var end = nd.lastLine > aux.shortEnd ? nd.lastLine : aux.shortEnd;
       if (end > nd.lastTreeLine) nd.lastTreeLine = end;
       if (nd.parent >= 0 && all[nd.parent].lastTreeLine < nd.lastTreeLine) {
         all[nd.parent].lastTreeLine = nd.lastTreeLine;
       }
-      delete nd._desc;
-      delete nd._descLines;
-      delete nd._shortEnd;
     }
     for (i = 0; i < descBlocks.length; i++) {
       descBlocks[i].node = descBlocks[i].node ? descBlocks[i].node.index : -1;

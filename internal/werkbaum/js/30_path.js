@@ -312,48 +312,49 @@
     var stamp = 0;
     var choiceIdx = new Array(G.length);
     var activeStamp = new Int32Array(G.length);
-    var total = baseCost;
-    for (var ci = 0; ci < compOrder.length; ci++) {
-      var comp = compGroups[compOrder[ci]];
+
+    // termCost: the margin term of node x under the current stamp.
+    function termCost(x) {
+      if (!base[x] && mark[x] !== stamp) return 0;
+      var cc = P.own[x];
+      var ks = P.pc[x];
+      for (var q = 0; q < ks.length; q++) {
+        if (base[ks[q]] || mark[ks[q]] === stamp) cc -= P.own[ks[q]];
+      }
+      return cc > 0 ? cc : 0;
+    }
+
+    // enumerate: the reference order restricted to one component (any activation pattern).
+    function enumerate(comp) {
       var cg = comp.groups;
       var idx = [];
-      for (i = 0; i < cg.length; i++) idx.push(0);
+      for (var a = 0; a < cg.length; a++) idx.push(0);
       var bestIdx = null;
       var bestCost = Infinity;
       for (;;) {
         stamp++;
-        for (i = 0; i < cg.length; i++) choiceIdx[cg[i]] = idx[i];
+        for (a = 0; a < cg.length; a++) choiceIdx[cg[a]] = idx[a];
         var stack = [];
-        for (i = 0; i < cg.length; i++) {
-          if (isBaseActive[cg[i]]) {
-            activeStamp[cg[i]] = stamp;
-            stack.push(cg[i]);
+        for (a = 0; a < cg.length; a++) {
+          if (isBaseActive[cg[a]]) {
+            activeStamp[cg[a]] = stamp;
+            stack.push(cg[a]);
           }
         }
         while (stack.length) {
           var h = stack.pop();
           var rr = reach[h][choiceIdx[h]];
-          for (k = 0; k < rr.length; k++) mark[rr[k]] = stamp;
+          for (var q = 0; q < rr.length; q++) mark[rr[q]] = stamp;
           var aa = acts[h][choiceIdx[h]];
-          for (k = 0; k < aa.length; k++) {
-            if (activeStamp[aa[k]] !== stamp) {
-              activeStamp[aa[k]] = stamp;
-              stack.push(aa[k]);
+          for (q = 0; q < aa.length; q++) {
+            if (activeStamp[aa[q]] !== stamp) {
+              activeStamp[aa[q]] = stamp;
+              stack.push(aa[q]);
             }
           }
         }
         var cost = 0;
-        var nodes = comp.nodes;
-        for (k = 0; k < nodes.length; k++) {
-          x = nodes[k];
-          if (!base[x] && mark[x] !== stamp) continue;
-          var cc = P.own[x];
-          kids = P.pc[x];
-          for (j = 0; j < kids.length; j++) {
-            if (base[kids[j]] || mark[kids[j]] === stamp) cc -= P.own[kids[j]];
-          }
-          if (cc > 0) cost += cc;
-        }
+        for (q = 0; q < comp.nodes.length; q++) cost += termCost(comp.nodes[q]);
         if (cost < bestCost) {
           bestCost = cost;
           bestIdx = idx.slice();
@@ -362,8 +363,127 @@
         while (p >= 0 && ++idx[p] === G[cg[p]].pool.length) idx[p--] = 0;
         if (p < 0) break;
       }
-      for (i = 0; i < cg.length; i++) choiceIdx[cg[i]] = bestIdx[i];
-      total += bestCost;
+      return { idx: bestIdx, cost: bestCost };
+    }
+
+    // dynamic: for a component in which every group is either active in every assignment
+    // (its parent is in R0) or activated only by groups that come earlier in the reference
+    // order (e.g. a group nested in an option of an earlier group). Each term is charged to the last group (in reference order) that
+    // can change it; after choosing groups 0…p−1 the rest depends only on which of the nodes
+    // still used by later terms are marked ("state"). Memoising best(p, state) and taking at
+    // each level the first option that reaches the minimum yields the reference's
+    // lexicographically first optimum.
+    function dynamic(comp) {
+      var cg = comp.groups;
+      var k = cg.length;
+      var posOf = Object.create(null);
+      for (var a = 0; a < k; a++) posOf[cg[a]] = a;
+      var termsAt = [];
+      for (a = 0; a < k; a++) termsAt.push([]);
+      var minPos = Object.create(null);
+      var maxUse = Object.create(null);
+      var q, x, y, cs;
+      for (q = 0; q < comp.nodes.length; q++) {
+        x = comp.nodes[q];
+        var members = [x].concat(P.pc[x]);
+        var last = -1;
+        for (var b = 0; b < members.length; b++) {
+          cs = comps[members[b]];
+          if (!cs) continue;
+          for (var c = 0; c < cs.length; c++) if (posOf[cs[c]] > last) last = posOf[cs[c]];
+        }
+        termsAt[last].push(x);
+        for (b = 0; b < members.length; b++) {
+          y = members[b];
+          cs = comps[y];
+          if (!cs) continue;
+          if (maxUse[y] === undefined || maxUse[y] < last) maxUse[y] = last;
+          if (minPos[y] === undefined) {
+            var mp = k;
+            for (c = 0; c < cs.length; c++) if (posOf[cs[c]] < mp) mp = posOf[cs[c]];
+            minPos[y] = mp;
+          }
+        }
+      }
+      // keys[p] = nodes whose marks (made by groups before p) later terms still read.
+      // A group that is not always active reads its parent's mark at its own level.
+      for (a = 0; a < k; a++) {
+        if (isBaseActive[cg[a]]) continue;
+        y = G[cg[a]].parent;
+        if (!comps[y]) continue; // never reachable: the group is never active
+        if (maxUse[y] === undefined || maxUse[y] < a) maxUse[y] = a;
+        if (minPos[y] === undefined) {
+          cs = comps[y];
+          var mp2 = k;
+          for (c = 0; c < cs.length; c++) if (posOf[cs[c]] < mp2) mp2 = posOf[cs[c]];
+          minPos[y] = mp2;
+        }
+      }
+      var keys = [];
+      for (a = 0; a <= k; a++) keys.push([]);
+      for (var key in maxUse) {
+        y = +key;
+        for (a = minPos[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
+      }
+      for (a = 0; a <= k; a++) keys[a].sort(function (u, v) { return u - v; });
+      var memo = Object.create(null);
+      function solve(p, marked) {
+        var id = p + '|' + marked.join(',');
+        var hit = memo[id];
+        if (hit) return hit;
+        var g = cg[p];
+        var best = null;
+        for (var o = 0; o < G[g].pool.length; o++) {
+          stamp++;
+          for (var t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
+          if (isBaseActive[g] || mark[G[g].parent] === stamp) {
+            var rr = reach[g][o];
+            for (t = 0; t < rr.length; t++) mark[rr[t]] = stamp;
+          }
+          var cost = 0;
+          var terms = termsAt[p];
+          for (t = 0; t < terms.length; t++) cost += termCost(terms[t]);
+          var next = [];
+          var kn = keys[p + 1];
+          for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) next.push(kn[t]);
+          if (p + 1 < k) cost += solve(p + 1, next).cost;
+          if (best === null || cost < best.cost) best = { cost: cost, opt: o, next: next };
+        }
+        memo[id] = best;
+        return best;
+      }
+      var res = solve(0, []);
+      var idx = [];
+      var state = [];
+      for (a = 0; a < k; a++) {
+        var step = solve(a, state);
+        idx.push(step.opt);
+        state = step.next;
+      }
+      return { idx: idx, cost: res.cost };
+    }
+
+    // activatedInOrder: every activation inside the component goes from an earlier group
+    // to a later one (so a group's activity is known when the search reaches it).
+    function activatedInOrder(comp) {
+      for (var a = 0; a < comp.groups.length; a++) {
+        var g = comp.groups[a];
+        for (var o = 0; o < acts[g].length; o++) {
+          for (var q = 0; q < acts[g][o].length; q++) {
+            var h = acts[g][o][q];
+            if (!isBaseActive[h] && h <= g) return false;
+          }
+        }
+      }
+      return true;
+    }
+
+    var total = baseCost;
+    for (var ci = 0; ci < compOrder.length; ci++) {
+      var comp = compGroups[compOrder[ci]];
+      var best = comp.groups.length > 1 && activatedInOrder(comp) ? dynamic(comp) : enumerate(comp);
+      for (i = 0; i < comp.groups.length; i++) choiceIdx[comp.groups[i]] = best.idx[i];
+      total += best.cost;
     }
     var choice = [];
     for (i = 0; i < G.length; i++) choice.push(G[i].pool[choiceIdx[i]]);
