@@ -577,3 +577,36 @@ path = "` + small + `"
 		talkAt(t, d, "", args...).want(t, 2, "talk "+strings.Join(args, " "))
 	}
 }
+
+// TestCLIMCPBridge: `talk mcp` reaches the daemon named by --url (given after the command)
+// and answers MCP on stdout, one message per line.
+func TestCLIMCPBridge(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli-test","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"speak","arguments":{"text":"via the bridge"}}}
+`
+	r := talkRun(t, nil, in, "mcp", "--url", d.URL)
+	r.want(t, 0, "talk mcp")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("talk mcp wrote %d lines, want 2 answers:\n%s\nstderr: %s", len(lines), r.stdout, r.stderr)
+	}
+	var init, call struct {
+		ID     int `json:"id"`
+		Result struct {
+			ServerInfo struct{ Name string }   `json:"serverInfo"`
+			Content    []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &init); err != nil || init.ID != 1 || init.Result.ServerInfo.Name != "talkd" {
+		t.Fatalf("initialize answer %s (%v)", lines[0], err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &call); err != nil || call.ID != 2 || len(call.Result.Content) == 0 || !strings.HasPrefix(call.Result.Content[0].Text, "queued: ") {
+		t.Fatalf("speak answer %s (%v)", lines[1], err)
+	}
+	if rec := d.waitSpoken(t, 1)[0]; rec.Text != "via the bridge" || rec.Agent != "cli-test" {
+		t.Fatalf("spoken through the bridge: %+v", rec)
+	}
+}
