@@ -46,6 +46,9 @@ type Options struct {
 	// plan's lane (so mirror commits stay in write order). Its answer is reported in the
 	// write's result as "mirror"; it must never undo the write.
 	AfterWrite func(ctx context.Context, ev WriteEvent) string
+	// MirrorState, if set, reports a plan's git mirror (last commit and its state) for
+	// plans_list and /status; nil answers are left out.
+	MirrorState func(key string) any
 }
 
 // WriteEvent describes an applied write for AfterWrite (git mirror, announcements).
@@ -70,6 +73,7 @@ type Service struct {
 	now    func() time.Time
 	limit  int
 	after  func(ctx context.Context, ev WriteEvent) string
+	mirror func(key string) any
 	plans  map[string]config.Plan
 	keys   []string
 }
@@ -84,7 +88,7 @@ var (
 func New(opts Options) (*Service, error) {
 	s := &Service{
 		engine: opts.Engine, db: opts.DB, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
-		limit: opts.JournalLimit, after: opts.AfterWrite, plans: make(map[string]config.Plan),
+		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState, plans: make(map[string]config.Plan),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -229,12 +233,17 @@ type Summary struct {
 	Warnings int    `json:"warnings"`
 	Lang     string `json:"lang"`
 	Error    string `json:"error,omitempty"`
+	// Mirror is the plan's git mirror state (MirrorState), absent when not mirrored.
+	Mirror any `json:"mirror,omitempty"`
 }
 
 // Summarize counts a plan's nodes and warnings.
 func (s *Service) Summarize(ctx context.Context, key string) Summary {
 	p := s.plans[key]
 	sum := Summary{Key: key, Lang: p.Lang}
+	if s.mirror != nil {
+		sum.Mirror = s.mirror(key)
+	}
 	snap, err := s.Read(ctx, key)
 	if err != nil {
 		sum.Error = err.Error()
