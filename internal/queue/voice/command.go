@@ -1,0 +1,98 @@
+package voice
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"talkd/internal/config"
+)
+
+// command is a [[voice.commands]] engine: an argv template run without a shell.
+//
+// Placeholders, substituted inside each argv element in one pass (so a text containing
+// "{out}" stays literal): {text} the cleaned text, {lang} de or en, {voice}
+// voice.voices[lang] or else the language code, {out} the path of the audio file to
+// write (required: the engine must write its audio there). With stdin = true the text is
+// also sent on standard input.
+type command struct {
+	name    string
+	argv    []string
+	stdin   bool
+	timeout time.Duration
+}
+
+// newCommand checks a configured entry and resolves its binary; a missing binary is an
+// error because the entry was configured explicitly.
+func newCommand(c config.Command, timeout time.Duration, p platform) (*command, error) {
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		return nil, fmt.Errorf("voice command %q: argv is empty", c.Name)
+	}
+	if !slices.ContainsFunc(c.Argv[1:], func(a string) bool { return strings.Contains(a, "{out}") }) {
+		return nil, fmt.Errorf("voice command %q: argv has no {out} placeholder for the audio file", c.Name)
+	}
+	bin, err := p.lookPath(c.Argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("voice command %q: engine %q not found: %w", c.Name, c.Argv[0], err)
+	}
+	argv := append([]string{bin}, c.Argv[1:]...)
+	return &command{name: c.Name, argv: argv, stdin: c.Stdin, timeout: timeout}, nil
+}
+
+// expandArgv substitutes the placeholders in each element of tmpl. A text that would
+// start an element with "-" gets a leading space, so that no engine can mistake spoken
+// words for an option; engines ignore the space.
+func expandArgv(tmpl []string, r synthRequest) []string {
+	text := r.Text
+	if strings.HasPrefix(text, "-") {
+		text = " " + text
+	}
+	v := r.Voice
+	if v == "" {
+		v = r.Lang
+	}
+	rep := strings.NewReplacer("{text}", text, "{lang}", r.Lang, "{voice}", v, "{out}", r.Out)
+	out := make([]string, len(tmpl))
+	for i, a := range tmpl {
+		out[i] = rep.Replace(a)
+	}
+	return out
+}
+
+func (c *command) synth(ctx context.Context, r synthRequest) error {
+	spec := procSpec{argv: expandArgv(c.argv, r), timeout: c.timeout}
+	if c.stdin {
+		spec.stdin = strings.NewReader(r.Text)
+	}
+	if _, err := runProc(ctx, spec); err != nil {
+		return fmt.Errorf("voice command %q: %w", c.name, err)
+	}
+	return checkAudioFile(r.Out, c.name)
+}
+
+// checkAudioFile accepts any non-empty file (a command may write MP3 or OGG) but holds a
+// file that claims to be WAV to the WAV check.
+func checkAudioFile(path, name string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("voice command %q wrote no output file: %w", name, err)
+	}
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if n == 0 {
+		return fmt.Errorf("voice command %q wrote an empty output", name)
+	}
+	if string(head[:n]) == "RIFF" {
+		if err := checkWAVFile(path); err != nil {
+			return fmt.Errorf("voice command %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (c *command) voices(context.Context) ([]VoiceInfo, error) { return nil, ErrNoVoiceList }

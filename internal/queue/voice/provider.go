@@ -1,0 +1,100 @@
+package voice
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// synthRequest is one synthesis job for an engine: cleaned text in, audio file out.
+type synthRequest struct {
+	Text  string
+	Lang  string // de or en
+	Voice string // engine voice from voice.voices[lang]; "" = engine's choice for Lang
+	Speed int    // words per minute; 0 = engine default
+	Out   string // path of the WAV to write (does not exist yet)
+}
+
+// provider is one speech engine.
+type provider interface {
+	// synth writes the audio of r.Text to r.Out, or fails. It must return promptly when
+	// ctx ends, killing what it started.
+	synth(ctx context.Context, r synthRequest) error
+	// voices lists what the engine can speak with, where it can tell.
+	voices(ctx context.Context) ([]VoiceInfo, error)
+}
+
+// VoiceInfo is one voice an engine offers; ID is the value to put into voice.voices.
+type VoiceInfo struct {
+	ID     string `json:"id"`
+	Name   string `json:"name,omitempty"`
+	Lang   string `json:"lang,omitempty"`
+	Gender string `json:"gender,omitempty"`
+}
+
+// ErrNoVoiceList is returned by Voices when the engine cannot list its voices.
+var ErrNoVoiceList = errors.New("this provider cannot list its voices")
+
+// lookPathFunc finds an executable; injected so tests can pretend a binary is missing.
+type lookPathFunc func(string) (string, error)
+
+// platform is what provider and sink selection depend on: the OS and the PATH.
+type platform struct {
+	goos     string
+	lookPath lookPathFunc
+}
+
+// firstFound returns the path of the first name found on the PATH.
+func (p platform) firstFound(names ...string) (string, bool) {
+	for _, n := range names {
+		if path, err := p.lookPath(n); err == nil {
+			return path, true
+		}
+	}
+	return "", false
+}
+
+// noEngine is the provider when auto finds nothing: every utterance fails with a clear
+// message (recorded by the queue) instead of the daemon refusing to start.
+type noEngine struct{ why string }
+
+func (n noEngine) synth(context.Context, synthRequest) error { return errors.New(n.why) }
+func (n noEngine) voices(context.Context) ([]VoiceInfo, error) {
+	return nil, errors.New(n.why)
+}
+
+// voiceCache remembers an engine's voice list so that the voice for a language is
+// looked up once, not per utterance.
+type voiceCache struct {
+	mu     sync.Mutex
+	list   []VoiceInfo
+	err    error
+	loaded bool
+}
+
+// forLang returns the first voice whose language starts with lang ("de" matches
+// "de_DE" and "de-CH"), or "" when none is known.
+func (c *voiceCache) forLang(ctx context.Context, lang string, load func(context.Context) ([]VoiceInfo, error)) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		c.list, c.err = load(lctx)
+		cancel()
+		// A failed listing is retried next time unless ctx itself was cancelled.
+		c.loaded = c.err == nil
+	}
+	for _, v := range c.list {
+		l := strings.ToLower(v.Lang)
+		if l == lang || strings.HasPrefix(l, lang+"_") || strings.HasPrefix(l, lang+"-") {
+			return v.ID
+		}
+	}
+	return ""
+}
+
+// isNotFound reports whether err means the binary does not exist.
+func isNotFound(err error) bool { return errors.Is(err, exec.ErrNotFound) }

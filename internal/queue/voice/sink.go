@@ -1,0 +1,174 @@
+package voice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"talkd/internal/queue"
+)
+
+// sink plays or keeps synthesized audio.
+type sink interface {
+	play(ctx context.Context, u queue.Utterance, a *audio) error
+}
+
+// nullSink discards audio: for headless machines and tests that only watch the fake log.
+type nullSink struct{}
+
+func (nullSink) play(context.Context, queue.Utterance, *audio) error { return nil }
+
+// dirSink keeps one file per utterance, named <sequence>-<id>.<ext> so that a directory
+// listing shows the speaking order. The sequence continues after the highest number
+// already in the directory, so restarts do not overwrite earlier recordings.
+type dirSink struct {
+	dir string
+	mu  sync.Mutex
+	seq int
+}
+
+var reSeqName = regexp.MustCompile(`^(\d{6,})-`)
+
+func newDirSink(dir string) (*dirSink, error) {
+	if dir == "" {
+		return nil, errors.New(`sink "dir:" needs a path, as in dir:/tmp/talkd-wavs`)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sink dir: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sink dir: %w", err)
+	}
+	s := &dirSink{dir: dir}
+	for _, e := range entries {
+		if m := reSeqName.FindStringSubmatch(e.Name()); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n > s.seq {
+				s.seq = n
+			}
+		}
+	}
+	return s, nil
+}
+
+// play moves the audio into the directory under a temporary name and renames it, so a
+// file with its final name is always complete.
+func (s *dirSink) play(ctx context.Context, u queue.Utterance, a *audio) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.seq++
+	name := fmt.Sprintf("%06d-%s%s", s.seq, safeName(u.ID), audioExt(a.path))
+	s.mu.Unlock()
+	final := filepath.Join(s.dir, name)
+	part := filepath.Join(s.dir, "."+name+".part")
+	if err := os.Rename(a.path, part); err != nil {
+		if err := copyFile(a.path, part); err != nil {
+			os.Remove(part)
+			return fmt.Errorf("sink dir: %w", err)
+		}
+	}
+	if err := os.Rename(part, final); err != nil {
+		os.Remove(part)
+		return fmt.Errorf("sink dir: %w", err)
+	}
+	return nil
+}
+
+// safeName keeps letters, digits, '-' and '_' of an utterance id for use in a file name.
+func safeName(id string) string {
+	s := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return -1
+	}, id)
+	if s == "" {
+		return "utterance"
+	}
+	return s[:min(len(s), 64)]
+}
+
+// audioExt names a file by its content, since a command engine may write MP3 or OGG.
+func audioExt(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ".wav"
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	h := string(head[:n])
+	switch {
+	case h == "OggS":
+		return ".ogg"
+	case h == "fLaC":
+		return ".flac"
+	case h == "FORM":
+		return ".aiff"
+	case strings.HasPrefix(h, "ID3") || n >= 2 && head[0] == 0xFF && head[1]&0xE0 == 0xE0:
+		return ".mp3"
+	}
+	return ".wav"
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// playerSink plays through an audio player found on the PATH (pw-play, paplay, …).
+type playerSink struct {
+	argv    []string // player and its options; the file path is appended
+	env     string   // when set, the path goes into this environment variable instead
+	timeout time.Duration
+}
+
+// play runs the player; its timeout stretches to fit long utterances.
+func (p *playerSink) play(ctx context.Context, _ queue.Utterance, a *audio) error {
+	timeout := p.timeout
+	if w, err := InspectWAV(a.path); err == nil {
+		timeout = max(timeout, w.Duration*3/2+2*time.Second)
+	}
+	spec := procSpec{argv: append(append([]string{}, p.argv...), a.path), timeout: timeout}
+	if p.env != "" {
+		spec.argv, spec.env = p.argv, []string{p.env + "=" + a.path}
+	}
+	_, err := runProc(ctx, spec)
+	return err
+}
+
+// defaultPlayers is the search order of the auto sink per platform. Each entry is a
+// player with its options; the file path is appended.
+func defaultPlayers(goos string) []string {
+	list := []string{"pw-play", "paplay", "aplay -q", "afplay", "ffplay -nodisp -autoexit -loglevel error"}
+	if goos == "darwin" {
+		list = []string{"afplay", "ffplay -nodisp -autoexit -loglevel error"}
+	}
+	return list
+}
+
+// windowsPlayerScript plays a WAV with .NET's SoundPlayer; the path arrives in an
+// environment variable, never inside the script.
+const windowsPlayerScript = `(New-Object System.Media.SoundPlayer $env:TALKD_WAV).PlaySync()`

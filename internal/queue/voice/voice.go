@@ -1,0 +1,396 @@
+package voice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"talkd/internal/config"
+	"talkd/internal/queue"
+)
+
+// Built-in provider names besides the [[voice.commands]] entries.
+const (
+	ProviderAuto   = "auto"
+	ProviderEspeak = "espeak"
+	ProviderSay    = "say"
+	ProviderSAPI   = "sapi"
+	ProviderFake   = "fake"
+	// ProviderNone is reported when auto found no engine; every utterance then fails
+	// with a message saying what to install.
+	ProviderNone = "none"
+)
+
+// Info says which engine and sink are in use and why; GET /status shows it.
+type Info struct {
+	Provider       string `json:"provider"`
+	ProviderReason string `json:"provider_reason"`
+	Sink           string `json:"sink"`
+	SinkReason     string `json:"sink_reason"`
+	// Providers are the names a request's "provider" field may use here.
+	Providers []string `json:"providers"`
+}
+
+// Voice is the speech engine and audio sink of one daemon; it implements queue.Speaker.
+type Voice struct {
+	log          *slog.Logger
+	timeout      time.Duration
+	speed        int
+	lang         string
+	voiceFor     map[string]string
+	cleanup      CleanupOptions
+	fakeLog      string
+	fakeDuration time.Duration
+	now          func() time.Time
+
+	defName   string
+	providers map[string]provider
+	info      Info
+	sink      sink
+
+	tmpDir string
+	seq    atomic.Uint64
+
+	notifier []string // argv prefix; nil = log only
+	notifyWG sync.WaitGroup
+	notifyMu sync.Mutex // guards closed against a Notify racing Close
+	closed   bool
+	sem      chan struct{}
+}
+
+var _ queue.Speaker = (*Voice)(nil)
+
+// reservedNames cannot name a [[voice.commands]] entry.
+var reservedNames = []string{ProviderAuto, ProviderEspeak, ProviderSay, ProviderSAPI, ProviderFake, ProviderNone}
+
+// New builds the voice from the validated configuration. An engine or sink that is named
+// explicitly but cannot work here (binary missing, wrong platform) is an error, so a
+// daemon never starts mute by surprise; "auto" falls back with a log line instead.
+func New(cfg config.Voice, stateDir string, log *slog.Logger) (*Voice, error) {
+	return newVoice(cfg, stateDir, log, platform{goos: runtime.GOOS, lookPath: exec.LookPath})
+}
+
+func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (*Voice, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	v := &Voice{
+		log:          log,
+		timeout:      cfg.Timeout.Duration,
+		speed:        cfg.Speed,
+		lang:         cfg.Lang,
+		voiceFor:     cfg.Voices,
+		cleanup:      CleanupOptions{URLs: cfg.Cleanup.URLsOn(), Markdown: cfg.Cleanup.MarkdownOn(), MaxChars: cfg.Cleanup.Limit()},
+		fakeLog:      cfg.FakeLogPath(stateDir),
+		fakeDuration: cfg.FakeDuration.Duration,
+		now:          time.Now,
+		providers:    map[string]provider{},
+		sem:          make(chan struct{}, 4),
+	}
+	if v.timeout <= 0 {
+		v.timeout = config.DefaultVoiceTimeout
+	}
+	if v.fakeDuration <= 0 {
+		v.fakeDuration = config.DefaultFakeDuration
+	}
+	if v.lang == "" {
+		v.lang = config.DefaultLang
+	}
+	if err := v.setupProviders(cfg, p); err != nil {
+		return nil, err
+	}
+	if err := v.setupSink(cfg, p); err != nil {
+		return nil, err
+	}
+	v.setupNotifier(p)
+	dir, err := os.MkdirTemp("", "talkd-voice-")
+	if err != nil {
+		return nil, fmt.Errorf("voice: temporary directory: %w", err)
+	}
+	v.tmpDir = dir
+	v.log.Info("voice ready", "provider", v.info.Provider, "why", v.info.ProviderReason, "sink", v.info.Sink, "sink_why", v.info.SinkReason)
+	return v, nil
+}
+
+// builtin resolves a built-in engine on this platform, or says why it is unavailable.
+func (v *Voice) builtin(name string, p platform) (provider, error) {
+	switch name {
+	case ProviderFake:
+		return fake{}, nil
+	case ProviderEspeak:
+		if bin, ok := p.firstFound("espeak-ng", "espeak"); ok {
+			return &espeak{bin: bin, timeout: v.timeout}, nil
+		}
+		return nil, errors.New("neither espeak-ng nor espeak is installed (Debian/Ubuntu: apt-get install espeak-ng)")
+	case ProviderSay:
+		if p.goos != "darwin" {
+			return nil, errors.New("say exists on macOS only")
+		}
+		if bin, ok := p.firstFound("say"); ok {
+			return &say{bin: bin, timeout: v.timeout}, nil
+		}
+		return nil, errors.New("say was not found on the PATH")
+	case ProviderSAPI:
+		if p.goos != "windows" {
+			return nil, errors.New("sapi exists on Windows only")
+		}
+		if bin, ok := p.firstFound("powershell.exe", "powershell", "pwsh.exe"); ok {
+			return &sapi{bin: bin, timeout: v.timeout}, nil
+		}
+		return nil, errors.New("powershell was not found on the PATH")
+	}
+	return nil, fmt.Errorf("%q is not a built-in provider", name)
+}
+
+// autoOrder is the engine preference of auto per platform.
+func autoOrder(goos string) []string {
+	switch goos {
+	case "darwin":
+		return []string{ProviderSay, ProviderEspeak}
+	case "windows":
+		return []string{ProviderSAPI, ProviderEspeak}
+	}
+	return []string{ProviderEspeak}
+}
+
+func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
+	for _, c := range cfg.Commands {
+		if slices.Contains(reservedNames, c.Name) {
+			return fmt.Errorf("voice command %q: the name is taken by a built-in provider", c.Name)
+		}
+		if _, dup := v.providers[c.Name]; dup {
+			return fmt.Errorf("voice command %q: defined twice", c.Name)
+		}
+		cmd, err := newCommand(c, v.timeout, p)
+		if err != nil {
+			return err
+		}
+		v.providers[c.Name] = cmd
+	}
+	// Built-in engines found here may be chosen per request even when not the default.
+	for _, name := range []string{ProviderEspeak, ProviderSay, ProviderSAPI} {
+		if e, err := v.builtin(name, p); err == nil {
+			v.providers[name] = e
+		}
+	}
+
+	name := cfg.Provider
+	if name == "" {
+		name = ProviderAuto
+	}
+	switch {
+	case name == ProviderAuto:
+		var tried []string
+		for _, n := range autoOrder(p.goos) {
+			if e, ok := v.providers[n]; ok && e != nil {
+				v.defName = n
+				v.info.ProviderReason = fmt.Sprintf("auto: %s is the first engine found for %s", n, p.goos)
+				break
+			}
+			tried = append(tried, n)
+		}
+		if v.defName == "" {
+			v.defName = ProviderNone
+			why := fmt.Sprintf("auto: no speech engine found for %s (tried %s); install espeak-ng or set voice.provider", p.goos, strings.Join(tried, ", "))
+			v.providers[ProviderNone] = noEngine{why: why}
+			v.info.ProviderReason = why
+			v.log.Warn("no speech engine found; announcements will fail until one is installed", "tried", tried)
+		}
+	case name == ProviderFake:
+		v.providers[ProviderFake] = fake{}
+		v.defName, v.info.ProviderReason = ProviderFake, "configured: fake (tests; no audio engine)"
+	case name == ProviderEspeak || name == ProviderSay || name == ProviderSAPI:
+		if _, ok := v.providers[name]; !ok {
+			_, err := v.builtin(name, p)
+			return fmt.Errorf("voice provider %q: %w", name, err)
+		}
+		v.defName, v.info.ProviderReason = name, "configured: "+name
+	default:
+		if _, ok := v.providers[name]; !ok {
+			return fmt.Errorf("voice provider %q is not auto, espeak, say, sapi, fake or a [[voice.commands]] name", name)
+		}
+		v.defName, v.info.ProviderReason = name, "configured: [[voice.commands]] "+name
+	}
+	v.info.Provider = v.defName
+	for n := range v.providers {
+		if n != ProviderNone {
+			v.info.Providers = append(v.info.Providers, n)
+		}
+	}
+	slices.Sort(v.info.Providers)
+	return nil
+}
+
+func (v *Voice) setupSink(cfg config.Voice, p platform) error {
+	s := cfg.Sink
+	switch {
+	case s == "null":
+		v.sink, v.info.Sink, v.info.SinkReason = nullSink{}, "null", "configured: null (audio discarded)"
+	case strings.HasPrefix(s, "dir:"):
+		dir := strings.TrimSpace(strings.TrimPrefix(s, "dir:"))
+		ds, err := newDirSink(dir)
+		if err != nil {
+			return err
+		}
+		v.sink, v.info.Sink, v.info.SinkReason = ds, "dir:"+dir, "configured: one file per utterance"
+	case s == "" || s == "auto":
+		players := cfg.Players
+		if len(players) == 0 {
+			players = defaultPlayers(p.goos)
+		}
+		for _, entry := range players {
+			if argv, ok := resolvePlayer(entry, p); ok {
+				v.sink = &playerSink{argv: argv, timeout: v.timeout}
+				v.info.Sink = filepath.Base(argv[0])
+				v.info.SinkReason = "auto: first player found: " + argv[0]
+				return nil
+			}
+		}
+		if p.goos == "windows" {
+			if bin, ok := p.firstFound("powershell.exe", "powershell"); ok {
+				v.sink = &playerSink{argv: []string{bin, "-NoProfile", "-NonInteractive", "-Command", windowsPlayerScript}, env: "TALKD_WAV", timeout: v.timeout}
+				v.info.Sink, v.info.SinkReason = "soundplayer", "auto: Windows SoundPlayer through powershell"
+				return nil
+			}
+		}
+		v.sink, v.info.Sink = nullSink{}, "null"
+		v.info.SinkReason = fmt.Sprintf("auto: no audio player found (tried %s); audio is discarded", strings.Join(players, ", "))
+		v.log.Warn("no audio player found; speech is synthesized but not played", "tried", players)
+	default:
+		return fmt.Errorf("voice sink %q is not auto, null or dir:<path>", s)
+	}
+	return nil
+}
+
+// resolvePlayer turns a players entry into argv: the whole entry when it names a program
+// (a path may contain spaces), else its first word as the program and the rest as options.
+func resolvePlayer(entry string, p platform) ([]string, bool) {
+	if path, err := p.lookPath(entry); err == nil {
+		return []string{path}, true
+	}
+	f := strings.Fields(entry)
+	if len(f) == 0 {
+		return nil, false
+	}
+	path, err := p.lookPath(f[0])
+	if err != nil {
+		return nil, false
+	}
+	return append([]string{path}, f[1:]...), true
+}
+
+// audio is a synthesized utterance: a file in the voice's temporary directory.
+type audio struct {
+	path     string
+	provider string
+	spoken   string
+	lang     string
+	fake     bool
+	once     sync.Once
+}
+
+// Close removes the audio file unless a dir: sink has already taken it.
+func (a *audio) Close() error {
+	var err error
+	a.once.Do(func() {
+		if rerr := os.Remove(a.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = fmt.Errorf("voice: remove audio: %w", rerr)
+		}
+	})
+	return err
+}
+
+// Prepare cleans the text and synthesizes it with the utterance's provider (the default
+// when unset). It may run while the previous utterance plays.
+func (v *Voice) Prepare(ctx context.Context, u queue.Utterance) (queue.Audio, error) {
+	name := u.Provider
+	if name == "" {
+		name = v.defName
+	}
+	e, ok := v.providers[name]
+	if !ok {
+		return nil, fmt.Errorf("voice: provider %q is not available here (have %s)", name, strings.Join(v.info.Providers, ", "))
+	}
+	lang := u.Lang
+	if lang == "" {
+		lang = v.lang
+	}
+	spoken := Clean(u.Text, v.cleanup)
+	if spoken == "" {
+		spoken = strings.TrimSpace(u.Text)
+	}
+	a := &audio{
+		path:     filepath.Join(v.tmpDir, fmt.Sprintf("%06d-%s.wav", v.seq.Add(1), safeName(u.ID))),
+		provider: name,
+		spoken:   spoken,
+		lang:     lang,
+		fake:     name == ProviderFake,
+	}
+	r := synthRequest{Text: spoken, Lang: lang, Voice: v.voiceFor[lang], Speed: v.speed, Out: a.path}
+	if err := e.synth(ctx, r); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("voice: %s: %w", name, err)
+	}
+	return a, nil
+}
+
+// Play sends prepared audio to the sink. The queue never calls it concurrently; it returns
+// promptly when ctx ends, killing the player.
+func (v *Voice) Play(ctx context.Context, u queue.Utterance, qa queue.Audio) error {
+	a, ok := qa.(*audio)
+	if !ok {
+		return fmt.Errorf("voice: cannot play audio of type %T", qa)
+	}
+	if a.fake {
+		return v.playFake(ctx, u, a)
+	}
+	if err := v.sink.play(ctx, u, a); err != nil {
+		return fmt.Errorf("voice: play: %w", err)
+	}
+	return nil
+}
+
+// Info reports the engine and sink in use and why they were chosen.
+func (v *Voice) Info() Info {
+	i := v.info
+	i.Providers = slices.Clone(v.info.Providers)
+	return i
+}
+
+// Has reports whether a request may name provider here.
+func (v *Voice) Has(provider string) bool {
+	return slices.Contains(v.info.Providers, provider)
+}
+
+// Voices lists the voices of the default engine, where the engine can tell; command
+// engines cannot (ErrNoVoiceList).
+func (v *Voice) Voices(ctx context.Context) ([]VoiceInfo, error) {
+	list, err := v.providers[v.defName].voices(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("voice: %s: %w", v.defName, err)
+	}
+	return list, nil
+}
+
+// Close waits (bounded by the notification timeout) for desktop notifications in flight
+// and removes the temporary directory.
+func (v *Voice) Close() error {
+	v.notifyMu.Lock()
+	v.closed = true
+	v.notifyMu.Unlock()
+	v.notifyWG.Wait()
+	if err := os.RemoveAll(v.tmpDir); err != nil {
+		return fmt.Errorf("voice: %w", err)
+	}
+	return nil
+}
