@@ -70,8 +70,6 @@ type command struct {
 	detail  string
 	// data marks commands that print data and therefore take --json.
 	data bool
-	// interspersed lets flags follow positional arguments (not for say, whose text is free).
-	interspersed bool
 	// passthrough hands every argument except the common flags to the command (talk mcp,
 	// whose flags belong to the bridge).
 	passthrough bool
@@ -103,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 	top := flag.NewFlagSet("talk", flag.ContinueOnError)
 	top.SetOutput(io.Discard)
-	a.commonFlags(top, true)
+	a.commonFlags(top, command{data: true})
 	showVersion := top.Bool("version", false, "print the version (same as: talk version)")
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -129,23 +127,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs := flag.NewFlagSet("talk "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	runCmd := cmd.define(fs, a)
-	if cmd.name != "help" {
-		a.commonFlags(fs, cmd.data)
-	}
+	a.commonFlags(fs, cmd)
 	var pos []string
 	var err error
-	switch {
-	case cmd.passthrough:
+	if cmd.passthrough {
 		// The command parses its own flags (talk mcp has its own --timeout); only --url
 		// is taken out here.
 		var common []string
 		common, pos = splitFlags(rest[1:], "url")
 		err = fs.Parse(common)
-	case cmd.interspersed:
+	} else {
 		pos, err = parseInterspersed(fs, rest[1:])
-	default:
-		err = fs.Parse(rest[1:])
-		pos = fs.Args()
 	}
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -157,18 +149,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	return runCmd(ctx, pos)
 }
 
-// commonFlags registers the options every command takes. Their defaults are the values
-// parsed so far, so `talk --url X say …` and `talk say --url X …` mean the same.
-func (a *app) commonFlags(fs *flag.FlagSet, withJSON bool) {
+// commonFlags registers the options cmd takes besides its own (all of them on the top
+// level, where cmd is the zero command with data set). Their defaults are the values parsed
+// so far, so `talk --url X say …` and `talk say --url X …` mean the same.
+func (a *app) commonFlags(fs *flag.FlagSet, cmd command) {
+	if cmd.name == "help" {
+		return
+	}
 	fs.StringVar(&a.opts.url, "url", a.opts.url, "daemon `URL` (default: $TALK_URL, else the listen address of the talkd config)")
+	if cmd.passthrough {
+		return
+	}
 	fs.DurationVar(&a.opts.timeout, "timeout", a.opts.timeout, "time limit of each request to the daemon")
-	if withJSON {
+	if cmd.data {
 		fs.BoolVar(&a.opts.json, "json", a.opts.json, "print the daemon's JSON answer unchanged (compact, one line)")
 	}
 }
 
 // parseInterspersed parses flags anywhere among the positional arguments (`talk mute 30m
-// --json`); everything after "--" is positional.
+// --json`, `talk say "Build kaputt" -p high`), as GNU tools do; everything after "--" is
+// positional, so `talk say -- -5 degrees` speaks "-5 degrees".
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
@@ -288,9 +288,7 @@ func writeCommandHelp(w io.Writer, cmd command) {
 	}
 	fs := flag.NewFlagSet("talk "+cmd.name, flag.ContinueOnError)
 	cmd.define(fs, &app{opts: options{timeout: defaultTimeout}})
-	if cmd.name != "help" {
-		(&app{opts: options{timeout: defaultTimeout}}).commonFlags(fs, cmd.data)
-	}
+	(&app{opts: options{timeout: defaultTimeout}}).commonFlags(fs, cmd)
 	var flags strings.Builder
 	fs.SetOutput(&flags)
 	fs.PrintDefaults()
@@ -329,7 +327,8 @@ func mcpCommand() command {
 	return command{
 		name: "mcp", usage: "mcp [flags]", passthrough: true, summary: "serve MCP over stdio for hosts that launch a command (bridge to the daemon's /mcp)",
 		detail: "An MCP host (coding assistant, desktop client) starts `talk mcp` and speaks JSON-RPC on\n" +
-			"its stdin/stdout; talk forwards every message to the daemon's POST /mcp.",
+			"its stdin/stdout; talk forwards every message to the daemon's POST /mcp. The bridge's own\n" +
+			"flags (e.g. --timeout, the longest wait for one answer, default 30s): talk mcp -h.",
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			return func(ctx context.Context, args []string) int {
 				c := a.client()

@@ -131,6 +131,12 @@ func TestSayRequestAndToken(t *testing.T) {
 	if got.method != http.MethodPost || got.path != "/speak" || got.auth != "Bearer tok" || !mapsEqual(got.body, want) {
 		t.Fatalf("request %+v", got)
 	}
+	// Flags may follow the words; after "--" everything is text.
+	runCLI(t, map[string]string{"TALK_URL": f.srv.URL}, "", "say", "Build kaputt", "-p", "high", "--", "-p", "low")
+	if got := f.reqs[1].body; !mapsEqual(got, map[string]any{"text": "Build kaputt -p low", "priority": "high"}) {
+		t.Fatalf("interspersed request %v", got)
+	}
+	f.reqs = f.reqs[:1]
 	// Defaults are left to the daemon: no priority, lang, now or provider sent.
 	runCLI(t, map[string]string{"TALK_URL": f.srv.URL}, "", "say", "plain")
 	if got := f.reqs[1]; !mapsEqual(got.body, map[string]any{"text": "plain"}) || got.auth != "" {

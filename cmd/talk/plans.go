@@ -139,7 +139,7 @@ func (a *app) printResult(r *toolResult) {
 
 func plansCommand() command {
 	return command{
-		name: "plans", usage: "plans", summary: "list the Werkbaum plans you may use", data: true, interspersed: true,
+		name: "plans", usage: "plans", summary: "list the Werkbaum plans you may use", data: true,
 		detail: `Calls the MCP tool plans_list. --json prints its structuredContent {"plans":[…]} unchanged.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			return func(ctx context.Context, args []string) int {
@@ -209,7 +209,7 @@ A refused operation (unknown plan or id, conflict, guard) exits 4 with the daemo
 func planCommand() command {
 	return command{
 		name: "plan", usage: "plan show|inspect|set-status KEY …", summary: "read, inspect and update one Werkbaum plan",
-		data: true, interspersed: true, detail: planDetail,
+		data: true, detail: planDetail,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			var id string
 			var allowWarnings, allowProd bool

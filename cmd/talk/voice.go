@@ -36,7 +36,8 @@ func sayCommand() command {
 		name: "say", usage: "say [flags] [TEXT…]", summary: "ask the daemon to speak TEXT (or stdin when no TEXT is given)",
 		data: true,
 		detail: `The words of TEXT are joined by single spaces; without TEXT, talk reads the text from
-stdin (a pipe or file). Flags go before the text ("--" ends the flags).
+stdin (a pipe or file). Flags may stand before or after the words; "--" ends the flags,
+so text whose words start with "-" goes after it: talk say -p high -- -5 degrees.
 Prints "queued: ID (position N)" on stdout. A muted or discarded announcement (quiet
 hours, rate limit) is reported on stderr and exits 0: it is the daemon's law, not a
 failure. With --json the daemon's answer is printed unchanged, e.g.
@@ -182,7 +183,7 @@ var clockRE = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):[0-5][0-9]$`)
 func muteCommand() command {
 	return command{
 		name: "mute", usage: "mute [30m | 14:00 | --until T]", summary: "silence the daemon: now, for a while, or until a time",
-		data: true, interspersed: true,
+		data: true,
 		detail: `Without an argument talkd stays muted until "talk unmute". DURATION is a Go duration
 like 30m, 1h or 1h30m; CLOCK a local time like 14:00 (tomorrow when it has passed today).
 Muting also stops what is speaking and drops what waits; while muted, every announcement
@@ -224,7 +225,7 @@ Muting also stops what is speaking and drops what waits; while muted, every anno
 
 func unmuteCommand() command {
 	return command{
-		name: "unmute", usage: "unmute", summary: "end a mute", data: true, interspersed: true,
+		name: "unmute", usage: "unmute", summary: "end a mute", data: true,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			return func(ctx context.Context, args []string) int {
 				if len(args) > 0 {
@@ -256,7 +257,7 @@ func (a *app) muteCall(ctx context.Context, path string, body any) int {
 
 func stopCommand() command {
 	return command{
-		name: "stop", usage: "stop", summary: "end the utterance being spoken (what waits goes on)", data: true, interspersed: true,
+		name: "stop", usage: "stop", summary: "end the utterance being spoken (what waits goes on)", data: true,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			return func(ctx context.Context, args []string) int {
 				if len(args) > 0 {
@@ -306,7 +307,7 @@ type entry struct {
 
 func historyCommand() command {
 	return command{
-		name: "history", usage: "history [-n N]", summary: "show recent announcements with outcome and caller", data: true, interspersed: true,
+		name: "history", usage: "history [-n N]", summary: "show recent announcements with outcome and caller", data: true,
 		detail: `Human output lists the oldest first, the newest last (next to your prompt); --json prints
 the daemon's answer {"entries":[…]} unchanged, newest first.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
@@ -441,7 +442,7 @@ func (a *app) fetchStatus(ctx context.Context) (*answer, *statusDoc, error) {
 
 func statusCommand() command {
 	return command{
-		name: "status", usage: "status", summary: "show the daemon's state: mute, quiet hours, queue, voice, plans", data: true, interspersed: true,
+		name: "status", usage: "status", summary: "show the daemon's state: mute, quiet hours, queue, voice, plans", data: true,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			return func(ctx context.Context, args []string) int {
 				if len(args) > 0 {
@@ -551,7 +552,7 @@ func planSummary(raw json.RawMessage) string {
 
 func voicesCommand() command {
 	return command{
-		name: "voices", usage: "voices", summary: "show the speech provider and sink, and the voices the engine offers", data: true, interspersed: true,
+		name: "voices", usage: "voices", summary: "show the speech provider and sink, and the voices the engine offers", data: true,
 		detail: `Uses the daemon's GET /voices when it has one; otherwise what GET /status reports about
 the voice (provider, sink and why auto picked them, the providers "say --provider" may
 name). With --json the daemon's JSON is printed unchanged (of /status: the "voice" object).`,
@@ -624,7 +625,7 @@ func (a *app) voices(ctx context.Context) int {
 
 func versionCommand() command {
 	return command{
-		name: "version", usage: "version", summary: "print the version of talk and, when reachable, of the daemon", data: true, interspersed: true,
+		name: "version", usage: "version", summary: "print the version of talk and, when reachable, of the daemon", data: true,
 		detail: `Always exits 0: an unreachable daemon is reported, not an error. --json prints
 {"talk":"…","talkd":"…" or null,"url":"…"}.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
