@@ -94,11 +94,11 @@ type Engine struct {
 
 	slots chan struct{} // one token per runtime that may exist (borrowed or idle)
 	mu    sync.Mutex
-	idle  []*runtime // warm runtimes, reused last-in first-out
+	idle  []*jsRuntime // warm runtimes, reused last-in first-out
 }
 
-// runtime is one goja VM with the notation loaded and its entry point resolved.
-type runtime struct {
+// jsRuntime is one goja VM with the notation loaded and its entry point resolved.
+type jsRuntime struct {
 	vm   *goja.Runtime
 	call goja.Callable
 }
@@ -153,7 +153,7 @@ func newEngine(opts Options, extra ...string) (*Engine, error) {
 }
 
 // newRuntime makes a fresh VM and runs every compiled program in it.
-func (e *Engine) newRuntime() (*runtime, error) {
+func (e *Engine) newRuntime() (*jsRuntime, error) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(maxCallStack)
 	for i, p := range e.programs {
@@ -170,19 +170,19 @@ func (e *Engine) newRuntime() (*runtime, error) {
 		return nil, fmt.Errorf("%w: Werkbaum.call is not a function", ErrEngine)
 	}
 	e.created.Add(1)
-	return &runtime{vm: vm, call: fn}, nil
+	return &jsRuntime{vm: vm, call: fn}, nil
 }
 
 // borrow waits for a runtime slot (or ctx) and returns a warm runtime, creating one if no
 // idle runtime is left.
-func (e *Engine) borrow(ctx context.Context) (*runtime, error) {
+func (e *Engine) borrow(ctx context.Context) (*jsRuntime, error) {
 	select {
 	case e.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("werkbaum: waiting for a runtime: %w", ctx.Err())
 	}
 	e.mu.Lock()
-	var rt *runtime
+	var rt *jsRuntime
 	if n := len(e.idle); n > 0 {
 		rt = e.idle[n-1]
 		e.idle[n-1] = nil
@@ -202,7 +202,7 @@ func (e *Engine) borrow(ctx context.Context) (*runtime, error) {
 
 // release gives a runtime back; a nil runtime (discarded after an interrupt) frees its
 // slot so that a fresh one is made on demand.
-func (e *Engine) release(rt *runtime) {
+func (e *Engine) release(rt *jsRuntime) {
 	if rt != nil {
 		e.mu.Lock()
 		e.idle = append(e.idle, rt)
