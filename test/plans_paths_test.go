@@ -1,0 +1,201 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// treeState records every regular file under root (bytes and mtime) so a test can prove
+// that nothing was touched, created or removed.
+func treeState(t testing.TB, root string) map[string]fileState {
+	t.Helper()
+	out := map[string]fileState{}
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.Type().IsRegular() {
+			out[p] = stat(t, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameTree(t testing.TB, root string, before map[string]fileState, what string) {
+	t.Helper()
+	after := treeState(t, root)
+	if len(after) != len(before) {
+		t.Fatalf("%s: %d files before, %d after", what, len(before), len(after))
+	}
+	for p, s := range before {
+		s.same(t, p, what+" ("+p+")")
+	}
+}
+
+// TestPlanPathsConfinement: a plan configured through a symlink that points outside its
+// folder is served as configured (the file the link named at start), and no argument of
+// any tool reaches another file: odd plan keys are tool errors naming the key, and no
+// tool takes a path.
+func TestPlanPathsConfinement(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	confDir, realDir, otherDir := filepath.Join(root, "conf"), filepath.Join(root, "real"), filepath.Join(root, "other")
+	for _, dir := range []string{confDir, realDir, otherDir} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	realPlan := filepath.Join(realDir, "plan.werkbaum")
+	link := filepath.Join(confDir, "p.werkbaum")
+	secret := filepath.Join(otherDir, "secret.werkbaum")
+	sibling := filepath.Join(confDir, "q.werkbaum")
+	for p, text := range map[string]string{
+		realPlan: guardPlan,
+		secret:   "- [ ] #secret: Not to be served\n",
+		sibling:  "- [ ] #q: Not configured\n",
+	} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(realPlan, link); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, daemonOptions{Config: plansConfig(map[string]string{"p": link})})
+	c := newMCPClient(d)
+
+	r := c.read(t, "p")
+	if r.Text != guardPlan {
+		t.Fatalf("read through the symlink: %q", r.Text)
+	}
+	var w writeAnswer
+	c.ok(t, "werkbaum_set_status", writeArgs("p", r.Base, "link-1", map[string]any{"id": "a", "status": "done"}), &w)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the configured symlink was replaced: %v %v", fi.Mode(), err)
+	}
+	if got := readFile(t, realPlan); !strings.Contains(string(got), "[x] #a:") || sha(got) != w.Base.Checksum {
+		t.Fatalf("the link's target was not written:\n%s", got)
+	}
+
+	// Re-pointing the link later does not redirect the daemon: the plan is the file the
+	// config named at start.
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	secretBefore := stat(t, secret)
+	r = c.read(t, "p")
+	if strings.Contains(r.Text, "secret") || r.Base != w.Base {
+		t.Fatalf("read after re-pointing the link: %q %+v", r.Text, r.Base)
+	}
+	c.ok(t, "werkbaum_set_status", writeArgs("p", r.Base, "link-2", map[string]any{"id": "b", "status": "done"}), &w)
+	secretBefore.same(t, secret, "a write after re-pointing the link")
+	if got := readFile(t, realPlan); !strings.Contains(string(got), "[x] #b:") {
+		t.Fatalf("the configured file was not written:\n%s", got)
+	}
+	r = c.read(t, "p")
+
+	// Odd plan keys, through every tool.
+	badKeys := []string{"../x", "/etc/passwd", "p/../q", "p\x00", "p\x00/../q", "q", "P", "p ", " p", "./p", "p/",
+		realPlan, link, secret, "..", "", "%2e%2e/p", "p\\..\\q"}
+	tools := map[string]map[string]any{
+		"werkbaum_read":        {},
+		"werkbaum_inspect":     {"id": "a"},
+		"operation_get":        {"request_id": "link-1"},
+		"werkbaum_write":       {"base": r.Base, "request_id": "k", "text": "- [ ] #x: X\n"},
+		"werkbaum_apply_ops":   {"base": r.Base, "request_id": "k", "ops": []map[string]any{{"op": "delete", "index": 0, "count": 1}}},
+		"werkbaum_set_status":  {"base": r.Base, "request_id": "k", "id": "a", "status": "open"},
+		"werkbaum_add_node":    {"base": r.Base, "request_id": "k", "parent": "", "line": "- [ ] #x: X"},
+		"werkbaum_move_node":   {"base": r.Base, "request_id": "k", "id": "b", "parent": "side"},
+		"werkbaum_set_size":    {"base": r.Base, "request_id": "k", "id": "a", "size": "XL"},
+		"werkbaum_remove_node": {"base": r.Base, "request_id": "k", "id": "a", "discard": false},
+	}
+	before := treeState(t, root)
+	time.Sleep(20 * time.Millisecond)
+	for tool, extra := range tools {
+		for _, key := range badKeys {
+			args := map[string]any{"plan": key}
+			for k, v := range extra {
+				args[k] = v
+			}
+			a := c.must(t, tool, args)
+			if !a.IsError {
+				t.Errorf("%s with plan %q was accepted: %s", tool, key, a.Structured)
+				continue
+			}
+			if key == "" {
+				if !strings.Contains(a.Text, `"plan"`) {
+					t.Errorf("%s without plan: %q", tool, a.Text)
+				}
+				continue
+			}
+			if !strings.Contains(a.Text, fmt.Sprintf("unknown plan %q", key)) {
+				t.Errorf("%s with plan %q: the error does not name the plan: %q", tool, key, a.Text)
+			}
+			// Apart from echoing the key, the answer names no file and shows no content.
+			if rest := strings.Replace(a.Text, fmt.Sprintf("%q", key), "", 1); strings.Contains(rest, realDir) || strings.Contains(rest, "Not to be served") || strings.Contains(rest, "Not configured") {
+				t.Errorf("%s with plan %q leaks a path or another file: %q", tool, key, a.Text)
+			}
+		}
+		// A path smuggled in as an extra argument is an unknown field.
+		for _, field := range []string{"path", "file"} {
+			args := map[string]any{"plan": "p", field: sibling}
+			for k, v := range extra {
+				args[k] = v
+			}
+			if a := c.must(t, tool, args); !a.IsError || !strings.Contains(a.Text, field) {
+				t.Errorf("%s with %s: %+v", tool, field, a)
+			}
+		}
+	}
+	sameTree(t, root, before, "calls with odd plan keys")
+	if op := c.operation(t, "p", "k"); op.State != "unknown" {
+		t.Fatalf("a refused call reached the journal of the configured plan: %+v", op)
+	}
+
+	// No tool's input schema has an argument that could carry a path or a file name.
+	for _, tool := range listTools(t, d) {
+		props, _ := tool.InputSchema["properties"].(map[string]any)
+		for name := range props {
+			if n := strings.ToLower(name); strings.Contains(n, "path") || strings.Contains(n, "file") || strings.Contains(n, "dir") || n == "uri" {
+				t.Errorf("tool %s takes %q", tool.Name, name)
+			}
+		}
+		if tool.InputSchema["additionalProperties"] != false {
+			t.Errorf("tool %s accepts unknown arguments: %v", tool.Name, tool.InputSchema)
+		}
+	}
+}
+
+type listedTool struct {
+	Name        string         `json:"name"`
+	InputSchema map[string]any `json:"inputSchema"`
+	Annotations map[string]any `json:"annotations"`
+}
+
+// listTools returns tools/list of the daemon.
+func listTools(t testing.TB, d *daemon) []listedTool {
+	t.Helper()
+	_, _, raw := d.request(t, "POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	var env struct {
+		Result struct {
+			Tools []listedTool `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil || len(env.Result.Tools) == 0 {
+		t.Fatalf("tools/list: %v %s", err, raw)
+	}
+	return env.Result.Tools
+}
