@@ -610,3 +610,20 @@ func TestCLIMCPBridge(t *testing.T) {
 		t.Fatalf("spoken through the bridge: %+v", rec)
 	}
 }
+
+// BenchmarkCLIStatus measures one whole `talk status --json` invocation against a live
+// daemon: process start, config lookup, one HTTP round trip, output. This is what a git
+// hook or shell prompt pays per call.
+func BenchmarkCLIStatus(b *testing.B) {
+	d := startDaemon(b, daemonOptions{})
+	_, talk := binaries(b)
+	env := []string{"TALK_URL=" + d.URL, "HOME=" + b.TempDir(), "PATH=" + os.Getenv("PATH")}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(talk, "status", "--json")
+		cmd.Env = env
+		if out, err := cmd.Output(); err != nil || len(out) == 0 {
+			b.Fatalf("talk status: %v", err)
+		}
+	}
+}
