@@ -182,7 +182,9 @@ func TestMCP2026Handshake(t *testing.T) {
 func TestMCP2026ChecksInOrder(t *testing.T) {
 	t.Parallel()
 	d := startDaemon(t, daemonOptions{})
-	list := func(params string) string { return `{"jsonrpc":"2.0","id":"x7","method":"tools/list","params":{` + params + `}}` }
+	list := func(params string) string {
+		return `{"jsonrpc":"2.0","id":"x7","method":"tools/list","params":{` + params + `}}`
+	}
 	call := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"speak","arguments":{"text":"hi"},` + meta26 + `}}`
 	badVersion := `"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}`
 	cases := []struct {
