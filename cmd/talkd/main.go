@@ -23,6 +23,7 @@ import (
 	"talkd/internal/queue/state"
 	"talkd/internal/queue/voice"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/mirror"
 	"talkd/internal/werkbaum/plans"
 )
 
@@ -140,7 +141,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("notation engine: %w", err)
 		}
-		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: db.Bolt(), Lanes: &queue.Lanes{}, Log: log})
+		gitMirror, err := mirror.NewMirror(mirror.MirrorOptions{DB: db.Bolt(), Log: log})
+		if err != nil {
+			return err
+		}
+		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: q, Log: log})
+		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: db.Bolt(), Lanes: &queue.Lanes{}, Log: log,
+			AfterWrite: recorder.AfterWrite, MirrorState: recorder.State})
 		if err != nil {
 			return err
 		}
