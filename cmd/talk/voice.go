@@ -626,15 +626,16 @@ func (a *app) voices(ctx context.Context) int {
 func versionCommand() command {
 	return command{
 		name: "version", usage: "version", summary: "print the version of talk and, when reachable, of the daemon", data: true,
-		detail: `Always exits 0: an unreachable daemon is reported, not an error. --json prints
-{"talk":"…","talkd":"…" or null,"url":"…"}.`,
+		detail: `Always exits 0: an unreachable daemon is reported, not an error. The daemon gets 2s to
+answer unless --timeout says otherwise. --json prints {"talk":"…","talkd":"…" or null,"url":"…"}.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			return func(ctx context.Context, args []string) int {
 				if len(args) > 0 {
 					cmd, _ := findCommand("version")
 					return a.usage(cmd, "unexpected argument %q", args[0])
 				}
-				if a.opts.timeout > 2*time.Second {
+				if a.opts.timeout == defaultTimeout {
+					// A version check should not hang a prompt or a script for long.
 					a.opts.timeout = 2 * time.Second
 				}
 				c := a.client()
