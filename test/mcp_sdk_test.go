@@ -117,9 +117,10 @@ func TestMCPGoSDKOverStdio(t *testing.T) {
 			var stderr syncBuffer
 			cmd.Stderr = &stderr
 			text := "sdk over stdio " + era.name
-			sdkSpeak(t, &mcp.CommandTransport{Command: cmd}, era.version, "sdk-stdio-"+era.name, text)
+			agent := "sdk-stdio-Zoë-" + era.name // a non-ASCII host name reaches the daemon intact
+			sdkSpeak(t, &mcp.CommandTransport{Command: cmd}, era.version, agent, text)
 			rec := d.waitSpoken(t, i+1)[i]
-			if rec.Text != text || rec.Agent != "sdk-stdio-"+era.name {
+			if rec.Text != text || rec.Agent != agent {
 				t.Errorf("spoken: %+v\nbridge stderr:\n%s", rec, stderr.String())
 			}
 		})

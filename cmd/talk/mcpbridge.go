@@ -262,8 +262,8 @@ func (b *bridge) forward(ctx context.Context, line []byte, msg bridgeMessage) (i
 	if msg.Method == "initialize" {
 		agent = msg.Params.ClientInfo.Name
 	}
-	if agent != "" {
-		h.Set("X-Talk-Agent", bridgeHeaderValue(agent))
+	if agent = bridgeAgentValue(agent); agent != "" {
+		h.Set("X-Talk-Agent", agent)
 	}
 	var metaVersion string
 	if raw, ok := msg.Params.Meta["io.modelcontextprotocol/protocolVersion"]; ok {
@@ -300,8 +300,20 @@ func (b *bridge) forward(ctx context.Context, line []byte, msg bridgeMessage) (i
 	return resp.StatusCode, body, nil
 }
 
+// bridgeAgentValue makes a host's name fit a header: control characters dropped, UTF-8
+// kept as is (the daemon reads the header verbatim as a label).
+func bridgeAgentValue(name string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, name))
+}
+
 // bridgeHeaderValue encodes values a header cannot carry verbatim (non-ASCII, control
-// characters, surrounding spaces) as =?base64?…?=, which the daemon decodes.
+// characters, surrounding spaces) as =?base64?…?=, which the daemon decodes in the
+// 2026-era Mcp-Method and Mcp-Name headers.
 func bridgeHeaderValue(v string) string {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < 0x20 || c >= 0x7f {

@@ -20,8 +20,7 @@ const (
 	rpcInternalError       = -32603
 	rpcResourceNotFound    = -32002 // 2025 era only; the 2026 era uses -32602
 	rpcHeaderMismatch      = -32020
-	rpcMissingCapability   = -32021
-	rpcUnsupportedProtocol = -32022
+	rpcUnsupportedProtocol = -32022 // (-32021, a missing client capability, never arises: no talkd feature needs one)
 )
 
 // rpcError is a JSON-RPC error object plus the HTTP status it travels with.
