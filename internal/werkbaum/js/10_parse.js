@@ -20,7 +20,7 @@
 //   line          first physical line of the node line
 //   lastLine      last physical line of the logical node line (after continuation gluing)
 //   cont          physical lines glued onto the node line by `\` continuation ([] if none)
-//   indent        raw indentation string of the first line; width = indent with TAB = 2
+//   indent        raw indentation string of the first line (width: TAB counts 2, §5)
 //   depth         0 for roots
 //   parent        index of the parent in doc.all, or -1 for a root
 //   index         own index in doc.all
@@ -38,7 +38,9 @@
 //   lastTreeLine  last physical line of the node's subtree in the tree part: the maximum of
 //                 lastLine and shortDescLines over the node and all its descendants
 //                 (continued short-description lines are included in this extent)
-// The description block of a node is found via doc.descBlocks (node === index).
+// Every list field is an array; empty lists are ONE shared frozen array, so node lists are
+// read-only for consumers. The description block of a node is found via doc.descBlocks
+// (block.node === node.index).
 (function (W) {
   'use strict';
 
@@ -52,7 +54,6 @@
   var SEPARATOR_RE = /^[ \t]*-{3,}[ \t]*$/;
   var CONT_RE = /(^|[ \t])\\[ \t]*$/;
   var LEADING_BLANKS_RE = /^[ \t]+/;
-  var BLANK_RE = /^\s*$/;
   var NODE_RE = /^([ \t]*)([-|+]|=[ \t])?\s*(?:([><])[ \t]\s*)?(?:\[([^\]])\]\s*)?(?:([><])[ \t]\s*)?([\s\S]*)$/;
   var TAB_RE = /\t/g;
   var URL_RE = /https?:\/\/\S+/i;
@@ -63,17 +64,24 @@
   var DEP_RE = new RegExp('(^|\\s):#(' + NAME + '(?:,#' + NAME + ')*)', 'gu');
   var HEADING_RE = new RegExp('^#(' + NAME + '):?\\s*$', 'u');
   var WS_SPLIT_RE = /\s+/;
+  var WS_RUN_RE = /\s+/g;
   var WS_CHAR_RE = /\s/;
-  var INDENTED_RE = /^[ \t]/;
 
   function stripComment(s) {
     var i = s.indexOf('%%');
     return i < 0 ? s : s.slice(0, i);
   }
 
+  // NONE is the shared, frozen empty list of nodes that have no tags, marks, deps,
+  // children, continuation or short-description lines (saves thousands of allocations
+  // per parse in goja). Consumers must treat every list of a node as read-only.
+  var NONE = Object.freeze([]);
+
   // extract applies the token extraction of §4 to the rest of a node line (group 6).
+  // Matches are collected with String.prototype.match and removed with replace patterns,
+  // so no JavaScript callback runs per token.
   function extract(rest, node) {
-    var m;
+    var m, i, ms;
     // 1. URL (first match, removed).
     if (rest.indexOf('://') >= 0) {
       m = URL_RE.exec(rest);
@@ -83,30 +91,35 @@
       }
     }
     // 2. Size: the LAST free-standing (XS)…(XXL), replaced by its leading blank.
-    if (rest.indexOf('(') >= 0) {
-      SIZE_RE.lastIndex = 0;
-      var last = null;
-      while ((m = SIZE_RE.exec(rest)) !== null) last = m;
-      if (last) {
-        node.size = last[2].toUpperCase();
-        rest = rest.slice(0, last.index) + last[1] + rest.slice(last.index + last[0].length);
+    if (rest.indexOf(')') >= 0) {
+      ms = rest.match(SIZE_RE);
+      if (ms !== null) {
+        var last = ms[ms.length - 1];
+        var at;
+        if (last.charAt(0) === '(') at = 0; // only the match at the start has no blank
+        else at = rest.lastIndexOf(last);
+        var lead = last.charAt(0) === '(' ? '' : last.charAt(0);
+        node.size = last.slice(lead.length + 1, last.length - 1).toUpperCase();
+        rest = rest.slice(0, at) + lead + rest.slice(at + last.length);
       }
     }
     // 3. People tags (not anchored to a blank), removed.
     if (rest.indexOf('@') >= 0) {
-      var tags = node.tags;
-      rest = rest.replace(TAG_RE, function (all, t) {
-        tags.push(t);
-        return '';
-      });
+      ms = rest.match(TAG_RE);
+      if (ms !== null) {
+        node.tags = [];
+        for (i = 0; i < ms.length; i++) node.tags.push(ms[i].slice(1));
+        rest = rest.replace(TAG_RE, '');
+      }
     }
     // 4. Keywords, replaced by the leading blank.
     if (rest.indexOf('&') >= 0) {
-      var marks = node.marks;
-      rest = rest.replace(MARK_RE, function (all, lead, k) {
-        marks.push(k);
-        return lead;
-      });
+      ms = rest.match(MARK_RE);
+      if (ms !== null) {
+        node.marks = [];
+        for (i = 0; i < ms.length; i++) node.marks.push(ms[i].slice(ms[i].charAt(0) === '&' ? 1 : 2));
+        rest = rest.replace(MARK_RE, '$1');
+      }
     }
     if (rest.indexOf('#') >= 0) {
       // 5. Node id: the first free-standing #token; a directly following colon is
@@ -120,17 +133,24 @@
       }
       // 6. Dependencies.
       if (rest.indexOf(':#') >= 0) {
-        var deps = node.deps;
-        rest = rest.replace(DEP_RE, function (all, lead, list) {
-          var parts = list.split(',');
-          for (var i = 0; i < parts.length; i++) deps.push(parts[i].slice(i === 0 ? 0 : 1));
-          return lead;
-        });
+        ms = rest.match(DEP_RE);
+        if (ms !== null) {
+          node.deps = [];
+          for (i = 0; i < ms.length; i++) {
+            var parts = ms[i].slice(ms[i].indexOf(':#') + 2).split(',');
+            for (var j = 0; j < parts.length; j++) node.deps.push(j === 0 ? parts[j] : parts[j].slice(1));
+          }
+          rest = rest.replace(DEP_RE, '$1');
+        }
       }
     }
-    // 7. Focus mark and 8. label: a free-standing `!!!` is a whitespace-separated token
-    // that is exactly `!!!`; dropping such tokens and joining the rest with single spaces
-    // equals the reference's replace-then-collapse.
+    // 7. Focus mark and 8. label. Without `!!!` the label is the collapsed text; otherwise a
+    // free-standing `!!!` is a whitespace-separated token that is exactly `!!!`, and dropping
+    // such tokens equals the reference's replace-then-collapse.
+    if (rest.indexOf('!!!') < 0) {
+      node.label = rest.replace(WS_RUN_RE, ' ').trim();
+      return;
+    }
     var words = rest.split(WS_SPLIT_RE);
     var out = [];
     for (var w = 0; w < words.length; w++) {
@@ -153,8 +173,7 @@
   }
 
   // Per-node scratch data lives in side objects so node records keep one fixed shape.
-  function addDescEntry(aux, text) {
-    var list = aux.desc;
+  function addDescEntry(list, text) {
     if (text === '') {
       if (list.length && list[list.length - 1] !== '') list.push('');
       return;
@@ -171,9 +190,14 @@
     var warnings = [];
     var descBlocks = [];
     var separatorLine = null;
-    var stack = [{ node: null, width: -1 }];
+    var stackNodes = [null]; // hierarchy stack (§5): nodes and their widths
+    var stackWidths = [-1];
     var lastNode = null;
-    var auxes = []; // scratch per node: {desc, descLines, shortEnd}
+    // Scratch per node index, kept outside the records: description entries, owned lines,
+    // last line of the short descriptions (created lazily).
+    var auxDesc = [];
+    var auxLines = [];
+    var auxShortEnd = [];
     var i, s;
 
     // Tree part: build logical lines (comments removed, continuation glued) and walk them.
@@ -196,17 +220,18 @@
           (cont || (cont = [])).push(i + 1);
         }
       }
-      if (BLANK_RE.test(s)) continue;
+      var t = s.trimStart();
+      if (t === '') continue; // blank
 
       // Short description line (§6).
-      var t = s.trimStart();
       if (t.charAt(0) === '"' && (t.charAt(1) === ' ' || t.charAt(1) === '\t')) {
         if (lastNode) {
-          var la = auxes[lastNode.index];
-          addDescEntry(la, t.slice(2).trim());
-          la.descLines.push(first);
+          var li = lastNode.index;
+          addDescEntry(auxDesc[li] || (auxDesc[li] = []), t.slice(2).trim());
+          (auxLines[li] || (auxLines[li] = [])).push(first);
+          if (lastNode.shortDescLines === NONE) lastNode.shortDescLines = [];
           lastNode.shortDescLines.push(first);
-          la.shortEnd = cont ? cont[cont.length - 1] : first;
+          auxShortEnd[li] = cont ? cont[cont.length - 1] : first;
         } else {
           warnings.push({ type: 'descStray', line: first });
         }
@@ -219,13 +244,12 @@
       var node = {
         line: first,
         lastLine: cont ? cont[cont.length - 1] : first,
-        cont: cont || [],
+        cont: cont || NONE,
         indent: m[1],
-        width: 0,
         depth: 0,
         parent: -1,
         index: -1,
-        children: [],
+        children: NONE,
         gate: gate,
         type: gate === '|' ? 'or' : gate === '=' ? 'xor' : 'and',
         optional: gate === '+',
@@ -234,16 +258,16 @@
         status: null,
         url: null,
         size: null,
-        tags: [],
-        marks: [],
+        tags: NONE,
+        marks: NONE,
         id: null,
-        deps: [],
+        deps: NONE,
         focus: false,
         label: '',
         labelFromId: false,
         desc: null,
         descLines: null,
-        shortDescLines: [],
+        shortDescLines: NONE,
         sizeConflict: false,
         lastTreeLine: 0
       };
@@ -265,20 +289,26 @@
         else byId[node.id] = node;
       }
       var width = m[1].indexOf('\t') < 0 ? m[1].length : m[1].replace(TAB_RE, '  ').length;
-      node.width = width;
-      while (stack[stack.length - 1].width >= width) stack.pop();
-      var parent = stack[stack.length - 1].node;
+      while (stackWidths[stackWidths.length - 1] >= width) {
+        stackWidths.pop();
+        stackNodes.pop();
+      }
+      var parent = stackNodes[stackNodes.length - 1];
       node.index = all.length;
       all.push(node);
-      auxes.push({ desc: [], descLines: cont ? cont.slice() : [], shortEnd: 0 });
+      auxDesc.push(null);
+      auxLines.push(cont ? cont.slice() : null);
+      auxShortEnd.push(0);
       if (parent) {
         node.parent = parent.index;
         node.depth = parent.depth + 1;
+        if (parent.children === NONE) parent.children = [];
         parent.children.push(node);
       } else {
         roots.push(node);
       }
-      stack.push({ node: node, width: width });
+      stackNodes.push(node);
+      stackWidths.push(width);
       lastNode = node;
     }
 
@@ -288,23 +318,27 @@
       for (i = separatorLine; i < n; i++) {
         s = stripComment(lines[i]);
         var ln = i + 1;
-        if (BLANK_RE.test(s)) {
+        var trimmed = s.trim();
+        if (trimmed === '') {
           if (block && block.node) {
-            addDescEntry(auxes[block.node.index], '');
-            auxes[block.node.index].descLines.push(ln);
+            var bi = block.node.index;
+            addDescEntry(auxDesc[bi] || (auxDesc[bi] = []), '');
+            (auxLines[bi] || (auxLines[bi] = [])).push(ln);
             block.lines.push(ln);
           } else if (block) {
             block.lines.push(ln);
           }
           continue;
         }
-        if (INDENTED_RE.test(s)) {
+        var c0 = s.charCodeAt(0);
+        if (c0 === 32 || c0 === 9) {
           if (!block) warnings.push({ type: 'descStray', line: ln });
           else {
             block.lines.push(ln);
             if (block.node) {
-              addDescEntry(auxes[block.node.index], s.trim());
-              auxes[block.node.index].descLines.push(ln);
+              var ti = block.node.index;
+              addDescEntry(auxDesc[ti] || (auxDesc[ti] = []), trimmed);
+              (auxLines[ti] || (auxLines[ti] = [])).push(ln);
             }
           }
           continue;
@@ -314,7 +348,7 @@
           var target = byId[h[1]] || null;
           block = { line: ln, id: h[1], node: target, lines: [ln] };
           descBlocks.push(block);
-          if (target) auxes[target.index].descLines.push(ln);
+          if (target) (auxLines[target.index] || (auxLines[target.index] = [])).push(ln);
           else warnings.push({ type: 'unknownDesc', line: ln, id: h[1] });
           continue;
         }
@@ -327,12 +361,13 @@
     // Assemble descriptions and subtree extents (reverse document order: children first).
     for (i = all.length - 1; i >= 0; i--) {
       var nd = all[i];
-      var aux = auxes[i];
-      var list = aux.desc;
-      while (list.length && list[list.length - 1] === '') list.pop();
-      nd.desc = list.length ? list.join('\n') : null;
-      nd.descLines = aux.descLines.length ? aux.descLines : null;
-      var end = nd.lastLine > aux.shortEnd ? nd.lastLine : aux.shortEnd;
+      var list = auxDesc[i];
+      if (list) {
+        while (list.length && list[list.length - 1] === '') list.pop();
+        if (list.length) nd.desc = list.join('\n');
+      }
+      if (auxLines[i]) nd.descLines = auxLines[i];
+      var end = nd.lastLine > auxShortEnd[i] ? nd.lastLine : auxShortEnd[i];
       if (end > nd.lastTreeLine) nd.lastTreeLine = end;
       if (nd.parent >= 0 && all[nd.parent].lastTreeLine < nd.lastTreeLine) {
         all[nd.parent].lastTreeLine = nd.lastTreeLine;

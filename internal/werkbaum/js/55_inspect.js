@@ -10,37 +10,42 @@
 (function (W) {
   'use strict';
 
+  var T = W._text;
 
-
+  // inspectNode builds the MCP record of node i directly (no intermediate §28 record: object
+  // creation dominates in goja). Names follow §28 where the meaning is the same.
   function inspectNode(r, i) {
-    var v = W._nodeView(r, i);
+    var m = r.m;
+    var n = m.all[i];
+    var inView = m.inView[i] === true;
+    var eff = null;
+    if (inView) {
+      var rank = n.status === null ? 0 : n.status.rank;
+      eff = m.eff[i] < rank ? T.RANK_KEYS[m.eff[i]] : n.status ? n.status.key : null;
+    }
     return {
-      line: v.line,
-      parentLine: v.parentLine,
-      depth: v.depth,
-      id: v.id,
-      label: v.label,
-      gate: v.type,
-      childrenGate: v.childrenGate,
-      optional: v.optional,
-      status: v.status,
-      effectiveStatus: v.effectiveStatus,
-      held: v.held,
-      size: v.size,
-      assumedSize: v.assumedSize,
-      ownCost: v.ownCost,
-      people: v.tags,
-      keywords: v.marks,
-      deps: v.deps,
-      url: v.url,
-      desc: v.desc,
-      taigaSlug: v.taigaSlug,
-      ticketRef: v.ticketRef,
-      focus: v.focus,
-      fold: v.fold,
-      inView: v.inView,
-      needed: v.needed,
-      station: v.station
+      line: n.line,
+      parentLine: n.parent >= 0 ? m.all[n.parent].line : null,
+      depth: n.depth,
+      id: n.id,
+      label: n.label,
+      gate: n.type,
+      optional: n.optional,
+      status: n.status ? n.status.key : null,
+      effectiveStatus: eff,
+      size: n.size,
+      assumedSize: inView ? T.SIZES[m.assumed[i]] : null,
+      people: n.tags,
+      keywords: n.marks,
+      deps: n.deps,
+      url: n.url,
+      desc: n.desc,
+      taigaSlug: m.taiga[i],
+      ticketRef: m.ticket[i],
+      focus: n.focus,
+      inView: inView,
+      needed: inView && r.path.inSet[i] === 1,
+      station: inView && r.path.station[i] === 1
     };
   }
 
