@@ -57,9 +57,10 @@ func (a *app) client() *client {
 }
 
 // configURL derives the URL from the daemon's own configuration, so `talk` finds a daemon
-// started with the same config and environment without flags.
+// started with the same config and environment without flags. Peek skips the checks that
+// need the daemon's secrets (client tokens), which a user's shell usually does not hold.
 func (a *app) configURL() (base, source string) {
-	cfg, err := config.Load(a.getenv)
+	cfg, err := config.Peek(a.getenv)
 	if err != nil {
 		a.warnf("the talkd config cannot be read, using %s (set TALK_URL or --url to choose):\n  %s",
 			fallbackURL, strings.ReplaceAll(err.Error(), "\n", "\n  "))

@@ -231,7 +231,7 @@ func planTools(s *Server, p Plans) []Tool {
 				}
 				return &a.writeArgs, werkbaum.ApplyOps{Ops: a.Ops}, nil
 			}},
-		{"werkbaum_set_status", "Set a node's status", "Sets the status box of the node with this id: an English key (open, progress, done, blocked, idea, discarded, production, …) or a box code (x, ~, /, !, ?, -, ^, space).",
+		{"werkbaum_set_status", "Set a node's status", "Sets the status box of the node with this id: an English key (idea, planned, highrisk, progress, skeleton, done, prod, discarded, or neutral to remove the box), a German key, or a box code (?, space, !, ~, /, x, ^, -).",
 			map[string]any{"id": idProp, "status": str}, []string{"id", "status"},
 			func(raw json.RawMessage) (writeTool, werkbaum.Verb, *Error) {
 				var a struct {
