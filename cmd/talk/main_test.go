@@ -95,6 +95,10 @@ func TestURLPrecedence(t *testing.T) {
 	if err := os.WriteFile(shared, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	broken := filepath.Join(t.TempDir(), "broken.toml")
+	if err := os.WriteFile(broken, []byte("version = 1\n[server\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -105,7 +109,8 @@ func TestURLPrecedence(t *testing.T) {
 		{"env", map[string]string{"TALK_URL": " http://b:2/ "}, "", "http://b:2"},
 		{"config env", map[string]string{"TALK_LISTEN": "127.0.0.1:9999", "HOME": t.TempDir()}, "", "http://127.0.0.1:9999"},
 		{"all interfaces", map[string]string{"TALK_CONFIG": shared, "TOK": strings.Repeat("t", 40), "HOME": t.TempDir()}, "", "http://127.0.0.1:7078"},
-		{"broken config", map[string]string{"TALK_CONFIG": shared, "HOME": t.TempDir()}, "", "http://127.0.0.1:7077"},
+		{"token not in this shell", map[string]string{"TALK_CONFIG": shared, "HOME": t.TempDir()}, "", "http://127.0.0.1:7078"},
+		{"broken config", map[string]string{"TALK_CONFIG": broken, "HOME": t.TempDir()}, "", "http://127.0.0.1:7077"},
 		{"defaults", map[string]string{"HOME": t.TempDir()}, "", "http://127.0.0.1:7077"},
 	}
 	for _, tc := range tests {
