@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Checksum is the plan checksum of ARCHITECTURE §5: the SHA-256 of the file's bytes, in
@@ -326,17 +327,28 @@ func (e *Engine) Apply(ctx context.Context, text string, v Verb) (string, error)
 	if err := e.checkSize("plan text", len(text)); err != nil {
 		return "", err
 	}
+	// The scripts see text as UTF-16: invalid UTF-8 would come back with U+FFFD in lines
+	// the verb does not own. Edits therefore take valid UTF-8 only.
+	if err := checkUTF8("the plan text", text); err != nil {
+		return "", err
+	}
 	name, params := v.verb()
 	switch p := params.(type) {
 	case Write:
 		if err := e.checkSize("new text", len(p.Text)); err != nil {
 			return "", err
 		}
+		if err := checkUTF8("the new text", p.Text); err != nil {
+			return "", err
+		}
 	case ApplyOps:
 		n := 0
-		for _, op := range p.Ops {
-			for _, l := range op.Lines {
+		for i, op := range p.Ops {
+			for j, l := range op.Lines {
 				n += len(l) + 1
+				if err := checkUTF8(fmt.Sprintf("op %d line %d", i+1, j+1), l); err != nil {
+					return "", err
+				}
 			}
 		}
 		if err := e.checkSize("inserted lines", n); err != nil {
@@ -344,6 +356,9 @@ func (e *Engine) Apply(ctx context.Context, text string, v Verb) (string, error)
 		}
 	case AddNode:
 		if err := e.checkSize("node line", len(p.Line)); err != nil {
+			return "", err
+		}
+		if err := checkUTF8("the node line", p.Line); err != nil {
 			return "", err
 		}
 	}
@@ -363,6 +378,25 @@ func (e *Engine) Apply(ctx context.Context, text string, v Verb) (string, error)
 		return "", fmt.Errorf("%w: apply %s: malformed result", ErrEngine, name)
 	}
 	return *res.Text, nil
+}
+
+// checkUTF8 rejects text that is not valid UTF-8, naming the first bad line.
+func checkUTF8(what, s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	line := 1
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		if r == '\n' {
+			line++
+		}
+		i += size
+	}
+	return &InputError{Code: "badEncoding", Message: fmt.Sprintf("%s is not valid UTF-8 (first bad byte on line %d); plans are edited as UTF-8 text", what, line)}
 }
 
 // GuardOptions are the switches that let a write through the guards.

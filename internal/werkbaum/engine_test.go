@@ -200,6 +200,13 @@ func TestInputErrorsAreTyped(t *testing.T) {
 	if _, err := e.Inspect(ctx, smallPlan, InspectOptions{Include: []string{"everything"}}); !errors.Is(err, ErrBadInput) {
 		t.Errorf("Inspect bad include: %v", err)
 	}
+	var ie *InputError
+	if _, err := e.Apply(ctx, "- A #a\n- B \xe4\n", SetStatus{ID: "a", Status: "x"}); !errors.As(err, &ie) || ie.Code != "badEncoding" || !strings.Contains(ie.Message, "line 2") {
+		t.Errorf("Latin-1 text: got %v, want badEncoding naming line 2", err)
+	}
+	if _, err := e.Apply(ctx, smallPlan, AddNode{Parent: "co", Line: "- M\xfcller"}); !errors.As(err, &ie) || ie.Code != "badEncoding" {
+		t.Errorf("Latin-1 node line: got %v, want badEncoding", err)
+	}
 	if _, err := e.Apply(ctx, smallPlan, nil); !errors.Is(err, ErrBadInput) {
 		t.Errorf("nil verb: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // Fuzz targets. Run them with
@@ -169,6 +170,18 @@ func FuzzVerbs(f *testing.F) {
 			return
 		}
 		ctx := context.Background()
+		if !utf8.ValidString(text) {
+			// Edits refuse invalid UTF-8 instead of rewriting it as U+FFFD.
+			_, err := e.Apply(ctx, text, SetStatus{ID: "x", Status: "x"})
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.Code != "badEncoding" {
+				t.Fatalf("invalid UTF-8 text: got %v, want badEncoding", err)
+			}
+			return
+		}
+		if !utf8.ValidString(arg) {
+			arg = strings.ToValidUTF8(arg, "?")
+		}
 		d := parseDoc(t, e, text)
 		kind %= 7
 		if kind == 5 {
@@ -251,7 +264,7 @@ func FuzzVerbs(f *testing.F) {
 			}
 			t.Fatalf("%#v: unexpected input error %s: %s", verb, ie.Code, ie.Message)
 		}
-		assertUntouched(t, "verb", text, out, owns)
+		assertUntouchedEnd(t, "verb", text, out, owns, endsOpen)
 		nd := parseDoc(t, e, out)
 		if len(nd.all) != wantNodes {
 			t.Fatalf("%#v: %d nodes after, want %d\nbefore %q\nafter  %q", verb, len(nd.all), wantNodes, text, out)
