@@ -211,3 +211,24 @@ printf '%s\n' "$@" > "`+seen+`/args"; cat > "`+seen+`/stdin"; cp "`+fixture+`" "
 		t.Errorf("argv %q stdin %q", f, stdin)
 	}
 }
+
+// TestEspeakVoiceFiles checks that languages map to voice files only where the data
+// directory named by --version has them.
+func TestEspeakVoiceFiles(t *testing.T) {
+	bin := t.TempDir()
+	data := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(data, "lang", "gmw"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "lang", "gmw", "de"), []byte("name German\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeScript(t, bin, "espeak-ng", `echo "eSpeak NG text-to-speech: 1.51  Data at: `+data+`"`)
+	e := &espeak{bin: filepath.Join(bin, "espeak-ng"), timeout: 5 * time.Second}
+	if got := e.voiceFor(context.Background(), "de"); got != "gmw/de" {
+		t.Errorf("de → %q, want gmw/de", got)
+	}
+	if got := e.voiceFor(context.Background(), "en"); got != "en" {
+		t.Errorf("en → %q, want en (no file in the data dir)", got)
+	}
+}
