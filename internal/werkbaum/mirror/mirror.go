@@ -173,14 +173,16 @@ func (m *Mirror) Commit(ctx context.Context, ev plans.WriteEvent, what string) s
 
 	g := git{bin: m.gitBin, dir: filepath.Dir(ev.Path), timeout: m.timeout}
 	name := filepath.Base(ev.Path)
-	_, repoErr := g.run(ctx, nil, "rev-parse", "--is-inside-work-tree")
+	// HEAD:./name is the committed plan. Reading it fails on an unborn branch, for a file
+	// git does not track yet and outside a repository; only then is it worth a second
+	// call to tell these apart.
 	var head []byte
+	var repoErr error
 	inHead := false
-	if repoErr == nil {
-		// HEAD:./name is the committed plan; it fails on an unborn branch or a new file.
-		if out, err := g.run(ctx, nil, "cat-file", "blob", "HEAD:./"+name); err == nil {
-			head, inHead = out, true
-		}
+	if out, err := g.run(ctx, nil, "cat-file", "blob", "HEAD:./"+name); err == nil {
+		head, inHead = out, true
+	} else {
+		_, repoErr = g.run(ctx, nil, "rev-parse", "--is-inside-work-tree")
 	}
 
 	w := pendingWrite{Revision: ev.Revision, Who: writer(ev.Author), What: what}

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,5 +167,37 @@ func TestUntrackedPlanIsAdded(t *testing.T) {
 	}
 	if files := strings.TrimSpace(gitIn(t, dir, "show", "--name-only", "--format=", "HEAD")); files != "plan.werkbaum" {
 		t.Fatalf("commit holds %q", files)
+	}
+}
+
+// BenchmarkCommit measures one mirror commit (four git calls) of a small plan: the time an
+// agent write with mirror = true spends after the file is written.
+func BenchmarkCommit(b *testing.B) {
+	dir := b.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"config", "user.name", "B"}, {"config", "user.email", "b@example.org"}, {"config", "commit.gpgsign", "false"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	plan := filepath.Join(dir, "plan.werkbaum")
+	m, err := NewMirror(MirrorOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	old := ""
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		text := fmt.Sprintf("[x] Step %d\n", i)
+		if err := os.WriteFile(plan, []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		got := m.Commit(context.Background(), plans.WriteEvent{Plan: "p", Path: plan, Revision: uint64(i + 2),
+			Author: plans.Author{Client: "local", Agent: "bench"}, OldText: old, NewText: text}, "edited")
+		if !strings.HasPrefix(got, "committed ") {
+			b.Fatalf("commit %d: %s", i, got)
+		}
+		old = text
 	}
 }
