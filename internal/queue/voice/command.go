@@ -2,6 +2,7 @@ package voice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,14 +31,14 @@ type command struct {
 // error because the entry was configured explicitly.
 func newCommand(c config.Command, timeout time.Duration, p platform) (*command, error) {
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
-		return nil, fmt.Errorf("voice command %q: argv is empty", c.Name)
+		return nil, fmt.Errorf("[[voice.commands]] %q: argv is empty", c.Name)
 	}
 	if !slices.ContainsFunc(c.Argv[1:], func(a string) bool { return strings.Contains(a, "{out}") }) {
-		return nil, fmt.Errorf("voice command %q: argv has no {out} placeholder for the audio file", c.Name)
+		return nil, fmt.Errorf("[[voice.commands]] %q: argv has no {out} placeholder for the audio file", c.Name)
 	}
 	bin, err := p.lookPath(c.Argv[0])
 	if err != nil {
-		return nil, fmt.Errorf("voice command %q: engine %q not found: %w", c.Name, c.Argv[0], err)
+		return nil, fmt.Errorf("[[voice.commands]] %q: engine %q not found: %w", c.Name, c.Argv[0], err)
 	}
 	argv := append([]string{bin}, c.Argv[1:]...)
 	return &command{name: c.Name, argv: argv, stdin: c.Stdin, timeout: timeout}, nil
@@ -69,28 +70,29 @@ func (c *command) synth(ctx context.Context, r synthRequest) error {
 		spec.stdin = strings.NewReader(r.Text)
 	}
 	if _, err := runProc(ctx, spec); err != nil {
-		return fmt.Errorf("voice command %q: %w", c.name, err)
+		return err
 	}
-	return checkAudioFile(r.Out, c.name)
+	return checkAudioFile(r.Out)
 }
 
 // checkAudioFile accepts any non-empty file (a command may write MP3 or OGG) but holds a
 // file that claims to be WAV to the WAV check.
-func checkAudioFile(path, name string) error {
+func checkAudioFile(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("voice command %q wrote no output file: %w", name, err)
+		if errors.Is(err, os.ErrNotExist) {
+			return errors.New("engine wrote no output file")
+		}
+		return fmt.Errorf("engine output: %w", err)
 	}
 	head := make([]byte, 4)
 	n, _ := io.ReadFull(f, head)
 	f.Close()
 	if n == 0 {
-		return fmt.Errorf("voice command %q wrote an empty output", name)
+		return errors.New("engine wrote an empty output file")
 	}
 	if string(head[:n]) == "RIFF" {
-		if err := checkWAVFile(path); err != nil {
-			return fmt.Errorf("voice command %q: %w", name, err)
-		}
+		return checkWAVFile(path)
 	}
 	return nil
 }

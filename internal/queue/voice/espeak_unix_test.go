@@ -232,3 +232,48 @@ func TestEspeakVoiceFiles(t *testing.T) {
 		t.Errorf("en → %q, want en (no file in the data dir)", got)
 	}
 }
+
+// TestSAPIPassesTextByEnvironment runs the sapi provider against a stand-in powershell:
+// the text must arrive in TALKD_TEXT and never inside the script argument.
+func TestSAPIPassesTextByEnvironment(t *testing.T) {
+	bin := t.TempDir()
+	seen := t.TempDir()
+	fixture := fixtureWAV(t)
+	writeScript(t, bin, "powershell.exe", `if [ -n "$TALKD_WAV" ]; then printf '%s' "$TALKD_WAV" > "`+seen+`/played"; exit 0; fi
+printf '%s' "$TALKD_TEXT" > "`+seen+`/text"
+printf '%s|%s|%s' "$TALKD_LANG" "$TALKD_VOICE" "$TALKD_RATE" > "`+seen+`/env"
+printf '%s\n' "$@" > "`+seen+`/args"
+cp "`+fixture+`" "$TALKD_OUT"`)
+	cfg := baseConfig("auto", "auto")
+	cfg.Speed = 240
+	v, err := newVoice(cfg, t.TempDir(), nil, platform{goos: "windows", lookPath: pathIn(bin)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if i := v.Info(); i.Provider != "sapi" || i.Sink != "soundplayer" {
+		t.Fatalf("info %+v", i)
+	}
+	text := `'); Remove-Item C:\ -Recurse; ('`
+	u := queue.Utterance{ID: "w", Text: text, Lang: "de"}
+	a, err := v.Prepare(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Play(context.Background(), u, a); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if played, _ := os.ReadFile(filepath.Join(seen, "played")); !strings.HasSuffix(string(played), "-w.wav") {
+		t.Errorf("SoundPlayer got TALKD_WAV=%q", played)
+	}
+	got, _ := os.ReadFile(filepath.Join(seen, "text"))
+	env, _ := os.ReadFile(filepath.Join(seen, "env"))
+	args, _ := os.ReadFile(filepath.Join(seen, "args"))
+	if string(got) != text || string(env) != "de||3" {
+		t.Errorf("text %q env %q", got, env)
+	}
+	if strings.Contains(string(args), "Remove-Item") || !strings.Contains(string(args), "-NoProfile") {
+		t.Errorf("args %q", args)
+	}
+}

@@ -163,8 +163,11 @@ func (p *playerSink) play(ctx context.Context, _ queue.Utterance, a *audio) erro
 // player with its options; the file path is appended.
 func defaultPlayers(goos string) []string {
 	list := []string{"pw-play", "paplay", "aplay -q", "afplay", "ffplay -nodisp -autoexit -loglevel error"}
-	if goos == "darwin" {
+	switch goos {
+	case "darwin":
 		list = []string{"afplay", "ffplay -nodisp -autoexit -loglevel error"}
+	case "windows":
+		list = nil // the built-in SoundPlayer is always there
 	}
 	return list
 }

@@ -166,10 +166,10 @@ func autoOrder(goos string) []string {
 func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
 	for _, c := range cfg.Commands {
 		if slices.Contains(reservedNames, c.Name) {
-			return fmt.Errorf("voice command %q: the name is taken by a built-in provider", c.Name)
+			return fmt.Errorf("[[voice.commands]] %q: the name is taken by a built-in provider", c.Name)
 		}
 		if _, dup := v.providers[c.Name]; dup {
-			return fmt.Errorf("voice command %q: defined twice", c.Name)
+			return fmt.Errorf("[[voice.commands]] %q: defined twice", c.Name)
 		}
 		cmd, err := newCommand(c, v.timeout, p)
 		if err != nil {
@@ -212,12 +212,12 @@ func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
 	case name == ProviderEspeak || name == ProviderSay || name == ProviderSAPI:
 		if _, ok := v.providers[name]; !ok {
 			_, err := v.builtin(name, p)
-			return fmt.Errorf("voice provider %q: %w", name, err)
+			return fmt.Errorf("provider %q: %w", name, err)
 		}
 		v.defName, v.info.ProviderReason = name, "configured: "+name
 	default:
 		if _, ok := v.providers[name]; !ok {
-			return fmt.Errorf("voice provider %q is not auto, espeak, say, sapi, fake or a [[voice.commands]] name", name)
+			return fmt.Errorf("provider %q is not auto, espeak, say, sapi, fake or a [[voice.commands]] name", name)
 		}
 		v.defName, v.info.ProviderReason = name, "configured: [[voice.commands]] "+name
 	}
@@ -267,7 +267,7 @@ func (v *Voice) setupSink(cfg config.Voice, p platform) error {
 		v.info.SinkReason = fmt.Sprintf("auto: no audio player found (tried %s); audio is discarded", strings.Join(players, ", "))
 		v.log.Warn("no audio player found; speech is synthesized but not played", "tried", players)
 	default:
-		return fmt.Errorf("voice sink %q is not auto, null or dir:<path>", s)
+		return fmt.Errorf("sink %q is not auto, null or dir:<path>", s)
 	}
 	return nil
 }
@@ -319,7 +319,7 @@ func (v *Voice) Prepare(ctx context.Context, u queue.Utterance) (queue.Audio, er
 	}
 	e, ok := v.providers[name]
 	if !ok {
-		return nil, fmt.Errorf("voice: provider %q is not available here (have %s)", name, strings.Join(v.info.Providers, ", "))
+		return nil, fmt.Errorf("provider %q is not available here (have %s)", name, strings.Join(v.info.Providers, ", "))
 	}
 	lang := u.Lang
 	if lang == "" {
@@ -339,7 +339,7 @@ func (v *Voice) Prepare(ctx context.Context, u queue.Utterance) (queue.Audio, er
 	r := synthRequest{Text: spoken, Lang: lang, Voice: v.voiceFor[lang], Speed: v.speed, Out: a.path}
 	if err := e.synth(ctx, r); err != nil {
 		a.Close()
-		return nil, fmt.Errorf("voice: %s: %w", name, err)
+		return nil, fmt.Errorf("provider %q: %w", name, err)
 	}
 	return a, nil
 }
@@ -354,10 +354,7 @@ func (v *Voice) Play(ctx context.Context, u queue.Utterance, qa queue.Audio) err
 	if a.fake {
 		return v.playFake(ctx, u, a)
 	}
-	if err := v.sink.play(ctx, u, a); err != nil {
-		return fmt.Errorf("voice: play: %w", err)
-	}
-	return nil
+	return v.sink.play(ctx, u, a)
 }
 
 // Info reports the engine and sink in use and why they were chosen.
@@ -377,7 +374,7 @@ func (v *Voice) Has(provider string) bool {
 func (v *Voice) Voices(ctx context.Context) ([]VoiceInfo, error) {
 	list, err := v.providers[v.defName].voices(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("voice: %s: %w", v.defName, err)
+		return nil, fmt.Errorf("provider %q: %w", v.defName, err)
 	}
 	return list, nil
 }
