@@ -59,7 +59,11 @@ func FuzzInspect(f *testing.F) {
 	addExampleSeeds(f, func(s string) { f.Add(s) })
 	e := fuzzEngine(f)
 	f.Fuzz(func(t *testing.T, text string) {
+		start := time.Now()
 		in, err := e.Inspect(context.Background(), text, InspectOptions{})
+		if took := time.Since(start); took > 3*time.Second {
+			t.Fatalf("inspect of %d bytes took %v", len(text), took)
+		}
 		if errors.Is(err, ErrTooLarge) {
 			return
 		}
