@@ -58,6 +58,8 @@ func (r *Recorder) AfterWrite(ctx context.Context, ev plans.WriteEvent) string {
 	if !announce && !mirror {
 		return ""
 	}
+	// The write has happened; a client that hangs up now must not lose its record.
+	ctx = context.WithoutCancel(ctx)
 	changes, err := r.diff(ctx, ev)
 	if err != nil {
 		r.log.Warn("plan write: no node diff", "plan", ev.Plan, "revision", ev.Revision, "err", err)

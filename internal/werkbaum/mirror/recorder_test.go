@@ -1,0 +1,52 @@
+package mirror
+
+import (
+	"context"
+	"testing"
+
+	"talkd/internal/config"
+	"talkd/internal/queue"
+	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans"
+)
+
+type recordingVoice struct{ got []queue.Announcement }
+
+func (v *recordingVoice) Submit(ctx context.Context, a queue.Announcement) (queue.Outcome, error) {
+	v.got = append(v.got, a)
+	return queue.Outcome{Status: queue.StatusQueued}, nil
+}
+
+func TestRecorderFollowsThePlanConfig(t *testing.T) {
+	engine, err := werkbaum.NewEngine(werkbaum.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	voice := &recordingVoice{}
+	r := New(Options{Engine: engine, Voice: voice, Plans: []config.Plan{
+		{Key: "loud", Lang: "de", Announce: true},
+		{Key: "quiet", Lang: "de"},
+	}})
+	ev := plans.WriteEvent{Lang: "de", Revision: 2, Author: plans.Author{Client: "ci", Agent: "Claude Code"},
+		OldText: "[ ] #a: Token prüfen (S)\n", NewText: "[x] #a: Token prüfen (S)\n"}
+
+	ev.Plan = "quiet"
+	if got := r.AfterWrite(context.Background(), ev); got != "" || len(voice.got) != 0 {
+		t.Fatalf("plan without announce/mirror: result %q, announcements %+v", got, voice.got)
+	}
+	if st := r.State("quiet"); st != nil {
+		t.Fatalf("State of an unmirrored plan = %v, want nil", st)
+	}
+
+	ev.Plan = "loud"
+	// A cancelled request context must not cost the announcement: the write happened.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := r.AfterWrite(ctx, ev); got != "" {
+		t.Fatalf("announce-only plan reported a mirror result %q", got)
+	}
+	want := queue.Announcement{Text: "Claude Code: Token prüfen ist fertig", Lang: "de", Priority: queue.Low, Caller: "ci", Agent: "Claude Code"}
+	if len(voice.got) != 1 || voice.got[0] != want {
+		t.Fatalf("announcements %+v, want one %+v", voice.got, want)
+	}
+}
