@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -64,9 +65,17 @@ type journalEntry struct {
 	Error       string          `json:"error,omitempty"`
 }
 
+// errFileMoved says that the plan file no longer has the content a read hashed: a write
+// (or an outside edit) replaced it in between. The read is simply done again.
+var errFileMoved = errors.New("the plan file changed while it was read")
+
 // revisionFor returns the revision of the content with this checksum, giving content the
-// daemon has not seen (an edit made outside) the next revision.
-func (s *Service) revisionFor(key, sum string) (uint64, error) {
+// daemon has not seen (an edit made outside) the next revision. A new revision is given
+// only to what the file holds now, checked inside the journal's write transaction (which
+// a write's settling also takes): otherwise a read that hashed the file just before a
+// write's rename would, once the write settled, take the old text for an outside edit and
+// spend revisions on it (errFileMoved instead).
+func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 	var meta planMeta
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		return readMeta(tx.Bucket(bucketName(key)), &meta)
@@ -83,11 +92,21 @@ func (s *Service) revisionFor(key, sum string) (uint64, error) {
 			return err
 		}
 		if meta.Checksum != sum || meta.Revision == 0 {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("read plan file: %w", err)
+			}
+			if werkbaum.Checksum(data) != sum {
+				return errFileMoved
+			}
 			meta = planMeta{Revision: meta.Revision + 1, Checksum: sum}
 			return writeMeta(b, meta)
 		}
 		return nil
 	})
+	if errors.Is(err, errFileMoved) {
+		return 0, err
+	}
 	if err != nil {
 		return 0, fmt.Errorf("plan %s: record revision: %w", key, err)
 	}

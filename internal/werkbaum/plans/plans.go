@@ -158,14 +158,24 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
 	}
-	data, err := readPlanFile(p.Path)
-	if err != nil {
-		return nil, err
-	}
-	sum := werkbaum.Checksum(data)
-	rev, err := s.revisionFor(key, sum)
-	if err != nil {
-		return nil, err
+	var data []byte
+	var sum string
+	var rev uint64
+	for attempt := 0; ; attempt++ {
+		var err error
+		if data, err = readPlanFile(p.Path); err != nil {
+			return nil, err
+		}
+		sum = werkbaum.Checksum(data)
+		rev, err = s.revisionFor(key, p.Path, sum)
+		if err == nil {
+			break
+		}
+		// A write landed between the read and the revision: read the new text. A file
+		// that keeps changing under us (an editor saving in a loop) gives up eventually.
+		if !errors.Is(err, errFileMoved) || attempt == 9 || ctx.Err() != nil {
+			return nil, fmt.Errorf("plan %s: %w", key, err)
+		}
 	}
 	text := string(data)
 	return &Snapshot{Text: text, Base: Base{Revision: rev, Checksum: sum}, Lines: countLines(text)}, nil

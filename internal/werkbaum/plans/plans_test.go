@@ -238,3 +238,30 @@ func TestJournalBounded(t *testing.T) {
 		t.Fatalf("oldest entry still there: %+v", op)
 	}
 }
+
+// TestReadRacingAWriteKeepsRevisions: a read hashes the file, a write renames and settles
+// the new text, and only then does the read ask for the revision of what it hashed. The old
+// text must not be taken for an outside edit: no revision is spent on it, and the written
+// text keeps the revision the write answered.
+func TestReadRacingAWriteKeepsRevisions(t *testing.T) {
+	f := newFixture(t, planText)
+	ctx := context.Background()
+	old := f.read(t)
+	res, err := f.svc.Write(ctx, "p", WriteRequest{Tool: "werkbaum_set_status", RequestID: "w1", ArgsHash: "h",
+		Base: old.Base, Verb: werkbaum.SetStatus{ID: "docs", Status: "done"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The late half of the racing read.
+	if _, err := f.svc.revisionFor("p", f.path, old.Base.Checksum); !errors.Is(err, errFileMoved) {
+		t.Fatalf("revision of a text the file no longer has: %v", err)
+	}
+	if now := f.read(t); now.Base != res.Base {
+		t.Fatalf("after the racing read the plan reads %+v, the write answered %+v", now.Base, res.Base)
+	}
+	// An edit made outside still gets the next revision.
+	os.WriteFile(f.path, []byte(planText+"  - [ ] Added by hand\n"), 0o640)
+	if now := f.read(t); now.Base.Revision != res.Revision+1 {
+		t.Fatalf("outside edit: %+v", now.Base)
+	}
+}
