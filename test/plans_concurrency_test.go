@@ -1,0 +1,208 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestPlanConcurrentWriters: 8 clients × 100 logical writes against ONE plan over HTTP.
+// Client i owns the node #c<i>; its logical write j appends " j" to that node's line with
+// werkbaum_apply_ops (a read-modify-write of the line it read). On a conflict the client
+// reads again and retries under a NEW request id, after a short random pause. At the end
+// every client's line reads "0 1 … 99" (a lost update would miss a number, a doubled
+// write would repeat one), exactly one request id per logical write is journalled as
+// applied and the others as conflicts, the applied revisions are exactly 2…801, and the
+// plan has no structural warning.
+//
+// The plan stays small on purpose: the engine's cost grows with the plan, and this test is
+// about the store's serialisation, not the engine's speed (see BenchmarkPlan* for that).
+func TestPlanConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	const clients, writes = 8, 100
+	var b strings.Builder
+	b.WriteString("%% concurrency plan\n- [~] #top: Shared plan\n")
+	for i := range clients {
+		fmt.Fprintf(&b, "  - [ ] #c%d: Client %d wrote\n", i, i)
+	}
+	d, paths := startPlanDaemon(t, planFile{Key: "conc", Text: b.String()})
+
+	type attempt struct {
+		rid     string
+		state   string // applied or conflict, as the write answered
+		logical string // "c<i>.<j>"
+		rev     uint64
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	results := make([][]attempt, clients)
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := newMCPClient(d)
+			c.headers = map[string]string{"X-Talk-Agent": fmt.Sprintf("writer-%d", i)}
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			prefix := fmt.Sprintf("  - [ ] #c%d: Client %d wrote", i, i)
+			for j := range writes {
+				logical := fmt.Sprintf("c%d.%d", i, j)
+				for try := 0; ; try++ {
+					if try > 500 {
+						errs <- fmt.Errorf("%s: still conflicting after %d tries", logical, try)
+						return
+					}
+					ra, err := c.call(ctx, "werkbaum_read", map[string]any{"plan": "conc"})
+					if err != nil || ra.IsError {
+						errs <- fmt.Errorf("%s: read: %v %v", logical, err, ra)
+						return
+					}
+					var snap readAnswer
+					if err := ra.decode(&snap); err != nil {
+						errs <- err
+						return
+					}
+					index, line := -1, ""
+					for k, l := range strings.Split(snap.Text, "\n") {
+						if strings.HasPrefix(l, prefix) {
+							index, line = k, l
+						}
+					}
+					if index < 0 {
+						errs <- fmt.Errorf("%s: my line is gone:\n%s", logical, snap.Text)
+						return
+					}
+					rid := fmt.Sprintf("%s/try%d", logical, try)
+					a, err := c.call(ctx, "werkbaum_apply_ops", writeArgs("conc", snap.Base, rid, map[string]any{
+						"ops": []map[string]any{{"op": "replace", "index": index, "count": 1, "lines": []string{fmt.Sprintf("%s %d", line, j)}}}}))
+					if err != nil {
+						errs <- fmt.Errorf("%s: %w", rid, err)
+						return
+					}
+					if a.IsError {
+						if a.Map["conflict"] != true {
+							errs <- fmt.Errorf("%s: not a conflict: %s %s", rid, a.Text, a.Structured)
+							return
+						}
+						results[i] = append(results[i], attempt{rid: rid, state: "conflict", logical: logical})
+						// Optimistic writers that all retry at once can starve one of them;
+						// a random pause, growing with the tries, lets everyone through.
+						time.Sleep(time.Duration(rng.IntN(5<<min(try, 5))) * time.Millisecond)
+						continue
+					}
+					var w writeAnswer
+					if err := a.decode(&w); err != nil || !w.Changed || w.Replayed || len(w.Added) != 0 {
+						errs <- fmt.Errorf("%s: answer %+v (%v)", rid, w, err)
+						return
+					}
+					results[i] = append(results[i], attempt{rid: rid, state: "applied", logical: logical, rev: w.Revision})
+					break
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	// The file: every client's line holds each of its writes exactly once, in order.
+	text := string(readFile(t, paths["conc"]))
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) != 2+clients {
+		t.Fatalf("the plan has %d lines, want %d:\n%s", len(lines), 2+clients, text)
+	}
+	var want strings.Builder
+	for j := range writes {
+		fmt.Fprintf(&want, " %d", j)
+	}
+	for i := range clients {
+		if got, exp := lines[2+i], fmt.Sprintf("  - [ ] #c%d: Client %d wrote%s", i, i, want.String()); got != exp {
+			t.Errorf("line of client %d:\n%s\nwant\n%s", i, got, exp)
+		}
+	}
+
+	// The journal agrees with what each client was told, and with the file.
+	var all []attempt
+	for _, rs := range results {
+		all = append(all, rs...)
+	}
+	appliedPer := map[string]int{}
+	var revs []int
+	var conflicts int
+	c := newMCPClient(d)
+	var mu sync.Mutex
+	var jwg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for _, at := range all {
+		if at.state == "applied" {
+			appliedPer[at.logical]++
+			revs = append(revs, int(at.rev))
+		} else {
+			conflicts++
+		}
+		jwg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer jwg.Done()
+			defer func() { <-sem }()
+			a, err := c.call(ctx, "operation_get", map[string]any{"plan": "conc", "request_id": at.rid})
+			var op opAnswer
+			if err == nil {
+				err = a.decode(&op)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("operation_get %s: %v", at.rid, err)
+				return
+			}
+			if op.State != at.state || (at.state == "applied" && op.Revision != at.rev) {
+				t.Errorf("journal says %s (revision %d) for %s, the client was told %s (revision %d)", op.State, op.Revision, at.rid, at.state, at.rev)
+			}
+			if op.Author == nil || op.Author.Agent != "writer-"+strings.TrimPrefix(strings.Split(at.logical, ".")[0], "c") {
+				t.Errorf("author of %s: %+v", at.rid, op.Author)
+			}
+		}()
+	}
+	jwg.Wait()
+	if len(appliedPer) != clients*writes {
+		t.Fatalf("%d logical writes applied, want %d", len(appliedPer), clients*writes)
+	}
+	for k, n := range appliedPer {
+		if n != 1 {
+			t.Errorf("%s: %d applied request ids", k, n)
+		}
+	}
+	sort.Ints(revs)
+	for k, r := range revs {
+		if r != k+2 {
+			t.Fatalf("applied revisions are not 2…%d: position %d has %d", clients*writes+1, k, r)
+		}
+	}
+	last := c.read(t, "conc")
+	if last.Base.Revision != uint64(clients*writes+1) || last.Text != text {
+		t.Fatalf("final read: revision %d", last.Base.Revision)
+	}
+	var in struct {
+		Nodes    []map[string]any `json:"nodes"`
+		Warnings []map[string]any `json:"warnings"`
+	}
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "conc", "include": []string{"tree", "warnings"}}, &in)
+	for _, w := range in.Warnings {
+		if structuralTypes[w["type"].(string)] {
+			t.Errorf("structural warning after the run: %v", w)
+		}
+	}
+	if len(in.Nodes) != 1+clients {
+		t.Errorf("inspect sees %d nodes", len(in.Nodes))
+	}
+	t.Logf("%d logical writes, %d conflicts retried", clients*writes, conflicts)
+}
