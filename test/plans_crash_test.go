@@ -54,8 +54,8 @@ func TestPlanCrashSafety(t *testing.T) {
 	home := t.TempDir()
 
 	possible := map[string]bool{initial: true} // every text the file may hold
-	var sent []*sentWrite                        // in send order
-	current := initial                           // the text the next write starts from
+	var sent []*sentWrite                      // in send order
+	current := initial                         // the text the next write starts from
 	n := 0
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var afterRestart = map[string]int{}
