@@ -31,8 +31,6 @@
   }
   W.inputError = inputError;
 
-  var LINE_SPLIT_RE = /\r\n|\r|\n/;
-  var EOL_RE = /\r\n|\r|\n/g;
   var BREAK_RE = /[\r\n]/;
   var BLANK_RE = /^\s*$/;
   var LEAD_RE = /^[ \t]*/;
@@ -50,28 +48,43 @@
   // ---- documents with per-line endings ------------------------------------------------
 
   // splitDoc splits text into rows {c: content, e: line ending ('' for the last row)}.
-  // Row i is physical line i+1 of the parser (same CRLF/CR/LF rules as §25).
+  // Row i is physical line i+1 of the parser (same CRLF/CR/LF rules as §25). Plain string
+  // splits only: goja runs regexps over non-ASCII text in its slow backtracking engine.
   function splitDoc(text) {
-    var contents = text.split(LINE_SPLIT_RE);
-    var eols = text.match(EOL_RE) || [];
-    var rows = new Array(contents.length);
+    var pieces = text.split('\n');
+    var rows = [];
     var crlf = 0;
     var cr = 0;
-    for (var i = 0; i < contents.length; i++) {
-      var e = i < eols.length ? eols[i] : '';
+    var lf = 0;
+    var hasCR = text.indexOf('\r') >= 0;
+    for (var i = 0; i < pieces.length; i++) {
+      var p = pieces[i];
+      var e = i < pieces.length - 1 ? '\n' : '';
+      if (hasCR && p.indexOf('\r') >= 0) {
+        if (e === '\n' && p.charAt(p.length - 1) === '\r') {
+          p = p.slice(0, -1);
+          e = '\r\n';
+        }
+        // Lone CRs inside the piece are line breaks of their own.
+        var parts = p.split('\r');
+        for (var k = 0; k < parts.length - 1; k++) {
+          rows.push({ c: parts[k], e: '\r' });
+          cr++;
+        }
+        p = parts[parts.length - 1];
+      }
       if (e === '\r\n') crlf++;
-      else if (e === '\r') cr++;
-      rows[i] = { c: contents[i], e: e };
+      else if (e === '\n') lf++;
+      rows.push({ c: p, e: e });
     }
-    var lf = eols.length - crlf - cr;
     var eol = '\n';
     if (crlf > lf && crlf >= cr) eol = '\r\n';
     else if (cr > lf && cr > crlf) eol = '\r';
     return {
       rows: rows,
       eol: eol,
-      hasEol: eols.length > 0,
-      endsWithNewline: contents.length > 1 && contents[contents.length - 1] === ''
+      hasEol: rows.length > 1,
+      endsWithNewline: rows.length > 1 && rows[rows.length - 1].c === ''
     };
   }
 
