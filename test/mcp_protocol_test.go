@@ -196,6 +196,7 @@ func TestMCP2026ChecksInOrder(t *testing.T) {
 	}{
 		{"1: _meta missing (header says 2026)", list(``), headers26("tools/list", ""), -32602, `"x7"`},
 		{"1: clientCapabilities missing", list(metaNoCap), headers26("tools/list", ""), -32602, `"x7"`},
+		{"1: _meta not an object", list(`"_meta":"2026-07-28"`), headers26("tools/list", ""), -32602, `"x7"`},
 		{"1 before 2: capabilities missing and header mismatched", list(metaNoCap), map[string]string{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list"}, -32602, `"x7"`},
 		{"2: MCP-Protocol-Version missing", list(meta26), map[string]string{"Mcp-Method": "tools/list"}, -32020, `"x7"`},
 		{"2: MCP-Protocol-Version differs from _meta", list(meta26), map[string]string{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list"}, -32020, `"x7"`},

@@ -23,7 +23,6 @@ import (
 const (
 	rev2026       = "2026-07-28"
 	latest2025    = "2025-11-25"
-	default2025   = "2025-03-26" // assumed when a 2025-era request names no revision
 	metaVersion   = "io.modelcontextprotocol/protocolVersion"
 	metaCaps      = "io.modelcontextprotocol/clientCapabilities"
 	metaClient    = "io.modelcontextprotocol/clientInfo"
@@ -78,11 +77,10 @@ func newMCPServer(s *Server) *mcpServer {
 
 // mcpCall is one request on its way through the door.
 type mcpCall struct {
-	msg     rpcMessage
-	env     mcpEnvelope
-	caller  Caller
-	is2026  bool
-	version string // the negotiated or requested revision
+	msg    rpcMessage
+	env    mcpEnvelope
+	caller Caller
+	is2026 bool
 }
 
 // mcpEnvelope is the part of params every request may carry.
@@ -161,11 +159,15 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 	c := &mcpCall{msg: msg, caller: caller}
 	if msg.Params != nil {
 		if err := json.Unmarshal(msg.Params, &c.env); err != nil {
-			writeRPCError(w, msg.ID, invalidParams("params: %v", err))
+			e := invalidParams("params: %v", err)
+			if detectEra(r.Header.Get("MCP-Protocol-Version"), nil) {
+				e.status = http.StatusBadRequest // a 2026-era _meta that cannot be read fails check 1
+			}
+			writeRPCError(w, msg.ID, e)
 			return
 		}
 	}
-	c.is2026, c.version = detectEra(r.Header.Get("MCP-Protocol-Version"), c.env.Meta)
+	c.is2026 = detectEra(r.Header.Get("MCP-Protocol-Version"), c.env.Meta)
 	if c.is2026 {
 		if e := check2026(r, c); e != nil {
 			writeRPCError(w, msg.ID, e.withStatus(http.StatusBadRequest))
@@ -242,18 +244,13 @@ func appendResponse2026(buf []byte, id json.RawMessage, deco, result []byte) []b
 // detectEra tells the eras apart: a 2025-era header decides for 2025, any other header
 // for 2026; without a header, the _meta protocolVersion key (not _meta as such: 2025
 // clients send _meta.progressToken) decides for 2026.
-func detectEra(header string, meta map[string]json.RawMessage) (is2026 bool, version string) {
+func detectEra(header string, meta map[string]json.RawMessage) (is2026 bool) {
 	header = strings.TrimSpace(header)
-	switch {
-	case slices.Contains(revisions2025, header):
-		return false, header
-	case header != "":
-		return true, header
+	if header != "" {
+		return !slices.Contains(revisions2025, header)
 	}
-	if _, ok := meta[metaVersion]; ok {
-		return true, ""
-	}
-	return false, default2025
+	_, ok := meta[metaVersion]
+	return ok
 }
 
 // check2026 runs the 2026-era checks in the documented order: _meta fields, header
@@ -277,7 +274,6 @@ func check2026(r *http.Request, c *mcpCall) *rpcError {
 		e.Data = map[string]any{"supported": supportedVersions, "requested": version}
 		return e
 	}
-	c.version = version
 	if h, present := headerValue(r, "Mcp-Method"); !present || h != c.msg.Method {
 		return newRPCError(rpcHeaderMismatch, fmt.Sprintf("header mismatch: Mcp-Method %q must equal the method %q", h, c.msg.Method))
 	}
