@@ -435,6 +435,9 @@ func writeSummary(r *plans.WriteResult) string {
 	for _, w := range r.Added {
 		fmt.Fprintf(&b, "\nnew warning: %s", warningLine(w))
 	}
+	if r.Mirror != "" {
+		b.WriteString("\nmirror: " + r.Mirror)
+	}
 	return b.String()
 }
 
