@@ -353,8 +353,12 @@ func (b *bridge) unreachable(msg bridgeMessage, err error) {
 	case "ping":
 		b.writeResult(msg.ID, []byte("{}"))
 	default:
-		b.writeError(msg.ID, bridgeUnreachable, fmt.Sprintf("talkd is not reachable at %s (%v); start it with: talkd",
-			b.endpoint, bridgeErrText(err)), nil)
+		text := fmt.Sprintf("talkd is not reachable at %s (%v); start it with: talkd", b.endpoint, bridgeErrText(err))
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			text = fmt.Sprintf("talkd at %s gave no answer in time (%s); it may be overloaded or stuck", b.endpoint, b.client.Timeout)
+		}
+		b.writeError(msg.ID, bridgeUnreachable, text, nil)
 	}
 }
 

@@ -177,3 +177,26 @@ func TestBridgeTurnsHTTPRefusalsIntoJSONRPCErrors(t *testing.T) {
 		t.Errorf("refusal: %v", e)
 	}
 }
+
+func TestBridgeTimesOutOnAHangingDaemon(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := runMCP(context.Background(), []string{"--timeout", "300ms"},
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n"), &out, &errOut, srv.URL, "")
+	if code != 0 || time.Since(start) > 5*time.Second {
+		t.Fatalf("exit %d after %v", code, time.Since(start))
+	}
+	e := bridgeOutputLines(t, out.String())["1"]["error"].(map[string]any)
+	if !strings.Contains(e["message"].(string), "no answer in time") {
+		t.Errorf("timeout answer: %v", e)
+	}
+}
