@@ -121,6 +121,21 @@ func BenchmarkInspectGenerated2000(b *testing.B) { benchInspect(b, bigPlan(2000,
 func BenchmarkInspectCoupled14(b *testing.B)     { benchInspect(b, coupledPlan(14)) }
 func BenchmarkInspectSmall(b *testing.B)         { benchInspect(b, smallPlan) }
 
+// BenchmarkCallOverhead is the host's share of a call: borrow a runtime, encode the
+// arguments, cross into goja, JSON-parse and -stringify a tiny object, release.
+func BenchmarkCallOverhead(b *testing.B) {
+	e, err := newEngine(Options{}, `Werkbaum.methods.echo = function (a) { return a; };`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.call(ctx, "echo", map[string]string{"text": smallPlan}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkAnalyzeWerkbaum(b *testing.B) {
 	text := readExample(b, "werkbaum.werkbaum")
 	e := benchEngine(b)
