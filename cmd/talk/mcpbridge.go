@@ -355,7 +355,9 @@ func (b *bridge) unreachable(msg bridgeMessage, err error) {
 	default:
 		text := fmt.Sprintf("talkd is not reachable at %s (%v); start it with: talkd", b.endpoint, bridgeErrText(err))
 		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
+		var oe *net.OpError
+		dialFailed := errors.As(err, &oe) && oe.Op == "dial"
+		if !dialFailed && errors.As(err, &ne) && ne.Timeout() {
 			text = fmt.Sprintf("talkd at %s gave no answer in time (%s); it may be overloaded or stuck", b.endpoint, b.client.Timeout)
 		}
 		b.writeError(msg.ID, bridgeUnreachable, text, nil)
