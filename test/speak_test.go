@@ -215,3 +215,14 @@ normal = "0s"
 		t.Fatalf("got %d %v %s", last, hdr, raw)
 	}
 }
+
+// TestVoicesEndpoint: GET /voices names provider and sink and lists the engine's voices.
+func TestVoicesEndpoint(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+	status, body := d.getJSON(t, "/voices")
+	voices, _ := body["voices"].([]any)
+	if status != http.StatusOK || body["provider"] != "fake" || body["sink"] != "null" || len(voices) != 2 {
+		t.Fatalf("got %d %v", status, body)
+	}
+}

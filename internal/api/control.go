@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -224,4 +225,27 @@ func orEmpty(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// handleVoices is GET /voices: the provider and sink as in /status, plus the voices the
+// engine can list (an engine that cannot tell answers with an error field, not a failure).
+func (s *Server) handleVoices(w http.ResponseWriter, r *http.Request) {
+	if _, _, ok := s.controlAdmit(w, r, false); !ok {
+		return
+	}
+	resp := map[string]any{"voices": []any{}}
+	if s.engines == nil {
+		writeJSON(w, http.StatusOK, resp)
+		return
+	}
+	if raw, err := json.Marshal(s.engines.Describe()); err == nil {
+		_ = json.Unmarshal(raw, &resp)
+	}
+	voices, err := s.engines.Voices(r.Context())
+	if err != nil {
+		resp["error"] = err.Error()
+	} else if voices != nil {
+		resp["voices"] = voices
+	}
+	writeJSON(w, http.StatusOK, resp)
 }

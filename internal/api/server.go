@@ -36,6 +36,8 @@ type Engines interface {
 	Has(provider string) bool
 	// Describe returns what /status shows about provider and sink (JSON-encodable).
 	Describe() any
+	// Voices lists the voices or languages the provider can tell about (JSON-encodable).
+	Voices(ctx context.Context) (any, error)
 }
 
 // Options wire a Server.
@@ -110,6 +112,7 @@ func (s *Server) routes() map[string]route {
 		"/status":  {[]string{http.MethodGet, http.MethodHead}, s.handleStatus},
 		"/history": {[]string{http.MethodGet, http.MethodHead}, s.handleHistory},
 		"/healthz": {[]string{http.MethodGet, http.MethodHead}, s.handleHealth},
+		"/voices":  {[]string{http.MethodGet, http.MethodHead}, s.handleVoices},
 		"/mute":    {[]string{http.MethodPost}, s.handleMute},
 		"/unmute":  {[]string{http.MethodPost}, s.handleUnmute},
 		"/stop":    {[]string{http.MethodPost}, s.handleStop},
