@@ -54,7 +54,6 @@
   var SEPARATOR_RE = /^[ \t]*-{3,}[ \t]*$/;
   var CONT_RE = /(^|[ \t])\\[ \t]*$/;
   var LEADING_BLANKS_RE = /^[ \t]+/;
-  var NODE_RE = /^([ \t]*)([-|+]|=[ \t])?\s*(?:([><])[ \t]\s*)?(?:\[([^\]])\]\s*)?(?:([><])[ \t]\s*)?([\s\S]*)$/;
   var TAB_RE = /\t/g;
   var URL_RE = /https?:\/\/\S+/i;
   var SIZE_RE = /(^|\s)\((XXL|XS|XL|S|M|L)\)/gi;
@@ -70,6 +69,77 @@
   function stripComment(s) {
     var i = s.indexOf('%%');
     return i < 0 ? s : s.slice(0, i);
+  }
+
+  // The node-line prefix of §3,
+  //   ^([ \t]*)([-|+]|=(?=[ \t]))?\s*(?:([><])(?=[ \t])\s*)?(?:\[([^\]])\]\s*)?(?:([><])(?=[ \t])\s*)?(.*)$
+  // read by a scanner instead of a regexp: the regexp's result array is the most expensive
+  // allocation per line in goja. Every optional part is greedy and the tail matches
+  // anything, so the regexp never backtracks and the scanner below is equivalent (a test
+  // compares both on generated lines). Results go to these variables (no allocation), and
+  // the scanner calls no functions per character (a call allocates in goja).
+  var pxIndent = 0; // end of group 1
+  var pxGate = ''; // group 2's gate character or ''
+  var pxFold = null; // group 3, else group 5
+  var pxBox = null; // group 4 or null
+  var pxRest = 0; // start of group 6
+
+  // skipWS: index of the first code unit at or after p that is not JavaScript's \s.
+  function skipWS(s, p) {
+    var n = s.length;
+    for (; p < n; p++) {
+      var c = s.charCodeAt(p);
+      if (c === 32 || (c >= 9 && c <= 13)) continue;
+      if (c < 128) return p;
+      if (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+        c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff) continue;
+      return p;
+    }
+    return p;
+  }
+  function scanPrefix(s) {
+    var n = s.length;
+    var p = 0;
+    var c, d;
+    while (p < n && ((c = s.charCodeAt(p)) === 32 || c === 9)) p++;
+    pxIndent = p;
+    pxGate = '';
+    pxFold = null;
+    pxBox = null;
+    c = s.charCodeAt(p);
+    if (c === 45 || c === 124 || c === 43) {
+      pxGate = s.charAt(p); // - | +
+      p++;
+    } else if (c === 61) {
+      d = s.charCodeAt(p + 1);
+      if (d === 32 || d === 9) {
+        pxGate = '=';
+        p++;
+      }
+    }
+    c = s.charCodeAt(p);
+    if (c === 32 || c === 9 || c > 127 || (c >= 10 && c <= 13)) p = skipWS(s, p);
+    c = s.charCodeAt(p);
+    if (c === 62 || c === 60) {
+      d = s.charCodeAt(p + 1);
+      if (d === 32 || d === 9) {
+        pxFold = s.charAt(p);
+        p = skipWS(s, p + 1);
+      }
+    }
+    if (s.charCodeAt(p) === 91 && p + 2 < n && s.charCodeAt(p + 1) !== 93 && s.charCodeAt(p + 2) === 93) {
+      pxBox = s.charAt(p + 1);
+      p = skipWS(s, p + 3);
+    }
+    c = s.charCodeAt(p);
+    if (c === 62 || c === 60) {
+      d = s.charCodeAt(p + 1);
+      if (d === 32 || d === 9) {
+        if (pxFold === null) pxFold = s.charAt(p);
+        p = skipWS(s, p + 1);
+      }
+    }
+    pxRest = p;
   }
 
   // NONE is the shared, frozen empty list of nodes that have no tags, marks, deps,
@@ -202,8 +272,10 @@
 
     // Tree part: build logical lines (comments removed, continuation glued) and walk them.
     for (i = 0; i < n; i++) {
-      s = stripComment(lines[i]);
-      if (SEPARATOR_RE.test(s)) {
+      s = lines[i];
+      var cm = s.indexOf('%%');
+      if (cm >= 0) s = s.slice(0, cm);
+      if (s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) {
         separatorLine = i + 1;
         break;
       }
@@ -238,14 +310,13 @@
         continue;
       }
 
-      var m = NODE_RE.exec(s);
-      if (!m) continue;
-      var gate = m[2] ? m[2].charAt(0) : '';
+      scanPrefix(s);
+      var gate = pxGate;
       var node = {
         line: first,
         lastLine: cont ? cont[cont.length - 1] : first,
         cont: cont || NONE,
-        indent: m[1],
+        indent: s.slice(0, pxIndent),
         depth: 0,
         parent: -1,
         index: -1,
@@ -253,8 +324,8 @@
         gate: gate,
         type: gate === '|' ? 'or' : gate === '=' ? 'xor' : 'and',
         optional: gate === '+',
-        fold: m[3] || m[5] || null,
-        box: m[4] === undefined ? null : m[4],
+        fold: pxFold,
+        box: pxBox,
         status: null,
         url: null,
         size: null,
@@ -271,7 +342,7 @@
         sizeConflict: false,
         lastTreeLine: 0
       };
-      extract(m[6], node);
+      extract(s.slice(pxRest), node);
       if (node.label === '') {
         if (node.id === null) continue; // no node and no further effects (§4 step 8)
         node.label = '#' + node.id;
@@ -288,7 +359,7 @@
         if (prev) warnings.push({ type: 'duplicateId', line: first, id: node.id, firstLine: prev.line });
         else byId[node.id] = node;
       }
-      var width = m[1].indexOf('\t') < 0 ? m[1].length : m[1].replace(TAB_RE, '  ').length;
+      var width = node.indent.indexOf('\t') < 0 ? pxIndent : node.indent.replace(TAB_RE, '  ').length;
       while (stackWidths[stackWidths.length - 1] >= width) {
         stackWidths.pop();
         stackNodes.pop();
@@ -429,5 +500,10 @@
   }
 
   W.parse = parse;
+  // _nodePrefix exposes the prefix scanner to the tests (compared with the §3 regexp).
+  W._nodePrefix = function (s) {
+    scanPrefix(s);
+    return { indent: s.slice(0, pxIndent), gate: pxGate, fold: pxFold, box: pxBox, rest: s.slice(pxRest) };
+  };
   W._gateOf = gateOf;
 })(Werkbaum);

@@ -22,6 +22,7 @@
 
   var S = W._status;
   var LIMIT = 20000;
+  var NONE = Object.freeze([]); // shared empty list (no allocation per leaf)
 
   // prepare derives what both searches need from the model.
   function prepare(m) {
@@ -36,13 +37,21 @@
     for (i = 0; i < N; i++) {
       if (!m.inView[i]) continue;
       n = all[i];
-      var kids = [];
-      for (j = 0; j < n.children.length; j++) {
-        var c = n.children[j];
-        if (!S.isDiscarded(c) && (!c.optional || S.isStarted(c))) kids.push(c.index);
+      var kids = NONE;
+      var ch = n.children;
+      for (j = 0; j < ch.length; j++) {
+        var c = ch[j];
+        if (c.status !== null && c.status.code === '-') continue;
+        if (c.optional && !S.isStarted(c)) continue;
+        if (kids === NONE) kids = [];
+        kids.push(c.index);
       }
       pc[i] = kids;
       disj[i] = kids.length > 0 && all[kids[0]].type !== 'and';
+      if (!n.deps.length) {
+        depT[i] = NONE;
+        continue;
+      }
       var t = [];
       for (j = 0; j < n.deps.length; j++) {
         anyDep = true;
