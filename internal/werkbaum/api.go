@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -155,21 +156,7 @@ type Overload struct {
 // its parts. Results are cached by the text's checksum and the options, so inspecting an
 // unchanged plan again costs a hash and a copy; the returned value is the caller's own.
 func (e *Engine) Inspect(ctx context.Context, text string, opts InspectOptions) (*Inspection, error) {
-	if err := e.checkSize("plan text", len(text)); err != nil {
-		return nil, err
-	}
-	args := struct {
-		Text    string   `json:"text"`
-		ID      string   `json:"id,omitempty"`
-		Include []string `json:"include,omitempty"`
-	}{text, opts.ID, opts.Include}
-	ent, err := e.cachedCall(ctx, "inspect", text, opts, args, func(raw []byte) (any, error) {
-		var in Inspection
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return nil, err
-		}
-		return &in, nil
-	})
+	ent, err := e.inspect(ctx, text, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -178,14 +165,32 @@ func (e *Engine) Inspect(ctx context.Context, text string, opts InspectOptions) 
 	return out, nil
 }
 
-// InspectJSON is Inspect without decoding: the engine's JSON, a private copy. It is the
-// cheapest way to answer werkbaum_inspect.
+// InspectJSON is Inspect without the typed form: the engine's JSON, a private copy. It is
+// the cheapest way to answer werkbaum_inspect.
 func (e *Engine) InspectJSON(ctx context.Context, text string, opts InspectOptions) (json.RawMessage, error) {
-	in, err := e.Inspect(ctx, text, opts)
+	ent, err := e.inspect(ctx, text, opts)
 	if err != nil {
 		return nil, err
 	}
-	return in.JSON, nil
+	return bytes.Clone(ent.raw), nil
+}
+
+func (e *Engine) inspect(ctx context.Context, text string, opts InspectOptions) (*lruEntry, error) {
+	if err := e.checkSize("plan text", len(text)); err != nil {
+		return nil, err
+	}
+	args := struct {
+		Text    string   `json:"text"`
+		ID      string   `json:"id,omitempty"`
+		Include []string `json:"include,omitempty"`
+	}{text, opts.ID, opts.Include}
+	return e.cachedCall(ctx, "inspect", text, opts, args, func(raw []byte) (any, error) {
+		var in Inspection
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, err
+		}
+		return &in, nil
+	})
 }
 
 // Warnings returns every notation warning of a plan in the editor's order (NOTATION.md
@@ -219,8 +224,9 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args
 		if err != nil {
 			return nil, fmt.Errorf("werkbaum %s: encode options: %w", method, err)
 		}
-		sum := sha256.Sum256([]byte(text))
-		key = method + "\x00" + string(o) + "\x00" + string(sum[:])
+		h := sha256.New()
+		io.WriteString(h, text) // hashes the string in place, no copy of a large text
+		key = method + "\x00" + string(o) + "\x00" + string(h.Sum(nil))
 		if ent, ok := e.cache.get(key); ok {
 			return ent, nil
 		}
