@@ -48,7 +48,9 @@ function textOf(c) {
 function checkAnalysis(got, exp) {
   const out = [];
   for (const k of Object.keys(exp)) {
-    if (k === 'nodes') {
+    if (k === 'nodes' && Array.isArray(exp.nodes)) {
+      match(got.nodes, exp.nodes, 'nodes', out);
+    } else if (k === 'nodes') {
       for (const line of Object.keys(exp.nodes)) {
         const n = got.nodes.find((x) => x.line === +line);
         if (!n) out.push('nodes: no node on line ' + line);
