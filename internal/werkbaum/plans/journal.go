@@ -63,6 +63,10 @@ type journalEntry struct {
 	Revision    uint64          `json:"revision,omitempty"`
 	Result      json.RawMessage `json:"result,omitempty"`
 	Error       string          `json:"error,omitempty"`
+	// Seq is the entry's place in the order index; trimming that place removes the entry
+	// only if it is still the same one (a request id that recovery forgot and that was sent
+	// again has a later place). 0 in entries written before Seq existed.
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // errFileMoved says that the plan file no longer has the content a read hashed: a write
@@ -145,22 +149,26 @@ func getEntry(b *bbolt.Bucket, id string) (*journalEntry, error) {
 // putEntry stores e; a new request id is also appended to the order index and the
 // journal is trimmed to the service's limit.
 func (s *Service) putEntry(b *bbolt.Bucket, e *journalEntry) error {
-	raw, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	isNew := b.Get(reqKey(e.RequestID)) == nil
-	if err := b.Put(reqKey(e.RequestID), raw); err != nil {
-		return err
-	}
-	if !isNew {
-		return nil
+	if b.Get(reqKey(e.RequestID)) != nil {
+		raw, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		return b.Put(reqKey(e.RequestID), raw)
 	}
 	seq := uint64(0)
 	if v := b.Get(keySeq); len(v) == 8 {
 		seq = binary.BigEndian.Uint64(v)
 	}
 	seq++
+	e.Seq = seq
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(reqKey(e.RequestID), raw); err != nil {
+		return err
+	}
 	var sv [8]byte
 	binary.BigEndian.PutUint64(sv[:], seq)
 	if err := b.Put(keySeq, sv[:]); err != nil {
@@ -170,10 +178,17 @@ func (s *Service) putEntry(b *bbolt.Bucket, e *journalEntry) error {
 		return err
 	}
 	if seq > uint64(s.limit) {
-		old := orderKey(seq - uint64(s.limit))
+		oldSeq := seq - uint64(s.limit)
+		old := orderKey(oldSeq)
 		if id := b.Get(old); id != nil {
-			if err := b.Delete(reqKey(string(id))); err != nil {
+			cur, err := getEntry(b, string(id))
+			if err != nil {
 				return err
+			}
+			if cur != nil && (cur.Seq == 0 || cur.Seq == oldSeq) {
+				if err := b.Delete(reqKey(string(id))); err != nil {
+					return err
+				}
 			}
 			if err := b.Delete(old); err != nil {
 				return err

@@ -265,3 +265,44 @@ func TestReadRacingAWriteKeepsRevisions(t *testing.T) {
 		t.Fatalf("outside edit: %+v", now.Base)
 	}
 }
+
+// TestJournalBoundAfterRecovery: a pending entry that recovery removed leaves its place in
+// the journal's order; when the same request id is sent again it is a new entry, and
+// trimming the old place must not delete it before its own turn.
+func TestJournalBoundAfterRecovery(t *testing.T) {
+	f := newFixture(t, planText)
+	f.svc.limit = 5
+	ctx := context.Background()
+	base := f.read(t).Base
+	newText := strings.Replace(planText, "[ ] #docs", "[x] #docs", 1)
+	pending := &journalEntry{RequestID: "again", ArgsHash: "h", State: statePending, OldChecksum: base.Checksum,
+		NewChecksum: werkbaum.Checksum([]byte(newText)), Revision: 2}
+	if err := f.svc.record("p", pending); err != nil {
+		t.Fatal(err)
+	}
+	// Crash before the rename: recovery forgets the request.
+	f.svc = f.open(t)
+	f.svc.limit = 5
+	if op, _ := f.svc.Operation(ctx, "p", "again"); op.State != StateUnknown {
+		t.Fatalf("after recovery: %+v", op)
+	}
+	write := func(id, status string) {
+		t.Helper()
+		if _, err := f.svc.Write(ctx, "p", WriteRequest{RequestID: id, ArgsHash: "h", Base: f.read(t).Base,
+			Verb: werkbaum.SetStatus{ID: "docs", Status: status}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("again", "x")
+	for i, id := range []string{"w1", "w2", "w3", "w4"} {
+		write(id, []string{" ", "x"}[i%2])
+	}
+	// Five entries since "again" was sent again, limit 5: it must still be there.
+	if op, _ := f.svc.Operation(ctx, "p", "again"); op.State != StateApplied {
+		t.Fatalf("the re-sent request was trimmed early: %+v", op)
+	}
+	write("w5", " ")
+	if op, _ := f.svc.Operation(ctx, "p", "again"); op.State != StateUnknown {
+		t.Fatalf("the re-sent request outlived the bound: %+v", op)
+	}
+}
