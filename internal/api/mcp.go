@@ -54,6 +54,8 @@ type mcpServer struct {
 	deco2026, decoList2026, decoRead2026 []byte
 	discover                             []byte // the server/discover result (decorated at write time)
 	capabilities2025                     json.RawMessage
+	caps2026                             json.RawMessage
+	instructions                         string
 	serverInfo                           json.RawMessage
 }
 
@@ -68,11 +70,19 @@ func newMCPServer(s *Server) *mcpServer {
 		`"prompts":{"listChanged":false},"completions":{},"logging":{}}`)
 	caps2026 := json.RawMessage(`{"tools":{"listChanged":false},"resources":{"subscribe":false,"listChanged":false},` +
 		`"prompts":{"listChanged":false},"completions":{}}`)
-	m.discover, _ = json.Marshal(map[string]any{
-		"supportedVersions": supportedVersions, "capabilities": caps2026, "instructions": instructions,
-	})
+	m.caps2026 = caps2026
+	m.setInstructions(instructions)
 	m.registerSpeak()
 	return m
+}
+
+// setInstructions sets the instructions of initialize and server/discover; the discover
+// result is encoded here once, not per request.
+func (m *mcpServer) setInstructions(text string) {
+	m.instructions = text
+	m.discover, _ = json.Marshal(map[string]any{
+		"supportedVersions": supportedVersions, "capabilities": m.caps2026, "instructions": text,
+	})
 }
 
 // mcpCall is one request on its way through the door.
@@ -368,7 +378,7 @@ func (m *mcpServer) initialize(_ context.Context, c *mcpCall) ([]byte, *rpcError
 		"protocolVersion": version,
 		"capabilities":    m.capabilities2025,
 		"serverInfo":      m.serverInfo,
-		"instructions":    instructions,
+		"instructions":    m.instructions,
 	})
 	if err != nil {
 		return nil, newRPCError(rpcInternalError, "encoding the initialize result failed")

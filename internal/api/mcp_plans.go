@@ -33,7 +33,14 @@ func (s *Server) RegisterPlans(p Plans) {
 		s.RegisterTool(t)
 	}
 	s.registerPlanResources(p)
+	s.mcp.setInstructions(instructions + planInstructions)
 }
+
+const planInstructions = " It also keeps Werkbaum plans: plans_list shows the plans you may use; werkbaum_read " +
+	"gives the text and a base; werkbaum_inspect gives statuses, warnings and the cheapest path (trust it). " +
+	"Change plans with the node verbs, passing the base of your last read and a new request_id each time; " +
+	"on a conflict redo the change on the text it returns; resend the same request_id after a lost " +
+	"connection. The notation is explained in the resource werkbaum://guide."
 
 var checksumRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
