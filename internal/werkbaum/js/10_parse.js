@@ -235,6 +235,57 @@
     node.label = out.join(' ');
   }
 
+  // Node is the parsed node record. Fields that most nodes leave at their default live on
+  // the prototype (goja builds objects as hash maps, so every own property costs); a node
+  // owns only what differs. toJSON serialises every field, so the JSON shape is complete.
+  var FIELDS = ['line', 'lastLine', 'cont', 'indent', 'depth', 'parent', 'index', 'children', 'gate', 'type',
+    'optional', 'fold', 'box', 'status', 'url', 'size', 'tags', 'marks', 'id', 'deps', 'focus', 'label',
+    'labelFromId', 'desc', 'descLines', 'shortDescLines', 'sizeConflict', 'lastTreeLine'];
+  function Node() {}
+  // auxOf returns the node's scratch data for descriptions (created on first use).
+  function auxOf(node) {
+    if (node._aux === null) node._aux = { desc: [], lines: [], shortEnd: 0 };
+    return node._aux;
+  }
+  // SIZE_MIN: the lower bound 2^rank of each size's range (§10).
+  var SIZE_MIN = { XS: 1, S: 2, M: 4, L: 8, XL: 16, XXL: 32 };
+  Node.prototype = {
+    line: 0,
+    lastLine: 0,
+    cont: NONE,
+    indent: '',
+    depth: 0,
+    parent: -1,
+    index: -1,
+    children: NONE,
+    gate: '',
+    type: 'and',
+    optional: false,
+    fold: null,
+    box: null,
+    status: null,
+    url: null,
+    size: null,
+    tags: NONE,
+    marks: NONE,
+    id: null,
+    deps: NONE,
+    focus: false,
+    label: '',
+    labelFromId: false,
+    desc: null,
+    descLines: null,
+    shortDescLines: NONE,
+    sizeConflict: false,
+    lastTreeLine: 0,
+    _aux: null,
+    toJSON: function () {
+      var o = {};
+      for (var i = 0; i < FIELDS.length; i++) o[FIELDS[i]] = this[FIELDS[i]];
+      return o;
+    }
+  };
+
   // gateOf returns the gate of a sibling group from its first member (§8).
   function gateOf(kids) {
     if (!kids.length) return 'and';
@@ -263,11 +314,6 @@
     var stackNodes = [null]; // hierarchy stack (§5): nodes and their widths
     var stackWidths = [-1];
     var lastNode = null;
-    // Scratch per node index, kept outside the records: description entries, owned lines,
-    // last line of the short descriptions (created lazily).
-    var auxDesc = [];
-    var auxLines = [];
-    var auxShortEnd = [];
     var i, s;
 
     // Tree part: build logical lines (comments removed, continuation glued) and walk them.
@@ -299,11 +345,12 @@
       if (t.charAt(0) === '"' && (t.charAt(1) === ' ' || t.charAt(1) === '\t')) {
         if (lastNode) {
           var li = lastNode.index;
-          addDescEntry(auxDesc[li] || (auxDesc[li] = []), t.slice(2).trim());
-          (auxLines[li] || (auxLines[li] = [])).push(first);
+          var la = auxOf(lastNode);
+          addDescEntry(la.desc, t.slice(2).trim());
+          la.lines.push(first);
           if (lastNode.shortDescLines === NONE) lastNode.shortDescLines = [];
           lastNode.shortDescLines.push(first);
-          auxShortEnd[li] = cont ? cont[cont.length - 1] : first;
+          la.shortEnd = cont ? cont[cont.length - 1] : first;
         } else {
           warnings.push({ type: 'descStray', line: first });
         }
@@ -312,36 +359,19 @@
 
       scanPrefix(s);
       var gate = pxGate;
-      var node = {
-        line: first,
-        lastLine: cont ? cont[cont.length - 1] : first,
-        cont: cont || NONE,
-        indent: s.slice(0, pxIndent),
-        depth: 0,
-        parent: -1,
-        index: -1,
-        children: NONE,
-        gate: gate,
-        type: gate === '|' ? 'or' : gate === '=' ? 'xor' : 'and',
-        optional: gate === '+',
-        fold: pxFold,
-        box: pxBox,
-        status: null,
-        url: null,
-        size: null,
-        tags: NONE,
-        marks: NONE,
-        id: null,
-        deps: NONE,
-        focus: false,
-        label: '',
-        labelFromId: false,
-        desc: null,
-        descLines: null,
-        shortDescLines: NONE,
-        sizeConflict: false,
-        lastTreeLine: 0
-      };
+      var node = new Node();
+      node.line = first;
+      node.lastLine = cont ? cont[cont.length - 1] : first;
+      if (cont) node.cont = cont;
+      node.indent = s.slice(0, pxIndent);
+      if (gate !== '') {
+        node.gate = gate;
+        if (gate === '|') node.type = 'or';
+        else if (gate === '=') node.type = 'xor';
+        else if (gate === '+') node.optional = true;
+      }
+      if (pxFold !== null) node.fold = pxFold;
+      if (pxBox !== null) node.box = pxBox;
       extract(s.slice(pxRest), node);
       if (node.label === '') {
         if (node.id === null) continue; // no node and no further effects (§4 step 8)
@@ -367,9 +397,7 @@
       var parent = stackNodes[stackNodes.length - 1];
       node.index = all.length;
       all.push(node);
-      auxDesc.push(null);
-      auxLines.push(cont ? cont.slice() : null);
-      auxShortEnd.push(0);
+      if (cont) auxOf(node).lines = cont.slice();
       if (parent) {
         node.parent = parent.index;
         node.depth = parent.depth + 1;
@@ -392,9 +420,9 @@
         var trimmed = s.trim();
         if (trimmed === '') {
           if (block && block.node) {
-            var bi = block.node.index;
-            addDescEntry(auxDesc[bi] || (auxDesc[bi] = []), '');
-            (auxLines[bi] || (auxLines[bi] = [])).push(ln);
+            var ba = auxOf(block.node);
+            addDescEntry(ba.desc, '');
+            ba.lines.push(ln);
             block.lines.push(ln);
           } else if (block) {
             block.lines.push(ln);
@@ -407,9 +435,9 @@
           else {
             block.lines.push(ln);
             if (block.node) {
-              var ti = block.node.index;
-              addDescEntry(auxDesc[ti] || (auxDesc[ti] = []), trimmed);
-              (auxLines[ti] || (auxLines[ti] = [])).push(ln);
+              var ta = auxOf(block.node);
+              addDescEntry(ta.desc, trimmed);
+              ta.lines.push(ln);
             }
           }
           continue;
@@ -419,7 +447,7 @@
           var target = byId[h[1]] || null;
           block = { line: ln, id: h[1], node: target, lines: [ln] };
           descBlocks.push(block);
-          if (target) (auxLines[target.index] || (auxLines[target.index] = [])).push(ln);
+          if (target) auxOf(target).lines.push(ln);
           else warnings.push({ type: 'unknownDesc', line: ln, id: h[1] });
           continue;
         }
@@ -432,13 +460,16 @@
     // Assemble descriptions and subtree extents (reverse document order: children first).
     for (i = all.length - 1; i >= 0; i--) {
       var nd = all[i];
-      var list = auxDesc[i];
-      if (list) {
+      var end = nd.lastLine;
+      var aux = nd._aux;
+      if (aux !== null) {
+        var list = aux.desc;
         while (list.length && list[list.length - 1] === '') list.pop();
         if (list.length) nd.desc = list.join('\n');
+        if (aux.lines.length) nd.descLines = aux.lines;
+        if (aux.shortEnd > end) end = aux.shortEnd;
+        nd._aux = null;
       }
-      if (auxLines[i]) nd.descLines = auxLines[i];
-      var end = nd.lastLine > auxShortEnd[i] ? nd.lastLine : auxShortEnd[i];
       if (end > nd.lastTreeLine) nd.lastTreeLine = end;
       if (nd.parent >= 0 && all[nd.parent].lastTreeLine < nd.lastTreeLine) {
         all[nd.parent].lastTreeLine = nd.lastTreeLine;
@@ -448,45 +479,47 @@
       descBlocks[i].node = descBlocks[i].node ? descBlocks[i].node.index : -1;
     }
 
-    // Post-passes in pre-order: unknownDep, xorConflict, sizeConflict.
-    var k, j;
-    for (k = 0; k < all.length; k++) {
-      var deps = all[k].deps;
+    // Post-passes in pre-order, one walk: unknownDep, xorConflict, sizeConflict lists,
+    // appended in that order.
+    var unknownDeps = [];
+    var xorConflicts = [];
+    var sizeConflicts = [];
+    for (var k = 0; k < all.length; k++) {
+      var p = all[k];
+      var deps = p.deps;
+      var j;
       for (j = 0; j < deps.length; j++) {
-        if (!byId[deps[j]]) warnings.push({ type: 'unknownDep', line: all[k].line, id: deps[j] });
+        if (!byId[deps[j]]) unknownDeps.push({ type: 'unknownDep', line: p.line, id: deps[j] });
       }
-    }
-    for (k = 0; k < all.length; k++) {
-      var kids = all[k].children;
-      if (!kids.length || kids[0].type !== 'xor') continue;
-      var seen = 0;
-      for (j = 0; j < kids.length; j++) {
-        if (kids[j].status && kids[j].status.rank >= 2) {
-          if (seen++) warnings.push({ type: 'xorConflict', line: kids[j].line, label: kids[j].label });
+      var ch = p.children;
+      if (!ch.length) continue;
+      if (ch[0].type === 'xor') {
+        var seen = 0;
+        for (j = 0; j < ch.length; j++) {
+          if (ch[j].status !== null && ch[j].status.rank >= 2 && seen++) {
+            xorConflicts.push({ type: 'xorConflict', line: ch[j].line, label: ch[j].label });
+          }
         }
       }
-    }
-    for (k = 0; k < all.length; k++) {
-      var p = all[k];
-      if (!p.size || !p.children.length || p.size === 'XXL') continue;
-      var ch = p.children;
+      if (p.size === null || p.size === 'XXL') continue;
       var counted = 0;
       var disj = ch[0].type !== 'and';
       var need = disj ? Infinity : 0;
       for (j = 0; j < ch.length; j++) {
         var q = ch[j];
-        if (!q.size || q.optional || (q.status && q.status.code === '-')) continue;
+        if (q.size === null || q.optional || (q.status !== null && q.status.code === '-')) continue;
         counted++;
-        var min = Math.pow(2, T.SIZE_RANK[q.size]);
+        var min = SIZE_MIN[q.size];
         if (disj) {
           if (min < need) need = min;
         } else need += min;
       }
-      if (counted && need >= Math.pow(2, T.SIZE_RANK[p.size] + 1)) {
+      if (counted && need >= 2 * SIZE_MIN[p.size]) {
         p.sizeConflict = true;
-        warnings.push({ type: 'sizeConflict', line: p.line, size: p.size });
+        sizeConflicts.push({ type: 'sizeConflict', line: p.line, size: p.size });
       }
     }
+    warnings = warnings.concat(unknownDeps, xorConflicts, sizeConflicts);
 
     return {
       lines: lines,
