@@ -69,6 +69,7 @@ func withoutText(v any) any {
 	return out
 }
 
+// compareAnalysis lists every difference between an analysis and the expected file.
 func compareAnalysis(got, want map[string]any) []string {
 	var diffs []string
 	same := func(what string, g, w any) {

@@ -81,7 +81,7 @@ func matchJSON(got, want any, where string, out *[]string) {
 	}
 }
 
-// nodesByLine finds the node objects of a decoded result by their line.
+// nodeOnLine finds the node object on the given line in a decoded result.
 func nodeOnLine(nodes any, line string) (map[string]any, bool) {
 	list, _ := nodes.([]any)
 	for _, n := range list {
@@ -93,11 +93,13 @@ func nodeOnLine(nodes any, line string) (map[string]any, bool) {
 	return nil, false
 }
 
+// casesDir is the folder of the data-driven notation cases.
 func casesDir(t testing.TB) string {
 	t.Helper()
 	return filepath.Join("testdata", "cases")
 }
 
+// loadCases reads every case file, keyed by file name.
 func loadCases(t testing.TB) map[string][]notationCase {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(casesDir(t), "*.json"))
@@ -206,6 +208,7 @@ func TestNotationCasesThroughGo(t *testing.T) {
 	}
 }
 
+// checkAnalyzeCase runs one case through Analyze and applies its expectation.
 func checkAnalyzeCase(ctx context.Context, t *testing.T, e *Engine, c notationCase, text string) {
 	t.Helper()
 	var opts struct {
