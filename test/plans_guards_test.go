@@ -2,6 +2,8 @@ package test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -294,5 +296,48 @@ func TestPlanHandEditDetected(t *testing.T) {
 	}
 	if r3 := c.read(t, "h"); r3.Base.Revision != w.Revision+1 || !strings.HasSuffix(r3.Text, "#late: Added by hand\n") {
 		t.Fatalf("read after the second hand edit: %+v", r3.Base)
+	}
+}
+
+// TestPlanHandEditDuringWrite: a person saves the plan while an agent's write is in the
+// engine (a 2,001-node plan takes the engine a while). Whatever the order, the person's
+// edit must survive: the write either came first (and the edit replaced it), or it notices
+// the edit and answers a conflict carrying it — it never renames its text over the edit.
+func TestPlanHandEditDuringWrite(t *testing.T) {
+	t.Parallel()
+	d, paths := startPlanDaemon(t, planFile{Key: "big", Text: plan2000})
+	c := newMCPClient(d)
+	path := paths["big"]
+	for round := range 3 {
+		r := c.read(t, "big")
+		done := make(chan *toolAnswer, 1)
+		go func() {
+			a, err := c.call(context.Background(), "werkbaum_set_status", writeArgs("big", r.Base, fmt.Sprintf("during-%d", round),
+				map[string]any{"id": "e20.t20", "status": []string{"skeleton", "progress", "skeleton"}[round]}))
+			if err != nil {
+				a = &toolAnswer{IsError: true, Text: err.Error()}
+			}
+			done <- a
+		}()
+		time.Sleep(time.Duration(50+100*round) * time.Millisecond)
+		edit := fmt.Sprintf("%%%% edited by hand during a write, round %d\n", round)
+		edited := edit + strings.SplitN(r.Text, "\n", 2)[1]
+		if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a := <-done
+		got := string(readFile(t, path))
+		if !strings.HasPrefix(got, edit) {
+			t.Fatalf("round %d: the hand edit was overwritten by the write (answer: %s)", round, a.Text)
+		}
+		if a.Map["conflict"] == true {
+			if a.Map["text"] != got {
+				t.Fatalf("round %d: the conflict does not carry the edited text", round)
+			}
+			if op := c.operation(t, "big", fmt.Sprintf("during-%d", round)); op.State != "conflict" {
+				t.Fatalf("round %d: journal %+v for a write answered as a conflict", round, op)
+			}
+		}
+		t.Logf("round %d: conflict %v, error %v: %.80s", round, a.Map["conflict"], a.IsError, a.Text)
 	}
 }

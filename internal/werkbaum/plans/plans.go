@@ -271,7 +271,12 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 
 // writeAtomic replaces path with data so that a crash leaves the old or the new file:
 // temp file in the same folder, fsync, rename, fsync of the folder. The mode is kept.
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
+//
+// expect is the checksum the file had when the write read it; right before the rename
+// the file is hashed again, and if someone saved it meanwhile (the engine may have worked
+// for a while) nothing is renamed and the answer is errFileMoved, so a person's edit is
+// never replaced by a text computed from the version before it.
+func writeAtomic(path string, data []byte, mode fs.FileMode, expect string) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
@@ -297,6 +302,14 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("close temp file: %w", err)
+	}
+	cur, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read plan file before the rename: %w", err)
+	}
+	if werkbaum.Checksum(cur) != expect {
+		err = errFileMoved
+		return err
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename into place: %w", err)

@@ -161,7 +161,12 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if werr := writeAtomic(path, []byte(newText), mode); werr != nil {
+	if werr := writeAtomic(path, []byte(newText), mode, snap.Base.Checksum); werr != nil {
+		if errors.Is(werr, errFileMoved) {
+			// Someone saved the plan while the engine worked: their text stands and this
+			// write becomes a conflict that carries it.
+			return nil, s.conflictDuringWrite(ctx, key, entry)
+		}
 		// The rename is the commit point: if it happened after all (only the folder sync
 		// failed), the write stands; otherwise the request never took effect.
 		if data, rerr := os.ReadFile(path); rerr == nil && werkbaum.Checksum(data) == newSum {
@@ -192,6 +197,24 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 			Author: req.Author, Revision: res.Revision, OldText: snap.Text, NewText: newText})
 	}
 	return res, nil
+}
+
+// conflictDuringWrite settles a pending write whose file changed before the rename as a
+// conflict and answers it with the plan as it is now.
+func (s *Service) conflictDuringWrite(ctx context.Context, key string, entry *journalEntry) error {
+	cur, err := s.Read(ctx, key)
+	if err != nil {
+		if ferr := s.forget(key, entry.RequestID); ferr != nil {
+			s.log.Error("journal: forget failed write", "plan", key, "err", ferr)
+		}
+		return err
+	}
+	entry.State, entry.Error = StateConflict, "the plan changed while the write ran"
+	entry.NewChecksum, entry.Revision, entry.Result = "", 0, nil
+	if err := s.record(key, entry); err != nil {
+		return err
+	}
+	return &ConflictError{Current: cur}
 }
 
 // replay answers a request id the journal knows.
