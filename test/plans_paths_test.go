@@ -199,3 +199,49 @@ func listTools(t testing.TB, d *daemon) []listedTool {
 	}
 	return env.Result.Tools
 }
+
+// TestPlanFileMissingNamesNoPath: when the configured file is moved away, every tool
+// answers a tool error that names the plan but not the file's path (clients in shared mode
+// learn nothing of the daemon's folders); the daemon's log names the path for its owner.
+// Once the file is back, the plan is served again.
+func TestPlanFileMissingNamesNoPath(t *testing.T) {
+	t.Parallel()
+	d, paths := startPlanDaemon(t, planFile{Key: "gone", Text: guardPlan})
+	c := newMCPClient(d)
+	path := paths["gone"]
+	r := c.read(t, "gone")
+	if err := os.Rename(path, path+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	for tool, args := range map[string]map[string]any{
+		"werkbaum_read":       {"plan": "gone"},
+		"werkbaum_inspect":    {"plan": "gone"},
+		"werkbaum_set_status": writeArgs("gone", r.Base, "gone-1", map[string]any{"id": "a", "status": "done"}),
+	} {
+		a := c.must(t, tool, args)
+		if !a.IsError || !strings.Contains(a.Text, `"gone"`) || !strings.Contains(a.Text, "missing") || strings.Contains(a.Text, dir) {
+			t.Errorf("%s on a missing file: %q", tool, a.Text)
+		}
+	}
+	var list struct {
+		Plans []map[string]any `json:"plans"`
+	}
+	c.ok(t, "plans_list", map[string]any{}, &list)
+	if e, _ := list.Plans[0]["error"].(string); e == "" || strings.Contains(e, dir) {
+		t.Errorf("plans_list row of a missing file: %v", list.Plans[0])
+	}
+	if !strings.Contains(d.logs(), path) {
+		t.Errorf("the daemon's log does not name the missing file's path")
+	}
+	if err := os.Rename(path+".moved", path); err != nil {
+		t.Fatal(err)
+	}
+	if again := c.read(t, "gone"); again.Base != r.Base {
+		t.Fatalf("after the file came back: %+v, want %+v", again.Base, r.Base)
+	}
+	// The write that failed while the file was missing was never journalled.
+	if op := c.operation(t, "gone", "gone-1"); op.State != "unknown" {
+		t.Fatalf("operation of the failed write: %+v", op)
+	}
+}

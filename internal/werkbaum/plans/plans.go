@@ -163,7 +163,8 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 	var rev uint64
 	for attempt := 0; ; attempt++ {
 		var err error
-		if data, err = readPlanFile(p.Path); err != nil {
+		if data, err = readPlanFile(key, p.Path); err != nil {
+			s.log.Warn("plan file unreadable", "plan", key, "path", p.Path, "err", err)
 			return nil, err
 		}
 		sum = werkbaum.Checksum(data)
@@ -181,22 +182,34 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 	return &Snapshot{Text: text, Base: Base{Revision: rev, Checksum: sum}, Lines: countLines(text)}, nil
 }
 
-func readPlanFile(path string) ([]byte, error) {
+// readPlanFile reads a plan's file. Its errors name the plan, not the path: they reach
+// clients (in shared mode over the network), and the folders of the daemon's host are none
+// of their business; the caller logs the path for the daemon's owner.
+func readPlanFile(key, path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("the plan file %s is missing", path)
+			return nil, fmt.Errorf("the file of plan %q is missing (moved or deleted?); the daemon's log names its path", key)
 		}
-		return nil, fmt.Errorf("plan file: %w", err)
+		return nil, fmt.Errorf("the file of plan %q cannot be read: %w", key, unpath(err))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("the plan file %s is not a regular file any more", path)
+		return nil, fmt.Errorf("the file of plan %q is not a regular file any more", key)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read plan file: %w", err)
+		return nil, fmt.Errorf("the file of plan %q cannot be read: %w", key, unpath(err))
 	}
 	return data, nil
+}
+
+// unpath drops the path from an *fs.PathError, keeping the operation and the cause.
+func unpath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }
 
 // countLines counts physical lines as an editor shows them (a final newline does not

@@ -175,7 +175,8 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 			if err := s.forget(key, req.RequestID); err != nil {
 				s.log.Error("journal: forget failed write", "plan", key, "err", err)
 			}
-			return nil, fmt.Errorf("write plan file: %w", werr)
+			s.log.Error("plan write failed", "plan", key, "path", path, "err", werr)
+			return nil, fmt.Errorf("write the file of plan %q: %w", key, unpath(werr))
 		}
 	}
 	entry.State = StateApplied
