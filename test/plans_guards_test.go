@@ -135,6 +135,21 @@ func TestPlanStaleBaseAndRetries(t *testing.T) {
 		after.same(t, path, "writes with bad arguments")
 	})
 
+	t.Run("a write that changes nothing", func(t *testing.T) {
+		time.Sleep(20 * time.Millisecond)
+		var same writeAnswer
+		// #a is done already; a 256-byte request id (128 × "ä") is the longest allowed.
+		id := strings.Repeat("ä", 128)
+		c.ok(t, "werkbaum_set_status", writeArgs("g", w.Base, id, map[string]any{"id": "a", "status": "x"}), &same)
+		if same.Changed || same.Base != w.Base || same.Revision != w.Revision {
+			t.Fatalf("no-op write: %+v", same)
+		}
+		after.same(t, path, "a write that changes nothing")
+		if op := c.operation(t, "g", id); op.State != "applied" || op.Revision != w.Revision {
+			t.Fatalf("operation of a no-op write: %+v", op)
+		}
+	})
+
 	t.Run("a rejected request stays rejected", func(t *testing.T) {
 		bad := writeArgs("g", w.Base, "rejected-1", map[string]any{"id": "nope", "status": "done"})
 		first := c.must(t, "werkbaum_set_status", bad)
