@@ -56,7 +56,6 @@
   var LEADING_BLANKS_RE = /^[ \t]+/;
   var TAB_RE = /\t/g;
   var URL_RE = /https?:\/\/\S+/i;
-  var SIZE_RE = /(^|\s)\((XXL|XS|XL|S|M|L)\)/gi;
   var TAG_RE = new RegExp('@(' + NAME + ')', 'gu');
   var MARK_RE = new RegExp('(^|\\s)&(' + NAME + ')', 'gu');
   var ID_RE = new RegExp('(^|\\s)#(' + NAME + ')(:?)', 'u');
@@ -64,6 +63,7 @@
   var HEADING_RE = new RegExp('^#(' + NAME + '):?\\s*$', 'u');
   var WS_SPLIT_RE = /\s+/;
   var WS_RUN_RE = /\s+/g;
+  var NEEDS_COLLAPSE_RE = /[^\S ]| {2}/;
   var WS_CHAR_RE = /\s/;
 
   function stripComment(s) {
@@ -142,6 +142,28 @@
     pxRest = p;
   }
 
+  // SIZE_ANY_CASE maps every spelling of a size code (the reference matches them
+  // case-insensitively, ASCII only) to its canonical form.
+  var SIZE_ANY_CASE = Object.create(null);
+  T.SIZES.forEach(function (code) {
+    var variants = [''];
+    for (var i = 0; i < code.length; i++) {
+      var next = [];
+      for (var j = 0; j < variants.length; j++) {
+        next.push(variants[j] + code.charAt(i), variants[j] + code.charAt(i).toLowerCase());
+      }
+      variants = next;
+    }
+    for (var k = 0; k < variants.length; k++) SIZE_ANY_CASE[variants[k]] = code;
+  });
+
+  // isSpace: JavaScript's \s for one UTF-16 code unit.
+  function isSpace(c) {
+    if (c < 128) return c === 32 || (c >= 9 && c <= 13);
+    return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+      c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  }
+
   // NONE is the shared, frozen empty list of nodes that have no tags, marks, deps,
   // children, continuation or short-description lines (saves thousands of allocations
   // per parse in goja). Consumers must treat every list of a node as read-only.
@@ -160,18 +182,25 @@
         rest = rest.slice(0, m.index) + rest.slice(m.index + m[0].length);
       }
     }
-    // 2. Size: the LAST free-standing (XS)…(XXL), replaced by its leading blank.
-    if (rest.indexOf(')') >= 0) {
-      ms = rest.match(SIZE_RE);
-      if (ms !== null) {
-        var last = ms[ms.length - 1];
-        var at;
-        if (last.charAt(0) === '(') at = 0; // only the match at the start has no blank
-        else at = rest.lastIndexOf(last);
-        var lead = last.charAt(0) === '(' ? '' : last.charAt(0);
-        node.size = last.slice(lead.length + 1, last.length - 1).toUpperCase();
-        rest = rest.slice(0, at) + lead + rest.slice(at + last.length);
+    // 2. Size: the LAST free-standing (XS)…(XXL), replaced by its leading blank. Every
+    // candidate "(code)" preceded by whitespace or the start is a match of the reference's
+    // global regexp (matches cannot overlap), so the last match is the last candidate:
+    // found from the end with lastIndexOf instead of a regexp.
+    var open = rest.lastIndexOf('(');
+    while (open >= 0) {
+      var close = rest.indexOf(')', open + 1);
+      if (close > open + 1 && close <= open + 4) {
+        var code = SIZE_ANY_CASE[rest.slice(open + 1, close)];
+        if (code !== undefined) {
+          var before = open === 0 ? 32 : rest.charCodeAt(open - 1);
+          if (isSpace(before)) {
+            node.size = code;
+            rest = rest.slice(0, open) + rest.slice(close + 1);
+            break;
+          }
+        }
       }
+      open = open > 0 ? rest.lastIndexOf('(', open - 1) : -1;
     }
     // 3. People tags (not anchored to a blank), removed.
     if (rest.indexOf('@') >= 0) {
@@ -218,7 +247,12 @@
     // free-standing `!!!` is a whitespace-separated token that is exactly `!!!`, and dropping
     // such tokens equals the reference's replace-then-collapse.
     if (rest.indexOf('!!!') < 0) {
-      node.label = rest.replace(WS_RUN_RE, ' ').trim();
+      // Trim first, then collapse (same result): blanks left by removed tokens are mostly
+      // at the ends, and collapsing only changes text with a non-space whitespace or two
+      // blanks in a row inside.
+      var label = rest.trim();
+      if (NEEDS_COLLAPSE_RE.test(label)) label = label.replace(WS_RUN_RE, ' ');
+      node.label = label;
       return;
     }
     var words = rest.split(WS_SPLIT_RE);
@@ -338,15 +372,26 @@
           (cont || (cont = [])).push(i + 1);
         }
       }
-      var t = s.trimStart();
-      if (t === '') continue; // blank
-
-      // Short description line (§6).
-      if (t.charAt(0) === '"' && (t.charAt(1) === ' ' || t.charAt(1) === '\t')) {
+      // Blank line, or short description line (§6): decided on the first character after
+      // the leading blanks; trimStart (all JavaScript whitespace) only when that character
+      // is not plain ASCII.
+      var p0 = 0;
+      var c0 = 0;
+      var sl = s.length;
+      while (p0 < sl && ((c0 = s.charCodeAt(p0)) === 32 || c0 === 9)) p0++;
+      if (p0 === sl) continue; // blank
+      var t = null;
+      if (c0 > 127 || (c0 >= 10 && c0 <= 13)) {
+        t = s.trimStart();
+        if (t === '') continue; // blank
+        p0 = s.length - t.length;
+        c0 = s.charCodeAt(p0);
+      }
+      var c1 = s.charCodeAt(p0 + 1);
+      if (c0 === 34 && (c1 === 32 || c1 === 9)) {
         if (lastNode) {
-          var li = lastNode.index;
           var la = auxOf(lastNode);
-          addDescEntry(la.desc, t.slice(2).trim());
+          addDescEntry(la.desc, s.slice(p0 + 2).trim());
           la.lines.push(first);
           if (lastNode.shortDescLines === NONE) lastNode.shortDescLines = [];
           lastNode.shortDescLines.push(first);

@@ -34,7 +34,10 @@
   // ticketRefOf: an id of the form US-n / T-n, else the first free-standing #US-n / #T-n
   // inside the label (§12–16).
   function ticketRefOf(n) {
-    if (n.id !== null && TICKET_ID_RE.test(n.id)) return n.id;
+    if (n.id !== null) {
+      var c = n.id.charCodeAt(0); // U or T: skip the regexp for every other id
+      if ((c === 85 || c === 84) && TICKET_ID_RE.test(n.id)) return n.id;
+    }
     if (n.label.indexOf('#') < 0) return null;
     var m = TICKET_LABEL_RE.exec(' ' + n.label + ' ');
     return m ? m[1] : null;
@@ -118,7 +121,6 @@
         continue;
       }
       eff[i] = rankOf(all[i]);
-      buckets[eff[i]].push(i);
       var deps = all[i].deps;
       for (j = 0; j < deps.length; j++) {
         var t = byId[deps[j]];
@@ -126,6 +128,9 @@
         (dependents[t.index] || (dependents[t.index] = [])).push(i);
       }
     }
+    // Only nodes that others depend on propagate: they start in the bucket of their rank,
+    // and a lowered node joins the bucket of its new rank when others depend on it.
+    for (i = 0; i < all.length; i++) if (dependents[i]) buckets[eff[i]].push(i);
     for (var r = 0; r < 6; r++) {
       var b = buckets[r];
       for (var q = 0; q < b.length; q++) {
@@ -136,7 +141,7 @@
         for (j = 0; j < ds.length; j++) {
           if (eff[ds[j]] > r) {
             eff[ds[j]] = r;
-            b.push(ds[j]);
+            if (dependents[ds[j]]) b.push(ds[j]);
           }
         }
       }
@@ -144,15 +149,15 @@
     return eff;
   }
 
-  // initialCollapsed implements §17 on the roots in view (focus rescues too).
+  // initialCollapsed implements §17 on the roots in view (focus rescues too): 1 = collapsed.
   function initialCollapsed(all, inView) {
-    var set = Object.create(null);
+    var set = new Uint8Array(all.length);
     var targets = [];
     var focused = [];
     var i;
     for (i = 0; i < all.length; i++) {
       if (!inView[i]) continue;
-      if (all[i].fold === '>') set[i] = true;
+      if (all[i].fold === '>') set[i] = 1;
       if (all[i].fold === '<') targets.push(i);
       if (all[i].focus) focused.push(i);
     }
@@ -164,17 +169,15 @@
       for (var p = 0; p < path.length - 1; p++) {
         var a = path[p];
         if (!set[a]) continue;
-        delete set[a];
+        set[a] = 0;
         var ch = all[a].children;
         for (var c = 0; c < ch.length; c++) {
-          if (ch[c].index !== path[p + 1] && ch[c].children.length) set[ch[c].index] = true;
+          if (ch[c].index !== path[p + 1] && ch[c].children.length) set[ch[c].index] = 1;
         }
       }
-      delete set[targets[t]];
+      set[targets[t]] = 0;
     }
-    var out = [];
-    for (i = 0; i < all.length; i++) out.push(set[i] === true);
-    return out;
+    return set;
   }
 
   function model(doc, opts) {

@@ -69,7 +69,7 @@
       inView: inView,
       needed: inView && r.path.inSet[i] === 1,
       station: inView && r.path.station[i] === 1,
-      initiallyCollapsed: m.collapsed[i],
+      initiallyCollapsed: m.collapsed[i] === 1,
       childLines: childLines
     };
   }

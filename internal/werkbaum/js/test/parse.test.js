@@ -63,3 +63,32 @@ test('letter classes work without Unicode property escapes', () => {
   assert.deepStrictEqual(plain(n.deps), ['日本', 'Ωmega']);
   for (const f of Object.keys(W)) assert.ok(!/\\p\{/.test(String(W[f])), 'no \\p{ in ' + f);
 });
+
+test('size extraction equals the reference regexp (last free-standing match)', () => {
+  const SIZE_RE = /(^|\s)\((XXL|XS|XL|S|M|L)\)/gi;
+  const r = rng(7);
+  const parts = ['(', ')', 'S', 's', 'XL', 'xxl', 'xS', 'M', ' ', '\u00a0', '\t', 'x', '(L)', ' (S)', '\u017f', '((', '(M)(S)', 'Backend'];
+  for (let i = 0; i < 20000; i++) {
+    let s = '';
+    const n = 1 + Math.floor(r() * 8);
+    for (let k = 0; k < n; k++) s += parts[Math.floor(r() * parts.length)];
+    let size = null;
+    let rest = s;
+    let last = null;
+    let m;
+    SIZE_RE.lastIndex = 0;
+    while ((m = SIZE_RE.exec(s)) !== null) last = m;
+    if (last) {
+      size = last[2].toUpperCase();
+      rest = s.slice(0, last.index) + last[1] + s.slice(last.index + last[0].length);
+    }
+    const label = rest.replace(/\s+/g, ' ').trim();
+    const d = W.parse('- ' + s);
+    if (label === '') {
+      assert.strictEqual(d.all.length, 0, JSON.stringify(s));
+      continue;
+    }
+    assert.strictEqual(d.all[0].size, size, JSON.stringify(s));
+    assert.strictEqual(d.all[0].label, label, JSON.stringify(s));
+  }
+});
