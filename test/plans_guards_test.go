@@ -200,8 +200,15 @@ func TestPlanGuards(t *testing.T) {
 			if op := c.operation(t, "g", "struct-"+st.name); op.State != "rejected" {
 				t.Fatalf("operation of a refused write: %+v", op)
 			}
+			if !strings.Contains(a.Text, "new request_id") {
+				t.Errorf("the refusal does not say that the retry needs a new request_id: %q", a.Text)
+			}
 			allowed := st.args
 			allowed["allowWarnings"] = true
+			// The same request_id with the switch is another request, refused as reused.
+			if re := c.must(t, st.tool, writeArgs("g", r.Base, "struct-"+st.name, allowed)); !re.IsError || !strings.Contains(re.Text, "other arguments") {
+				t.Fatalf("same request_id with allowWarnings: %+v", re)
+			}
 			var w writeAnswer
 			c.ok(t, st.tool, writeArgs("g", r.Base, "struct-allowed-"+st.name, allowed), &w)
 			if !w.Changed || w.Revision != r.Base.Revision+1 || !slices.Contains(warningTypes(w.Added), st.warning) ||

@@ -55,7 +55,8 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("refused: %s; pass %s: true to write it anyway", e.Refusal.Reason, e.Refusal.Switch)
+	// The switch changes the arguments, so the same request_id would be refused as reused.
+	return fmt.Sprintf("refused: %s; to write it anyway, send it again with %s: true and a new request_id", e.Refusal.Reason, e.Refusal.Switch)
 }
 
 // RejectedError is the journal's answer for a request id that was rejected before (bad
