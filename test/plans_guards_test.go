@@ -68,7 +68,7 @@ func TestPlanStaleBaseAndRetries(t *testing.T) {
 		if err := a.decode(&cur); err != nil || cur.Base != w.Base {
 			t.Fatalf("conflict base %+v, want %+v (%v)", cur.Base, w.Base, err)
 		}
-		if !strings.Contains(a.Text, "conflict") || !strings.Contains(a.Text, "read it again") {
+		if !strings.Contains(a.Text, "conflict") || !strings.Contains(a.Text, "new request_id") {
 			t.Errorf("conflict text %q", a.Text)
 		}
 		after.same(t, path, "a stale write")

@@ -45,7 +45,7 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("conflict: the plan changed since your base (now revision %d, checksum %s); read it again and redo the change on the current text",
+	return fmt.Sprintf("conflict: the plan changed since your base (now revision %d, checksum %s); redo the change on the current text (carried here, or read it again) under a new request_id",
 		e.Current.Base.Revision, e.Current.Base.Checksum)
 }
 
