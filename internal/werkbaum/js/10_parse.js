@@ -462,6 +462,9 @@
       for (i = separatorLine; i < n; i++) {
         s = stripComment(lines[i]);
         var ln = i + 1;
+        // A later separator (also an indented one) is ignored and keeps the open block (§2);
+        // like the first one it is recognised before anything else.
+        if (s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) continue;
         var trimmed = s.trim();
         if (trimmed === '') {
           if (block && block.node) {
@@ -496,7 +499,6 @@
           else warnings.push({ type: 'unknownDesc', line: ln, id: h[1] });
           continue;
         }
-        if (SEPARATOR_RE.test(s)) continue;
         warnings.push({ type: 'descStray', line: ln });
         block = null;
       }
