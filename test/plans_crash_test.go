@@ -57,7 +57,9 @@ func TestPlanCrashSafety(t *testing.T) {
 	var sent []*sentWrite                      // in send order
 	current := initial                         // the text the next write starts from
 	n := 0
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill moments drawn with seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
 	var afterRestart = map[string]int{}
 
 	for round := range rounds {
