@@ -123,12 +123,16 @@
       for (var i = 0; i < pd.all.length; i++) {
         if (pd.all[i].line === ln) return pd.all[i];
       }
-      throw inputError('unknownId', 'no node starts at line ' + ln + ' (' + what + ' "' + ref + '")');
+      throw inputError('unknownId', 'no node starts at line ' + ln + given(what));
     }
     var id = ref.charAt(0) === '#' ? ref.slice(1) : ref;
     var node = pd.byId[id];
-    if (!node) throw inputError('unknownId', 'no node has the id "' + id + '" (' + what + ')');
+    if (!node) throw inputError('unknownId', 'no node has the id "' + id + '"' + given(what));
     return node;
+  }
+
+  function given(what) {
+    return what === 'id' ? '' : ' (given as ' + what + ')';
   }
 
   function optionalRef(pd, ref, what) {
