@@ -1,8 +1,12 @@
 package werkbaum
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -310,3 +314,33 @@ func TestChecksums(t *testing.T) {
 }
 
 func ptrOf[T any](v T) *T { return &v }
+
+// TestInspectViewDecodesStrictly keeps the typed API in step with js/55_inspect.js: every
+// field the script emits for the shared examples must have a home in Inspection.
+func TestInspectViewDecodesStrictly(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	names, _ := filepath.Glob(filepath.Join(sharedDir(t), "werkbaum", "examples", "*.werkbaum"))
+	if len(names) == 0 {
+		t.Skip("shared examples not available")
+	}
+	for _, name := range names {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := e.InspectJSON(context.Background(), string(text), InspectOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.DisallowUnknownFields()
+		var in Inspection
+		if err := d.Decode(&in); err != nil {
+			t.Errorf("%s: inspect view has a field the Go types lack: %v", filepath.Base(name), err)
+			continue
+		}
+		if len(in.Nodes) == 0 || in.Path == nil {
+			t.Errorf("%s: empty view", filepath.Base(name))
+		}
+	}
+}
