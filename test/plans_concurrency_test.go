@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -32,87 +34,10 @@ func TestPlanConcurrentWriters(t *testing.T) {
 	}
 	d, paths := startPlanDaemon(t, planFile{Key: "conc", Text: b.String()})
 
-	type attempt struct {
-		rid     string
-		state   string // applied or conflict, as the write answered
-		logical string // "c<i>.<j>"
-		rev     uint64
-	}
 	// Bounded: typically 25 s on a quiet machine, about a minute under heavy load.
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	results := make([][]attempt, clients)
-	errs := make(chan error, clients)
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := newMCPClient(d)
-			c.headers = map[string]string{"X-Talk-Agent": fmt.Sprintf("writer-%d", i)}
-			rng := rand.New(rand.NewPCG(uint64(i), 7))
-			prefix := fmt.Sprintf("  - [ ] #c%d: Client %d wrote", i, i)
-			for j := range writes {
-				logical := fmt.Sprintf("c%d.%d", i, j)
-				for try := 0; ; try++ {
-					if try > 500 {
-						errs <- fmt.Errorf("%s: still conflicting after %d tries", logical, try)
-						return
-					}
-					ra, err := c.call(ctx, "werkbaum_read", map[string]any{"plan": "conc"})
-					if err != nil || ra.IsError {
-						errs <- fmt.Errorf("%s: read: %v %v", logical, err, ra)
-						return
-					}
-					var snap readAnswer
-					if err := ra.decode(&snap); err != nil {
-						errs <- err
-						return
-					}
-					index, line := -1, ""
-					for k, l := range strings.Split(snap.Text, "\n") {
-						if strings.HasPrefix(l, prefix) {
-							index, line = k, l
-						}
-					}
-					if index < 0 {
-						errs <- fmt.Errorf("%s: my line is gone:\n%s", logical, snap.Text)
-						return
-					}
-					rid := fmt.Sprintf("%s/try%d", logical, try)
-					a, err := c.call(ctx, "werkbaum_apply_ops", writeArgs("conc", snap.Base, rid, map[string]any{
-						"ops": []map[string]any{{"op": "replace", "index": index, "count": 1, "lines": []string{fmt.Sprintf("%s %d", line, j)}}}}))
-					if err != nil {
-						errs <- fmt.Errorf("%s: %w", rid, err)
-						return
-					}
-					if a.IsError {
-						if a.Map["conflict"] != true {
-							errs <- fmt.Errorf("%s: not a conflict: %s %s", rid, a.Text, a.Structured)
-							return
-						}
-						results[i] = append(results[i], attempt{rid: rid, state: "conflict", logical: logical})
-						// Optimistic writers that all retry at once can starve one of them;
-						// a random pause, growing with the tries, lets everyone through.
-						time.Sleep(time.Duration(rng.IntN(5<<min(try, 5))) * time.Millisecond)
-						continue
-					}
-					var w writeAnswer
-					if err := a.decode(&w); err != nil || !w.Changed || w.Replayed || len(w.Added) != 0 {
-						errs <- fmt.Errorf("%s: answer %+v (%v)", rid, w, err)
-						return
-					}
-					results[i] = append(results[i], attempt{rid: rid, state: "applied", logical: logical, rev: w.Revision})
-					break
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	results := runAppendWriters(t, ctx, d, func(int) string { return "conc" }, clients, writes)
 
 	// The file: every client's line holds each of its writes exactly once, in order.
 	text := string(readFile(t, paths["conc"]))
@@ -131,7 +56,7 @@ func TestPlanConcurrentWriters(t *testing.T) {
 	}
 
 	// The journal agrees with what each client was told, and with the file.
-	var all []attempt
+	var all []writeAttempt
 	for _, rs := range results {
 		all = append(all, rs...)
 	}
@@ -206,4 +131,144 @@ func TestPlanConcurrentWriters(t *testing.T) {
 		t.Errorf("inspect sees %d nodes", len(in.Nodes))
 	}
 	t.Logf("%d logical writes, %d conflicts retried", clients*writes, conflicts)
+}
+
+// TestPlanTwoKeysOneFile: two plan keys configured on the same file (e.g. for different
+// grants) share one write lane, so writers through both keys never overwrite each other:
+// 4 clients per key × 25 appends, each exactly once in the file, each journalled as
+// applied exactly once under the key it was sent to.
+func TestPlanTwoKeysOneFile(t *testing.T) {
+	t.Parallel()
+	const clients, writes = 8, 25
+	var b strings.Builder
+	b.WriteString("%% one file, two keys\n- [~] #top: Shared plan\n")
+	for i := range clients {
+		fmt.Fprintf(&b, "  - [ ] #c%d: Client %d wrote\n", i, i)
+	}
+	path := filepath.Join(t.TempDir(), "shared.werkbaum")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, daemonOptions{Config: plansConfig(map[string]string{"one": path, "two": path})})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	keyOf := func(i int) string { return []string{"one", "two"}[i%2] }
+	results := runAppendWriters(t, ctx, d, keyOf, clients, writes)
+
+	lines := strings.Split(strings.TrimSuffix(string(readFile(t, path)), "\n"), "\n")
+	var want strings.Builder
+	for j := range writes {
+		fmt.Fprintf(&want, " %d", j)
+	}
+	for i := range clients {
+		if got, exp := lines[2+i], fmt.Sprintf("  - [ ] #c%d: Client %d wrote%s", i, i, want.String()); got != exp {
+			t.Errorf("line of client %d (key %s):\n%s\nwant\n%s", i, keyOf(i), got, exp)
+		}
+	}
+	c := newMCPClient(d)
+	for i, rs := range results {
+		applied := map[string]int{}
+		for _, at := range rs {
+			if op := c.operation(t, keyOf(i), at.rid); op.State != at.state {
+				t.Errorf("%s under %s: journal %s, answered %s", at.rid, keyOf(i), op.State, at.state)
+			}
+			if at.state == "applied" {
+				applied[at.logical]++
+			}
+		}
+		for j := range writes {
+			if n := applied[fmt.Sprintf("c%d.%d", i, j)]; n != 1 {
+				t.Errorf("c%d.%d applied %d times", i, j, n)
+			}
+		}
+	}
+}
+
+// writeAttempt is one request of an append writer and what it was answered.
+type writeAttempt struct {
+	rid     string
+	state   string // applied or conflict, as the write answered
+	logical string // "c<i>.<j>"
+	rev     uint64
+}
+
+// runAppendWriters runs clients goroutines; client i appends " j" for j = 0…writes-1 to
+// its own line "  - [ ] #c<i>: Client <i> wrote" of the plan planOf(i), one
+// werkbaum_apply_ops per logical write, retrying a conflict with a fresh read, a new
+// request id and a random pause. It returns every client's attempts in order.
+func runAppendWriters(t *testing.T, ctx context.Context, d *daemon, planOf func(int) string, clients, writes int) [][]writeAttempt {
+	t.Helper()
+	results := make([][]writeAttempt, clients)
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := appendWriter(ctx, d, planOf(i), i, writes, &results[i]); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return results
+}
+
+func appendWriter(ctx context.Context, d *daemon, plan string, i, writes int, out *[]writeAttempt) error {
+	c := newMCPClient(d)
+	c.headers = map[string]string{"X-Talk-Agent": fmt.Sprintf("writer-%d", i)}
+	rng := rand.New(rand.NewPCG(uint64(i), 7))
+	prefix := fmt.Sprintf("  - [ ] #c%d: Client %d wrote", i, i)
+	for j := range writes {
+		logical := fmt.Sprintf("c%d.%d", i, j)
+		for try := 0; ; try++ {
+			if try > 500 {
+				return fmt.Errorf("%s: still conflicting after %d tries", logical, try)
+			}
+			ra, err := c.call(ctx, "werkbaum_read", map[string]any{"plan": plan})
+			if err != nil || ra.IsError {
+				return fmt.Errorf("%s: read: %v %v", logical, err, ra)
+			}
+			var snap readAnswer
+			if err := ra.decode(&snap); err != nil {
+				return err
+			}
+			index, line := -1, ""
+			for k, l := range strings.Split(snap.Text, "\n") {
+				if strings.HasPrefix(l, prefix) {
+					index, line = k, l
+				}
+			}
+			if index < 0 {
+				return fmt.Errorf("%s: my line is gone:\n%s", logical, snap.Text)
+			}
+			rid := fmt.Sprintf("%s/try%d", logical, try)
+			a, err := c.call(ctx, "werkbaum_apply_ops", writeArgs(plan, snap.Base, rid, map[string]any{
+				"ops": []map[string]any{{"op": "replace", "index": index, "count": 1, "lines": []string{fmt.Sprintf("%s %d", line, j)}}}}))
+			if err != nil {
+				return fmt.Errorf("%s: %w", rid, err)
+			}
+			if a.IsError {
+				if a.Map["conflict"] != true {
+					return fmt.Errorf("%s: not a conflict: %s %s", rid, a.Text, a.Structured)
+				}
+				*out = append(*out, writeAttempt{rid: rid, state: "conflict", logical: logical})
+				// Optimistic writers that all retry at once can starve one of them; a
+				// random pause, growing with the tries, lets everyone through.
+				time.Sleep(time.Duration(rng.IntN(5<<min(try, 5))) * time.Millisecond)
+				continue
+			}
+			var w writeAnswer
+			if err := a.decode(&w); err != nil || !w.Changed || w.Replayed || len(w.Added) != 0 {
+				return fmt.Errorf("%s: answer %+v (%v)", rid, w, err)
+			}
+			*out = append(*out, writeAttempt{rid: rid, state: "applied", logical: logical, rev: w.Revision})
+			break
+		}
+	}
+	return nil
 }

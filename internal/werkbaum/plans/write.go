@@ -68,14 +68,16 @@ type RejectedError struct {
 
 func (e *RejectedError) Error() string { return e.Message }
 
-// Write applies one verb to a plan, strictly one write per plan at a time.
+// Write applies one verb to a plan, strictly one write per plan file at a time. The lane
+// is the file's resolved path, not the key: two keys may name one file (for different
+// grants), and writes through both must not rename over each other.
 func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*WriteResult, error) {
 	p, ok := s.plans[key]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
 	}
 	var res *WriteResult
-	err := s.lanes.Do(ctx, key, func() error {
+	err := s.lanes.Do(ctx, p.Path, func() error {
 		var err error
 		res, err = s.write(ctx, key, p.Path, req)
 		return err
