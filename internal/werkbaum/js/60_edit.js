@@ -433,8 +433,10 @@
     var ok = moved && moved.label === node.label && npd.all.length === pd.all.length &&
       subtreeEnd(npd, moved) - moved.index === last - node.index;
     if (ok) {
-      var wantParent = parent ? parent.label : null;
-      var gotParent = moved.parent >= 0 ? npd.all[moved.parent].label : null;
+      // The new parent sits above the insertion point; it moved up only if it came after
+      // the block that was taken out.
+      var wantParent = parent ? (parent.line > end + 1 ? parent.line - count : parent.line) : 0;
+      var gotParent = moved.parent >= 0 ? npd.all[moved.parent].line : 0;
       ok = wantParent === gotParent;
     }
     if (!ok) throw unsupported('move', node);

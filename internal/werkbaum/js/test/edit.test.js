@@ -141,6 +141,26 @@ test('verbs on generated plans keep untouched lines and re-parse', () => {
       const moved = W.parse(out);
       assert.strictEqual(moved.all.length, n);
       assert.ok(moved.roots.some((r) => r.label === node.label), 'moved node is a root');
+      // moveNode under another node (before or after it in the text).
+      const target = doc.all[(k * 7 + 3) % n];
+      if (target.index < node.index || target.index > endOf(node)) {
+        const tref = target.id !== null && doc.byId[target.id] === target ? target.id : 'line:' + target.line;
+        let res = null;
+        try {
+          res = W.edit.moveNode(text, ref, tref);
+        } catch (e) {
+          assert.strictEqual(e.werkbaumCode, 'unsupportedLine', 'moveNode under ' + tref + ': ' + e.message);
+        }
+        if (res !== null) {
+          assertUntouched(text, res, owned, 'moveNode under ' + seed);
+          const after = W.parse(res);
+          assert.strictEqual(after.all.length, n);
+          const count = node.lastTreeLine - node.line + 1;
+          const want = target.line > node.lastTreeLine ? target.line - count : target.line;
+          const m = after.all.find((x) => x.label === node.label && x.parent >= 0 && after.all[x.parent].line === want);
+          assert.ok(m, 'moved under ' + tref + ' (seed ' + seed + ')');
+        }
+      }
       runs++;
     }
   }
