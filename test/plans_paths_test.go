@@ -165,6 +165,44 @@ func TestPlanPathsConfinement(t *testing.T) {
 		t.Fatalf("a refused call reached the journal of the configured plan: %+v", op)
 	}
 
+	// Resources and prompts take plan keys too: the configured one reads the plan, odd
+	// ones read nothing.
+	_, _, raw := d.request(t, "POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"werkbaum://plan/p"}}`,
+		map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	if !strings.Contains(string(raw), "#side: Side (XS)") {
+		t.Fatalf("resources/read werkbaum://plan/p: %s", raw)
+	}
+	for _, uri := range []string{"werkbaum://plan/..%2Fother%2Fsecret.werkbaum", "werkbaum://plan/%2Fetc%2Fpasswd", "werkbaum://plan/q",
+		"werkbaum://plan/p%00", "werkbaum://plan/../q", "werkbaum://plan//etc/passwd", "file://" + secret, "werkbaum://" + sibling} {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": map[string]any{"uri": uri}})
+		_, _, raw := d.request(t, "POST", "/mcp", string(body), map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+		if !strings.Contains(string(raw), `"error"`) || strings.Contains(string(raw), "Not to be served") || strings.Contains(string(raw), "Not configured") {
+			t.Errorf("resources/read %s: %s", uri, raw)
+		}
+	}
+	for _, key := range []string{"../other/secret", "/etc/passwd", "q"} {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+			"params": map[string]any{"name": "werkbaum/review", "arguments": map[string]any{"plan": key}}})
+		_, _, raw := d.request(t, "POST", "/mcp", string(body), map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+		if strings.Contains(string(raw), "Not to be served") || strings.Contains(string(raw), "Not configured") {
+			t.Errorf("prompts/get review of %q shows another file: %s", key, raw)
+		}
+	}
+	// Request ids are journal keys, never file names.
+	r = c.read(t, "p")
+	for i, id := range []string{"../../../escaped", "/tmp/escaped", filepath.Join(otherDir, "escaped")} {
+		var w writeAnswer
+		c.ok(t, "werkbaum_set_size", writeArgs("p", r.Base, id, map[string]any{"id": "side", "size": []string{"S", "M", "L"}[i]}), &w)
+		r.Base = w.Base
+	}
+	after := treeState(t, root)
+	if len(after) != len(before) {
+		t.Fatalf("writes with path-like request ids created files: %d → %d", len(before), len(after))
+	}
+	if _, err := os.Stat("/tmp/escaped"); err == nil {
+		t.Fatal("/tmp/escaped exists")
+	}
+
 	// No tool's input schema has an argument that could carry a path or a file name.
 	for _, tool := range listTools(t, d) {
 		props, _ := tool.InputSchema["properties"].(map[string]any)
