@@ -137,7 +137,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		Config: cfg, Voice: q, Engines: engines{speaker}, Version: version, Log: log,
 	})
 	if len(cfg.Plans) > 0 {
-		engine, err := werkbaum.NewEngine(werkbaum.Options{})
+		// A large plan (thousands of nodes) needs a few hundred ms per call on a busy two-core
+		// machine; 5 s keeps such plans usable while a runaway input still costs only one error.
+		engine, err := werkbaum.NewEngine(werkbaum.Options{Timeout: 5 * time.Second})
 		if err != nil {
 			return fmt.Errorf("notation engine: %w", err)
 		}
