@@ -116,11 +116,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer speaker.Close()
 
-	qcfg, err := queue.ConfigFrom(cfg)
-	if err != nil {
-		return err
-	}
-	q, err := queue.New(qcfg, speaker, db, time.Now, log)
+	q, err := queue.New(queue.ConfigFrom(cfg), speaker, db, time.Now, log)
 	if err != nil {
 		return err
 	}

@@ -44,25 +44,18 @@ type Config struct {
 	FlushEvery time.Duration
 }
 
-// ConfigFrom derives the laws' parameters from the daemon configuration.
-func ConfigFrom(c *config.Config) (Config, error) {
-	windows := make([]config.Window, 0, len(c.Rules.QuietHours))
-	for _, s := range c.Rules.QuietHours {
-		w, err := config.ParseWindow(s)
-		if err != nil {
-			return Config{}, fmt.Errorf("rules.quiet_hours: %w", err)
-		}
-		windows = append(windows, w)
-	}
+// ConfigFrom derives the laws' parameters from the daemon configuration (validated by
+// config.Load, so the quiet-hours windows parse).
+func ConfigFrom(c *config.Config) Config {
 	return Config{
-		QuietHours:   windows,
+		QuietHours:   c.Rules.Windows(),
 		Intervals:    [3]time.Duration{c.Rules.Interval("low"), c.Rules.Interval("normal"), c.Rules.Interval("high")},
 		MaxWait:      c.Rules.MaxWait.Duration,
 		Capacity:     c.Rules.QueueSize,
 		HistorySize:  c.Rules.HistorySize,
 		SpeakTimeout: 2*c.Voice.Timeout.Duration + time.Second,
 		FlushEvery:   time.Second,
-	}, nil
+	}
 }
 
 // Announcement is a validated request to speak.
