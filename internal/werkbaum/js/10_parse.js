@@ -169,6 +169,57 @@
   // per parse in goja). Consumers must treat every list of a node as read-only.
   var NONE = Object.freeze([]);
 
+  // FAST_RE reads the common physical line of the tree part in ONE regexp call (each call
+  // of a string method costs about as much as a regexp exec in goja, and the general path
+  // below makes some sixty of them per node line). It matches only lines whose meaning is
+  // plain, and every line it does not match takes the general path, so it may reject
+  // freely but must never accept a line the general path reads differently:
+  //   1: a short description line `"` + blank + text (no `%`, no `\`)
+  //   or a node line: 2 indentation (spaces only), 3 gate (`-`, `|`, `+` or `=` + blank),
+  //   4 box character, 5 a leading `#id` (ASCII name; its colon is swallowed because a
+  //   blank follows), 6 the label: words of characters that start no token (no blank
+  //   other than single spaces between words, no `@ & # ( ! \ % < >`, a colon only at a
+  //   word's end, and a first character that is no gate, box, quote or `-` so that the
+  //   regexp cannot give the prefix back), 7 the tail: blank-separated size, @tag, &mark
+  //   and :#dep tokens with ASCII names, then blanks and an optional `%%` comment.
+  // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a non-ASCII name, a
+  // tab in the indentation or anything unusual fails the match. Without the `u` flag goja
+  // runs it in Go's regexp over UTF-16 text with no per-call position map.
+  var FA = '[A-Za-z0-9._-]+';
+  var FAST_RE = new RegExp(
+    '^(?:[ \\t]*"[ \\t]([^%\\\\]*)|' +
+    '( *)(?:([-|+]|=[ \\t])[ \\t]*)?(?:\\[([^\\]])\\][ \\t]*)?(?:#(' + FA + '):?[ \\t]+)?' +
+    '([^\\s@&#(!\\\\%:<>"|+=\\[\\-][^\\s@&#(!\\\\%:<>]*:?(?: [^\\s@&#(!\\\\%:<>]+:?)*)' +
+    '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|:#' + FA + '(?:,#' + FA + ')*))*)' +
+    '[ \\t]*(?:%%.*)?)$');
+  var TAIL_TOKEN_RE = /[^ \t]+/g;
+  var FAST_SIZE = { '(XS)': 'XS', '(S)': 'S', '(M)': 'M', '(L)': 'L', '(XL)': 'XL', '(XXL)': 'XXL' };
+
+  // fastTail applies the tail tokens of a FAST_RE match to the node; false when the tail
+  // holds two size tokens (only the last counts, the other stays in the label: general path).
+  function fastTail(tail, node) {
+    var toks = tail.match(TAIL_TOKEN_RE);
+    for (var i = 0; i < toks.length; i++) {
+      var t = toks[i];
+      var c = t.charCodeAt(0);
+      if (c === 40) { // (
+        if (node.size !== null) return false;
+        node.size = FAST_SIZE[t];
+      } else if (c === 64) { // @
+        if (node.tags === NONE) node.tags = [];
+        node.tags.push(t.slice(1));
+      } else if (c === 38) { // &
+        if (node.marks === NONE) node.marks = [];
+        node.marks.push(t.slice(1));
+      } else { // :#a,#b
+        if (node.deps === NONE) node.deps = [];
+        var parts = t.slice(2).split(',#');
+        for (var j = 0; j < parts.length; j++) node.deps.push(parts[j]);
+      }
+    }
+    return true;
+  }
+
   // extract applies the token extraction of §4 to the rest of a node line (group 6).
   // Matches are collected with String.prototype.match and removed with replace patterns,
   // so no JavaScript callback runs per token.
@@ -336,6 +387,19 @@
     list.push(text);
   }
 
+  // shortDesc adds a short description line (§6) to the node above it.
+  function shortDesc(node, text, first, cont) {
+    var la = auxOf(node);
+    addDescEntry(la.desc, text);
+    la.lines.push(first);
+    if (node.shortDescLines === NONE) node.shortDescLines = [];
+    node.shortDescLines.push(first);
+    la.shortEnd = cont ? cont[cont.length - 1] : first;
+  }
+
+  // fastOff switches the FAST_RE path off (tests compare both paths).
+  var fastOff = false;
+
   function parse(text) {
     var lines = T.lines(text);
     var n = lines.length;
@@ -352,76 +416,107 @@
 
     // Tree part: build logical lines (comments removed, continuation glued) and walk them.
     for (i = 0; i < n; i++) {
-      s = lines[i];
-      var cm = s.indexOf('%%');
-      if (cm >= 0) s = s.slice(0, cm);
-      if (s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) {
-        separatorLine = i + 1;
-        break;
-      }
       var first = i + 1;
       var cont = null;
-      if (s.indexOf('\\') >= 0) {
-        while (CONT_RE.test(s)) {
-          s = s.replace(CONT_RE, '$1');
-          if (i + 1 >= n) break;
-          var c = s.charAt(s.length - 1);
-          if (s !== '' && c !== ' ' && c !== '\t') s += ' ';
-          i++;
-          s += stripComment(lines[i]).replace(LEADING_BLANKS_RE, '');
-          (cont || (cont = [])).push(i + 1);
+      var node = null;
+      var width = 0;
+      var fm = fastOff ? null : FAST_RE.exec(lines[i]);
+      if (fm !== null) {
+        if (fm[1] !== undefined) {
+          if (lastNode) shortDesc(lastNode, fm[1].trim(), first, null);
+          else warnings.push({ type: 'descStray', line: first });
+          continue;
         }
-      }
-      // Blank line, or short description line (§6): decided on the first character after
-      // the leading blanks; trimStart (all JavaScript whitespace) only when that character
-      // is not plain ASCII.
-      var p0 = 0;
-      var c0 = 0;
-      var sl = s.length;
-      while (p0 < sl && ((c0 = s.charCodeAt(p0)) === 32 || c0 === 9)) p0++;
-      if (p0 === sl) continue; // blank
-      var t = null;
-      if (c0 > 127 || (c0 >= 10 && c0 <= 13)) {
-        t = s.trimStart();
-        if (t === '') continue; // blank
-        p0 = s.length - t.length;
-        c0 = s.charCodeAt(p0);
-      }
-      var c1 = s.charCodeAt(p0 + 1);
-      if (c0 === 34 && (c1 === 32 || c1 === 9)) {
-        if (lastNode) {
-          var la = auxOf(lastNode);
-          addDescEntry(la.desc, s.slice(p0 + 2).trim());
-          la.lines.push(first);
-          if (lastNode.shortDescLines === NONE) lastNode.shortDescLines = [];
-          lastNode.shortDescLines.push(first);
-          la.shortEnd = cont ? cont[cont.length - 1] : first;
-        } else {
-          warnings.push({ type: 'descStray', line: first });
+        node = new Node();
+        node.line = first;
+        node.lastLine = first;
+        node.indent = fm[2];
+        width = node.indent.length;
+        var fg = fm[3];
+        if (fg !== undefined) {
+          if (fg === '-') node.gate = '-';
+          else if (fg === '|') {
+            node.gate = '|';
+            node.type = 'or';
+          } else if (fg === '+') {
+            node.gate = '+';
+            node.optional = true;
+          } else {
+            node.gate = '=';
+            node.type = 'xor';
+          }
         }
-        continue;
+        if (fm[4] !== undefined) node.box = fm[4];
+        if (fm[5] !== undefined) node.id = fm[5];
+        node.label = fm[6];
+        if (fm[7] !== '' && !fastTail(fm[7], node)) node = null;
       }
+      if (node === null) {
+        s = lines[i];
+        var cm = s.indexOf('%%');
+        if (cm >= 0) s = s.slice(0, cm);
+        if (s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) {
+          separatorLine = i + 1;
+          break;
+        }
+        if (s.indexOf('\\') >= 0) {
+          while (CONT_RE.test(s)) {
+            s = s.replace(CONT_RE, '$1');
+            if (i + 1 >= n) break;
+            var c = s.charAt(s.length - 1);
+            if (s !== '' && c !== ' ' && c !== '\t') s += ' ';
+            i++;
+            s += stripComment(lines[i]).replace(LEADING_BLANKS_RE, '');
+            (cont || (cont = [])).push(i + 1);
+          }
+        }
+        // Blank line, or short description line (§6): decided on the first character after
+        // the leading blanks; trimStart (all JavaScript whitespace) only when that character
+        // is not plain ASCII.
+        var p0 = 0;
+        var c0 = 0;
+        var sl = s.length;
+        while (p0 < sl && ((c0 = s.charCodeAt(p0)) === 32 || c0 === 9)) p0++;
+        if (p0 === sl) continue; // blank
+        var t = null;
+        if (c0 > 127 || (c0 >= 10 && c0 <= 13)) {
+          t = s.trimStart();
+          if (t === '') continue; // blank
+          p0 = s.length - t.length;
+          c0 = s.charCodeAt(p0);
+        }
+        var c1 = s.charCodeAt(p0 + 1);
+        if (c0 === 34 && (c1 === 32 || c1 === 9)) {
+          if (lastNode) {
+            shortDesc(lastNode, s.slice(p0 + 2).trim(), first, cont);
+          } else {
+            warnings.push({ type: 'descStray', line: first });
+          }
+          continue;
+        }
 
-      scanPrefix(s);
-      var gate = pxGate;
-      var node = new Node();
-      node.line = first;
-      node.lastLine = cont ? cont[cont.length - 1] : first;
-      if (cont) node.cont = cont;
-      node.indent = s.slice(0, pxIndent);
-      if (gate !== '') {
-        node.gate = gate;
-        if (gate === '|') node.type = 'or';
-        else if (gate === '=') node.type = 'xor';
-        else if (gate === '+') node.optional = true;
-      }
-      if (pxFold !== null) node.fold = pxFold;
-      if (pxBox !== null) node.box = pxBox;
-      extract(s.slice(pxRest), node);
-      if (node.label === '') {
-        if (node.id === null) continue; // no node and no further effects (§4 step 8)
-        node.label = '#' + node.id;
-        node.labelFromId = true;
+        scanPrefix(s);
+        var gate = pxGate;
+        node = new Node();
+        node.line = first;
+        node.lastLine = cont ? cont[cont.length - 1] : first;
+        if (cont) node.cont = cont;
+        node.indent = s.slice(0, pxIndent);
+        if (gate !== '') {
+          node.gate = gate;
+          if (gate === '|') node.type = 'or';
+          else if (gate === '=') node.type = 'xor';
+          else if (gate === '+') node.optional = true;
+        }
+        if (pxFold !== null) node.fold = pxFold;
+        if (pxBox !== null) node.box = pxBox;
+        extract(s.slice(pxRest), node);
+        if (node.label === '') {
+          if (node.id === null) continue; // no node and no further effects (§4 step 8)
+          node.label = '#' + node.id;
+          node.labelFromId = true;
+        }
+        width = node.indent.indexOf('\t') < 0 ? pxIndent : node.indent.replace(TAB_RE, '  ').length;
       }
       if (node.box !== null) {
         var code = node.box === 'X' ? 'x' : node.box;
@@ -434,7 +529,6 @@
         if (prev) warnings.push({ type: 'duplicateId', line: first, id: node.id, firstLine: prev.line });
         else byId[node.id] = node;
       }
-      var width = node.indent.indexOf('\t') < 0 ? pxIndent : node.indent.replace(TAB_RE, '  ').length;
       while (stackWidths[stackWidths.length - 1] >= width) {
         stackWidths.pop();
         stackNodes.pop();
@@ -586,4 +680,9 @@
     return { indent: s.slice(0, pxIndent), gate: pxGate, fold: pxFold, box: pxBox, rest: s.slice(pxRest) };
   };
   W._gateOf = gateOf;
+  // _fastParse(on) switches the one-regexp path for common lines on or off (for tests that
+  // compare it with the general path; on by default).
+  W._fastParse = function (on) {
+    fastOff = !on;
+  };
 })(Werkbaum);
