@@ -1,0 +1,491 @@
+// Command load is talkd's load generator and side-by-side comparison with two peer MCP
+// servers. It exists to back the promise that talkd stays fast and responsive with
+// numbers anyone can re-run: it builds (or takes) the binaries, starts every server on
+// 127.0.0.1 with an isolated HOME, drives it over keep-alive HTTP connections, and prints
+// Markdown tables (and, with -json, the raw results).
+//
+// Modes (-mode, comma-separated):
+//
+//   - load: talkd alone, a fresh daemon per scenario and concurrency. Scenarios: speak
+//     (POST /speak; "speak" with a 10 000 queue, rate limits 0 and a 1 ms fake voice so
+//     admission is measured, "speak-default" with the embedded defaults, where the queue
+//     bound of 100 must turn overload into 503s), tools/list, tools/call werkbaum_inspect
+//     on a copy of the Werkbaum example plan, and concurrent plan writes
+//     (werkbaum_apply_ops on the last answered base with a new request id, retried on
+//     conflict). Reported: answers/s, p50/p99/max latency, outcomes by kind, the daemon's
+//     peak VmRSS during the run and VmHWM after it, and the worst of the GET /healthz
+//     probes sent every 100 ms on a separate connection.
+//   - peers: talkd (muted, so a speak call's outcome is immediate), the official Go SDK
+//     peer and the mcp-go peer, all running at once; for each concurrency, tools/list and
+//     tools/call speak against each in turn, with talkd's ratio to the better peer.
+//   - startup: time from exec of talkd to the first 200 on /healthz (fresh home each
+//     start, with and without a plan), and idle RSS with the engine warm (a plan
+//     configured and one inspect done).
+//
+// Every run is bounded by -duration (plus -warmup) and -max-requests; everything listens
+// on and connects to loopback only.
+//
+//	go run ./test/load -mode load,peers,startup -conc 1,8,32,128,256 -duration 3s
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are the command-line flags.
+type options struct {
+	Modes     []string
+	Scenarios []string
+	Conc      []int
+	Run       runConfig
+	Repeat    int
+	Starts    int
+	IdleWait  time.Duration
+	Talkd     string
+	GoSDK     string
+	MCPGo     string
+	Plan      string
+	JSON      string
+}
+
+// report is everything one invocation measured (the -json output).
+type report struct {
+	Started time.Time       `json:"started"`
+	Load    []Result        `json:"load,omitempty"`
+	Peers   []Result        `json:"peers,omitempty"`
+	Startup *startupResult  `json:"startup,omitempty"`
+	Options json.RawMessage `json:"options"`
+}
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts, os.Stdout); err != nil {
+		slog.Error("load", "err", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	var o options
+	modes := fs.String("mode", "load,peers,startup", "what to run: load, peers, startup (comma-separated)")
+	scen := fs.String("scenarios", "speak,speak-default,tools/list,inspect,write", "load scenarios (comma-separated)")
+	conc := fs.String("conc", "1,8,32,128,256", "concurrent connections per run (comma-separated)")
+	fs.DurationVar(&o.Run.Duration, "duration", 3*time.Second, "measured time per run")
+	fs.DurationVar(&o.Run.Warmup, "warmup", 500*time.Millisecond, "unmeasured time before each run")
+	fs.Int64Var(&o.Run.MaxRequests, "max-requests", 1_000_000, "upper bound of measured requests per run")
+	fs.IntVar(&o.Repeat, "repeat", 1, "peers mode: rounds over all concurrencies (results of every round are reported)")
+	fs.IntVar(&o.Starts, "starts", 20, "startup mode: starts per variant")
+	fs.DurationVar(&o.IdleWait, "idle-wait", 3*time.Second, "startup mode: idle time before reading RSS")
+	fs.StringVar(&o.Talkd, "talkd", "", "talkd binary (default: build ./cmd/talkd)")
+	fs.StringVar(&o.GoSDK, "gosdk", "", "go-sdk peer binary (default: build ./test/peers/gosdk)")
+	fs.StringVar(&o.MCPGo, "mcpgo", "", "mcp-go peer binary (default: build ./test/peers/mcpgo)")
+	fs.StringVar(&o.Plan, "plan", "", "Werkbaum plan to configure (default: ../shared/werkbaum/examples/werkbaum.werkbaum beside the module, or $TALK_SHARED_DIR/werkbaum/examples/werkbaum.werkbaum)")
+	fs.StringVar(&o.JSON, "json", "", "also write all results as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.Modes = splitList(*modes)
+	o.Scenarios = splitList(*scen)
+	for _, m := range o.Modes {
+		if m != "load" && m != "peers" && m != "startup" {
+			return o, fmt.Errorf("unknown mode %q (load, peers, startup)", m)
+		}
+	}
+	for _, s := range o.Scenarios {
+		if _, ok := loadScenarios()[s]; !ok {
+			return o, fmt.Errorf("unknown scenario %q", s)
+		}
+	}
+	for _, c := range splitList(*conc) {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > 1024 {
+			return o, fmt.Errorf("concurrency %q: want 1..1024", c)
+		}
+		o.Conc = append(o.Conc, n)
+	}
+	if o.Run.Duration <= 0 || o.Run.Duration > 10*time.Minute || o.Run.MaxRequests < 1 || o.Repeat < 1 || o.Starts < 1 {
+		return o, errors.New("-duration must be in (0, 10m], -max-requests, -repeat and -starts at least 1")
+	}
+	return o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// loadScenario pairs a talkd setup with a scenario.
+type loadScenario struct {
+	Setup    talkdSetup
+	Scenario string
+}
+
+func loadScenarios() map[string]loadScenario {
+	admission := talkdSetup{Name: "queue 10000, rate limits 0, fake voice 1 ms", Config: admissionConfig, Plan: true}
+	return map[string]loadScenario{
+		"speak":         {admission, "speak"},
+		"speak-default": {talkdSetup{Name: "embedded defaults (queue 100, fake voice 50 ms)"}, "speak"},
+		"tools/list":    {admission, "tools/list"},
+		"tools/call":    {talkdSetup{Name: "muted", Config: admissionConfig, Plan: true, Mute: true}, "tools/call"},
+		"inspect":       {admission, "inspect"},
+		"write":         {admission, "write"},
+	}
+}
+
+func run(ctx context.Context, o options, out io.Writer) error {
+	rep := report{Started: time.Now().UTC()}
+	rep.Options, _ = json.Marshal(o)
+	if o.Talkd == "" || o.GoSDK == "" || o.MCPGo == "" || o.Plan == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return err
+		}
+		if o.Plan == "" {
+			shared := os.Getenv("TALK_SHARED_DIR")
+			if shared == "" {
+				shared = filepath.Join(filepath.Dir(root), "shared")
+			}
+			o.Plan = filepath.Join(shared, "werkbaum", "examples", "werkbaum.werkbaum")
+		}
+		if o.Talkd == "" || o.GoSDK == "" || o.MCPGo == "" {
+			dir, err := os.MkdirTemp("", "talkd-load-bin-")
+			if err != nil {
+				return fmt.Errorf("temp dir: %w", err)
+			}
+			defer os.RemoveAll(dir)
+			t, g, m, err := buildBinaries(ctx, root, dir)
+			if err != nil {
+				return err
+			}
+			o.Talkd, o.GoSDK, o.MCPGo = cmp(o.Talkd, t), cmp(o.GoSDK, g), cmp(o.MCPGo, m)
+		}
+	}
+	fmt.Fprintf(out, "# talkd load run %s\n\n", rep.Started.Format(time.RFC3339))
+	fmt.Fprintf(out, "%s\n\n", machine())
+	for _, mode := range o.Modes {
+		var err error
+		switch mode {
+		case "load":
+			rep.Load, err = runLoadMode(ctx, o, out)
+		case "peers":
+			rep.Peers, err = runPeersMode(ctx, o, out)
+		case "startup":
+			rep.Startup, err = runStartupMode(ctx, o, out)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", mode, err)
+		}
+	}
+	if o.JSON != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode results: %w", err)
+		}
+		if err := os.WriteFile(o.JSON, b, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", o.JSON, err)
+		}
+	}
+	return nil
+}
+
+func cmp(given, built string) string {
+	if given != "" {
+		return given
+	}
+	return built
+}
+
+// machine describes where the numbers come from.
+func machine() string {
+	cpu := "?"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	up, _ := exec.Command("uptime").Output()
+	return fmt.Sprintf("machine: %d CPUs (%s); uptime: %s", runtime.NumCPU(), cpu, strings.TrimSpace(string(up)))
+}
+
+func runLoadMode(ctx context.Context, o options, out io.Writer) ([]Result, error) {
+	all := scenarios()
+	var results []Result
+	for _, name := range o.Scenarios {
+		ls := loadScenarios()[name]
+		sc := all[ls.Scenario]
+		fmt.Fprintf(out, "## load: %s — talkd with %s\n\n", sc.Name, ls.Setup.Name)
+		writeHeader(out)
+		for _, conc := range o.Conc {
+			p, err := startTalkd(ctx, o.Talkd, o.Plan, ls.Setup)
+			if err != nil {
+				return results, err
+			}
+			r := runLoad(ctx, p.target(true), sc, conc, o.Run)
+			p.stop()
+			r.Scenario = name
+			results = append(results, r)
+			writeRow(out, r)
+			if ctx.Err() != nil {
+				return results, ctx.Err()
+			}
+		}
+		fmt.Fprintln(out)
+	}
+	return results, nil
+}
+
+func runPeersMode(ctx context.Context, o options, out io.Writer) ([]Result, error) {
+	talkd, err := startTalkd(ctx, o.Talkd, o.Plan, talkdSetup{Config: admissionConfig, Mute: true})
+	if err != nil {
+		return nil, err
+	}
+	defer talkd.stop()
+	gosdk, err := startPeer(ctx, "go-sdk", o.GoSDK)
+	if err != nil {
+		return nil, err
+	}
+	defer gosdk.stop()
+	mcpgo, err := startPeer(ctx, "mcp-go", o.MCPGo)
+	if err != nil {
+		return nil, err
+	}
+	defer mcpgo.stop()
+	targets := []target{talkd.target(true), gosdk.target(false), mcpgo.target(false)}
+	all := scenarios()
+	var results []Result
+	fmt.Fprintf(out, "## peers: the same requests against talkd (muted: speak answers at once), the go-sdk peer and the mcp-go peer\n\n")
+	for _, name := range []string{"tools/list", "tools/call"} {
+		sc := all[name]
+		for round := 1; round <= o.Repeat; round++ {
+			fmt.Fprintf(out, "### %s, round %d\n\n", sc.Name, round)
+			writeHeader(out)
+			for _, conc := range o.Conc {
+				var row []Result
+				for _, t := range targets {
+					r := runLoad(ctx, t, sc, conc, o.Run)
+					r.Scenario = name
+					row = append(row, r)
+					results = append(results, r)
+					if ctx.Err() != nil {
+						return results, ctx.Err()
+					}
+				}
+				best := row[1]
+				if row[2].OKRPS > best.OKRPS {
+					best = row[2]
+				}
+				for _, r := range row {
+					writeRow(out, r)
+				}
+				fmt.Fprintf(out, "| **ratio** talkd / %s | %d | %.2f× | | | p99 %.2f× | | | | | |\n",
+					best.Target, conc, safeDiv(row[0].OKRPS, best.OKRPS), safeDiv(row[0].P99ms, best.P99ms))
+			}
+			fmt.Fprintln(out)
+		}
+	}
+	return results, nil
+}
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func writeHeader(out io.Writer) {
+	fmt.Fprintln(out, "| target | conc | ok/s | answers/s | p50 ms | p99 ms | max ms | outcomes | peak RSS MB | HWM MB | /healthz worst ms (probes, failed) | load |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|")
+}
+
+func writeRow(out io.Writer, r Result) {
+	kinds := make([]string, 0, len(r.Kinds))
+	for k, n := range r.Kinds {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+	}
+	slices.Sort(kinds)
+	health := "–"
+	if r.HealthzProbes > 0 {
+		health = fmt.Sprintf("%.1f (%d, %d)", r.HealthzWorstms, r.HealthzProbes, r.HealthzFailures)
+	}
+	fmt.Fprintf(out, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %.1f | %s | %.1f | %.1f | %s | %s |\n",
+		r.Target, r.Conc, r.OKRPS, r.RPS, r.P50ms, r.P99ms, r.Maxms, strings.Join(kinds, ", "),
+		float64(r.RSSPeakKB)/1024, float64(r.HWMKB)/1024, health, r.Load)
+}
+
+// startupResult is what the startup mode measured.
+type startupResult struct {
+	Variants []startupVariant `json:"variants"`
+	Idle     []idleRSS        `json:"idle"`
+}
+
+type startupVariant struct {
+	Name     string    `json:"name"`
+	Starts   []float64 `json:"starts_ms"`
+	MedianMs float64   `json:"median_ms"`
+	MinMs    float64   `json:"min_ms"`
+	MaxMs    float64   `json:"max_ms"`
+	Load     string    `json:"load"`
+}
+
+type idleRSS struct {
+	Name  string `json:"name"`
+	RSSKB int64  `json:"rss_kb"`
+	HWMKB int64  `json:"hwm_kb"`
+	Load  string `json:"load"`
+}
+
+func runStartupMode(ctx context.Context, o options, out io.Writer) (*startupResult, error) {
+	res := &startupResult{}
+	fmt.Fprintf(out, "## start-up: exec of talkd to the first 200 on /healthz (%d starts each, fresh HOME)\n\n", o.Starts)
+	fmt.Fprintln(out, "| variant | median ms | min ms | max ms | load |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---|")
+	for _, s := range []talkdSetup{
+		{Name: "embedded defaults, no config file"},
+		{Name: "one plan configured (the Werkbaum example)", Config: "version = 1\n", Plan: true},
+	} {
+		v := startupVariant{Name: s.Name}
+		for range o.Starts {
+			d, err := timeStart(ctx, o.Talkd, o.Plan, s)
+			if err != nil {
+				return res, err
+			}
+			v.Starts = append(v.Starts, ms(d))
+		}
+		sorted := slices.Clone(v.Starts)
+		slices.Sort(sorted)
+		v.MinMs, v.MaxMs = sorted[0], sorted[len(sorted)-1]
+		v.MedianMs = sorted[len(sorted)/2]
+		if len(sorted)%2 == 0 {
+			v.MedianMs = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+		}
+		v.Load = loadavg()
+		res.Variants = append(res.Variants, v)
+		fmt.Fprintf(out, "| %s | %.1f | %.1f | %.1f | %s |\n", v.Name, v.MedianMs, v.MinMs, v.MaxMs, v.Load)
+	}
+	fmt.Fprintf(out, "\n## idle memory (VmRSS after %s idle; VmHWM = peak so far)\n\n", o.IdleWait)
+	fmt.Fprintln(out, "| state | VmRSS MB | VmHWM MB | load |")
+	fmt.Fprintln(out, "|---|---:|---:|---|")
+	for _, warm := range []bool{false, true} {
+		s := talkdSetup{Config: "version = 1\n", Plan: warm}
+		name := "embedded defaults, nothing done"
+		if warm {
+			name = "engine warm: plan configured, one tools/list and one werkbaum_inspect done"
+		}
+		r, err := measureIdle(ctx, o, s, warm)
+		if err != nil {
+			return res, err
+		}
+		r.Name = name
+		res.Idle = append(res.Idle, r)
+		fmt.Fprintf(out, "| %s | %.1f | %.1f | %s |\n", r.Name, float64(r.RSSKB)/1024, float64(r.HWMKB)/1024, r.Load)
+	}
+	fmt.Fprintln(out)
+	return res, nil
+}
+
+// timeStart execs talkd on a known free port and returns the time until /healthz answers 200.
+func timeStart(ctx context.Context, bin, planSrc string, s talkdSetup) (time.Duration, error) {
+	addr, err := freePort()
+	if err != nil {
+		return 0, err
+	}
+	s.Listen = addr
+	cmd, home, err := prepareTalkd(bin, planSrc, s)
+	if err != nil {
+		return 0, err
+	}
+	p := &proc{Name: "talkd", cmd: cmd, home: home, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	c := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(home)
+		return 0, fmt.Errorf("start talkd: %w", err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	defer p.stop()
+	deadline := t0.Add(20 * time.Second)
+	for {
+		resp, err := c.Get("http://" + addr + "/healthz")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Since(t0), nil
+			}
+		}
+		select {
+		case <-p.done:
+			return 0, errors.New("talkd exited during start-up")
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		default:
+		}
+		if time.Now().After(deadline) {
+			return 0, errors.New("talkd did not answer /healthz within 20 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// measureIdle starts talkd, optionally warms the engine, waits, and reads its memory.
+func measureIdle(ctx context.Context, o options, s talkdSetup, warm bool) (idleRSS, error) {
+	p, err := startTalkd(ctx, o.Talkd, o.Plan, s)
+	if err != nil {
+		return idleRSS{}, err
+	}
+	defer p.stop()
+	if warm {
+		t := p.target(false)
+		c := &http.Client{Timeout: 30 * time.Second}
+		for _, sc := range []scenario{scenarios()["tools/list"], scenarios()["inspect"]} {
+			if out := sc.NewWorker(t, 0)(ctx, c); !out.OK {
+				return idleRSS{}, fmt.Errorf("warm-up %s: %s", sc.Name, out.Kind)
+			}
+		}
+		c.CloseIdleConnections()
+	}
+	select {
+	case <-time.After(o.IdleWait):
+	case <-ctx.Done():
+		return idleRSS{}, ctx.Err()
+	}
+	rss, hwm, err := procMemKB(p.pid())
+	if err != nil {
+		return idleRSS{}, err
+	}
+	return idleRSS{RSSKB: rss, HWMKB: hwm, Load: loadavg()}, nil
+}

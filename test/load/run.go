@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// target is one server under load: its base URL and, when known, its process id (for RSS).
+type target struct {
+	Name    string
+	URL     string // http://127.0.0.1:PORT
+	PID     int
+	Healthz bool // probe GET /healthz during the run
+}
+
+// outcome classifies one answer. OK means the server answered as it should for this
+// scenario (for an overloaded queue a 503 is a correct answer but not OK: it is counted
+// under its own kind); Failed marks answers that are wrong whatever the load (transport
+// errors, unexpected status codes, malformed bodies).
+type outcome struct {
+	Kind   string
+	OK     bool
+	Failed bool
+}
+
+// worker performs one request of a scenario on c and classifies the answer. A worker is
+// used by one goroutine only, so it may keep state (a plan base, a sequence number).
+type worker func(ctx context.Context, c *http.Client) outcome
+
+// scenario builds one worker per connection.
+type scenario struct {
+	Name      string
+	NewWorker func(t target, id int) worker
+}
+
+// runConfig bounds one run: it ends after Duration (plus Warmup) or MaxRequests measured
+// requests, whichever comes first.
+type runConfig struct {
+	Duration    time.Duration
+	Warmup      time.Duration
+	MaxRequests int64
+}
+
+// Result is one run of one scenario at one concurrency against one target.
+type Result struct {
+	Target          string         `json:"target"`
+	Scenario        string         `json:"scenario"`
+	Conc            int            `json:"conc"`
+	Seconds         float64        `json:"seconds"`
+	Requests        int64          `json:"requests"`
+	OK              int64          `json:"ok"`
+	Failed          int64          `json:"failed"`
+	Kinds           map[string]int `json:"kinds"`
+	RPS             float64        `json:"rps"`    // answers per second (all kinds)
+	OKRPS           float64        `json:"ok_rps"` // OK answers per second
+	P50ms           float64        `json:"p50_ms"`
+	P99ms           float64        `json:"p99_ms"`
+	Maxms           float64        `json:"max_ms"`
+	RSSPeakKB       int64          `json:"rss_peak_kb"` // highest VmRSS sampled during the run
+	HWMKB           int64          `json:"hwm_kb"`      // VmHWM at the end of the run
+	HealthzProbes   int            `json:"healthz_probes"`
+	HealthzFailures int            `json:"healthz_failures"`
+	HealthzWorstms  float64        `json:"healthz_worst_ms"`
+	Load            string         `json:"load"` // /proc/loadavg when the run ended
+}
+
+// sample is one measured request.
+type sample struct {
+	lat time.Duration
+	out outcome
+}
+
+// runLoad drives target with conc concurrent keep-alive connections.
+func runLoad(ctx context.Context, t target, sc scenario, conc int, cfg runConfig) Result {
+	tr := &http.Transport{
+		MaxIdleConns:        conc,
+		MaxIdleConnsPerHost: conc,
+		MaxConnsPerHost:     conc,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+
+	ctx, cancel := context.WithTimeout(ctx, cfg.Warmup+cfg.Duration)
+	defer cancel()
+	start := time.Now()
+	measureFrom := start.Add(cfg.Warmup)
+
+	var (
+		measured atomic.Int64
+		wg       sync.WaitGroup
+		samples  = make([][]sample, conc)
+	)
+	for i := range conc {
+		w := sc.NewWorker(t, i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]sample, 0, 1024)
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				out := w(ctx, client)
+				lat := time.Since(t0)
+				if ctx.Err() != nil && out.Failed {
+					break // cut off by the end of the run, not a server failure
+				}
+				if t0.Before(measureFrom) {
+					continue
+				}
+				if measured.Add(1) > cfg.MaxRequests {
+					cancel()
+					break
+				}
+				buf = append(buf, sample{lat, out})
+			}
+			samples[i] = buf
+		}()
+	}
+
+	var side sync.WaitGroup
+	sideCtx, sideCancel := context.WithCancel(context.Background())
+	var rssPeak atomic.Int64
+	if t.PID > 0 {
+		side.Add(1)
+		go func() {
+			defer side.Done()
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if rss, _, err := procMemKB(t.PID); err == nil && rss > rssPeak.Load() {
+					rssPeak.Store(rss)
+				}
+				select {
+				case <-sideCtx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+	var probes, probeFails int
+	var worst time.Duration
+	if t.Healthz {
+		side.Add(1)
+		go func() {
+			defer side.Done()
+			probes, probeFails, worst = probeHealthz(sideCtx, t.URL)
+		}()
+	}
+
+	wg.Wait()
+	elapsed := time.Since(start) - cfg.Warmup
+	sideCancel()
+	side.Wait()
+
+	r := Result{Target: t.Name, Scenario: sc.Name, Conc: conc, Seconds: elapsed.Seconds(), Kinds: map[string]int{},
+		RSSPeakKB: rssPeak.Load(), HealthzProbes: probes, HealthzFailures: probeFails,
+		HealthzWorstms: ms(worst), Load: loadavg()}
+	var lats []time.Duration
+	for _, ws := range samples {
+		for _, s := range ws {
+			r.Requests++
+			r.Kinds[s.out.Kind]++
+			if s.out.OK {
+				r.OK++
+			}
+			if s.out.Failed {
+				r.Failed++
+			}
+			lats = append(lats, s.lat)
+		}
+	}
+	if elapsed > 0 {
+		r.RPS = float64(r.Requests) / elapsed.Seconds()
+		r.OKRPS = float64(r.OK) / elapsed.Seconds()
+	}
+	slices.Sort(lats)
+	if n := len(lats); n > 0 {
+		r.P50ms = ms(lats[(n-1)*50/100])
+		r.P99ms = ms(lats[(n-1)*99/100])
+		r.Maxms = ms(lats[n-1])
+	}
+	if t.PID > 0 {
+		if _, hwm, err := procMemKB(t.PID); err == nil {
+			r.HWMKB = hwm
+		}
+	}
+	return r
+}
+
+// probeHealthz sends GET /healthz every 100 ms on its own connection until ctx ends and
+// returns the number of probes, how many failed, and the slowest answer.
+func probeHealthz(ctx context.Context, base string) (probes, failures int, worst time.Duration) {
+	tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return probes, failures, worst
+		case <-tick.C:
+		}
+		t0 := time.Now()
+		resp, err := c.Get(base + "/healthz")
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("HTTP %d", resp.StatusCode)
+			}
+		}
+		d := time.Since(t0)
+		probes++
+		if err != nil {
+			failures++
+		}
+		worst = max(worst, d)
+	}
+}
+
+// post sends one POST and reads the whole answer into buf.
+func post(ctx context.Context, c *http.Client, url string, body []byte, headers map[string]string, buf *bytes.Buffer) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("new request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("post %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	buf.Reset()
+	if _, err := io.Copy(buf, resp.Body); err != nil {
+		return resp.StatusCode, fmt.Errorf("read answer: %w", err)
+	}
+	return resp.StatusCode, nil
+}
+
+// procMemKB reads VmRSS and VmHWM (kB) of a process from /proc.
+func procMemKB(pid int) (rss, hwm int64, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, 0, fmt.Errorf("read status of %d: %w", pid, err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[0], 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm, nil
+}
+
+// loadavg is the first three fields of /proc/loadavg ("" when unreadable).
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

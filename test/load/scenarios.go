@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// The request bodies are the same for talkd and the peers: a 2025-era JSON-RPC message
+// with the headers a Streamable HTTP client sends.
+const (
+	bodyToolsList  = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	bodyCallSpeak  = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"speak","arguments":{"text":"Tests are green on main","priority":"high"}}}`
+	bodyInspect    = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"werkbaum"}}}`
+	bodySpeakHTTP  = `{"text":"Tests are green on main","priority":"high"}`
+	protocolHeader = "2025-11-25"
+)
+
+var mcpHeaders = map[string]string{
+	"MCP-Protocol-Version": protocolHeader,
+	"Accept":               "application/json, text/event-stream",
+}
+
+// scenarios returns every scenario by name.
+func scenarios() map[string]scenario {
+	return map[string]scenario{
+		"speak":      {Name: "speak", NewWorker: speakWorker},
+		"tools/list": {Name: "tools/list", NewWorker: fixedMCP(bodyToolsList, classifyList)},
+		"tools/call": {Name: "tools/call speak", NewWorker: fixedMCP(bodyCallSpeak, classifyCall)},
+		"inspect":    {Name: "tools/call werkbaum_inspect", NewWorker: fixedMCP(bodyInspect, classifyCall)},
+		"write":      {Name: "werkbaum_apply_ops", NewWorker: writeWorker},
+	}
+}
+
+// speakWorker posts one announcement to /speak.
+func speakWorker(t target, _ int) worker {
+	var buf bytes.Buffer
+	body := []byte(bodySpeakHTTP)
+	return func(ctx context.Context, c *http.Client) outcome {
+		status, err := post(ctx, c, t.URL+"/speak", body, nil, &buf)
+		if err != nil {
+			return outcome{Kind: "transport", Failed: true}
+		}
+		var a struct {
+			Status string `json:"status"`
+			Reason string `json:"reason"`
+			Error  *struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(buf.Bytes(), &a) != nil {
+			return outcome{Kind: fmt.Sprintf("%d bad body", status), Failed: true}
+		}
+		switch {
+		case status == http.StatusAccepted && a.Status == "queued":
+			return outcome{Kind: "202 queued", OK: true}
+		case status == http.StatusOK && (a.Status == "muted" || a.Status == "discarded"):
+			return outcome{Kind: "200 " + a.Status, OK: true}
+		case status == http.StatusServiceUnavailable && a.Error != nil:
+			return outcome{Kind: "503 " + a.Error.Code}
+		}
+		return outcome{Kind: "HTTP " + strconv.Itoa(status), Failed: true}
+	}
+}
+
+// fixedMCP posts the same JSON-RPC body to /mcp on every request.
+func fixedMCP(body string, classify func(status int, b []byte) outcome) func(target, int) worker {
+	return func(t target, _ int) worker {
+		var buf bytes.Buffer
+		payload := []byte(body)
+		return func(ctx context.Context, c *http.Client) outcome {
+			status, err := post(ctx, c, t.URL+"/mcp", payload, mcpHeaders, &buf)
+			if err != nil {
+				return outcome{Kind: "transport", Failed: true}
+			}
+			return classify(status, buf.Bytes())
+		}
+	}
+}
+
+func classifyList(status int, b []byte) outcome {
+	if status != http.StatusOK {
+		return outcome{Kind: "HTTP " + strconv.Itoa(status), Failed: true}
+	}
+	if !bytes.Contains(b, []byte(`"name":"speak"`)) {
+		return outcome{Kind: "no speak tool", Failed: true}
+	}
+	return outcome{Kind: "ok", OK: true}
+}
+
+// rpcAnswer is the part of a tools/call answer the classifier needs.
+type rpcAnswer struct {
+	Error  json.RawMessage `json:"error"`
+	Result *struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	} `json:"result"`
+}
+
+// classifyCall accepts a tool result that is not an error; its kind is the first word of
+// the text (queued:, muted:, discarded: … for speak).
+func classifyCall(status int, b []byte) outcome {
+	if status != http.StatusOK {
+		return outcome{Kind: "HTTP " + strconv.Itoa(status), Failed: true}
+	}
+	var a rpcAnswer
+	if err := json.Unmarshal(b, &a); err != nil {
+		return outcome{Kind: "bad body", Failed: true}
+	}
+	if len(a.Error) > 0 || a.Result == nil {
+		return outcome{Kind: "rpc error", Failed: true}
+	}
+	if a.Result.IsError {
+		return outcome{Kind: "tool error", Failed: true}
+	}
+	kind := "result"
+	if len(a.Result.Content) > 0 {
+		if w, _, ok := strings.Cut(a.Result.Content[0].Text, ":"); ok && isWord(w) {
+			kind = w
+		}
+	}
+	return outcome{Kind: kind, OK: true}
+}
+
+// writeWorker changes the plan's first line (a %% comment) with werkbaum_apply_ops: each
+// request uses the base of the worker's last answer and a new request id; a conflict
+// answer carries the current base, which the next request uses (retry on conflict).
+func writeWorker(t target, id int) worker {
+	var (
+		buf  bytes.Buffer
+		base json.RawMessage
+		seq  int
+	)
+	read := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_read","arguments":{"plan":"werkbaum"}}}`)
+	return func(ctx context.Context, c *http.Client) outcome {
+		var body []byte
+		if base == nil {
+			body = read
+		} else {
+			seq++
+			rid := fmt.Sprintf("load-%d-%d-%d", t.PID, id, seq)
+			args := map[string]any{
+				"plan": "werkbaum", "base": base, "request_id": rid,
+				"ops": []map[string]any{{"op": "replace", "index": 0, "count": 1,
+					"lines": []string{fmt.Sprintf("%%%% load writer %d, change %d", id, seq)}}},
+			}
+			b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": seq, "method": "tools/call",
+				"params": map[string]any{"name": "werkbaum_apply_ops", "arguments": args}})
+			if err != nil {
+				return outcome{Kind: "marshal", Failed: true}
+			}
+			body = b
+		}
+		status, err := post(ctx, c, t.URL+"/mcp", body, mcpHeaders, &buf)
+		if err != nil {
+			return outcome{Kind: "transport", Failed: true}
+		}
+		if status != http.StatusOK {
+			return outcome{Kind: "HTTP " + strconv.Itoa(status), Failed: true}
+		}
+		var a rpcAnswer
+		if err := json.Unmarshal(buf.Bytes(), &a); err != nil || a.Result == nil {
+			return outcome{Kind: "bad body", Failed: true}
+		}
+		var sc struct {
+			Conflict bool            `json:"conflict"`
+			Base     json.RawMessage `json:"base"`
+		}
+		if len(a.Result.StructuredContent) > 0 {
+			if err := json.Unmarshal(a.Result.StructuredContent, &sc); err != nil {
+				return outcome{Kind: "bad structuredContent", Failed: true}
+			}
+		}
+		switch {
+		case base == nil: // the answer to werkbaum_read
+			if a.Result.IsError || len(sc.Base) == 0 {
+				return outcome{Kind: "read failed", Failed: true}
+			}
+			base = sc.Base
+			return outcome{Kind: "read"}
+		case a.Result.IsError && sc.Conflict && len(sc.Base) > 0:
+			base = sc.Base
+			return outcome{Kind: "conflict"}
+		case a.Result.IsError:
+			text := ""
+			if len(a.Result.Content) > 0 {
+				text = a.Result.Content[0].Text
+			}
+			if len(text) > 40 {
+				text = text[:40]
+			}
+			return outcome{Kind: "refused: " + text, Failed: true}
+		case len(sc.Base) == 0:
+			return outcome{Kind: "no base", Failed: true}
+		}
+		base = sc.Base
+		return outcome{Kind: "applied", OK: true}
+	}
+}
+
+// isWord reports whether s is a short lower-case word such as "queued" or "muted".
+func isWord(s string) bool {
+	if s == "" || len(s) > 16 {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && r != '_' {
+			return false
+		}
+	}
+	return true
+}
