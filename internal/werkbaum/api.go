@@ -160,7 +160,11 @@ func (e *Engine) Inspect(ctx context.Context, text string, opts InspectOptions) 
 	if err != nil {
 		return nil, err
 	}
-	out := ent.typed.(*Inspection).clone()
+	typed, err := ent.typed()
+	if err != nil {
+		return nil, fmt.Errorf("%w: inspect: decode result: %v", ErrEngine, err)
+	}
+	out := typed.(*Inspection).clone()
 	out.JSON = bytes.Clone(ent.raw)
 	return out, nil
 }
@@ -212,11 +216,15 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cloneWarnings(ent.typed.([]Warning)), nil
+	typed, err := ent.typed()
+	if err != nil {
+		return nil, fmt.Errorf("%w: warnings: decode result: %v", ErrEngine, err)
+	}
+	return cloneWarnings(typed.([]Warning)), nil
 }
 
 // cachedCall runs a read-only method through the LRU cache. decode (optional) builds the
-// typed form once per cache entry.
+// typed form once per cache entry, when a caller first asks for it (lruEntry.typed).
 func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args any, decode func([]byte) (any, error)) (*lruEntry, error) {
 	var key string
 	if e.cache != nil {
@@ -235,12 +243,7 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args
 	if err != nil {
 		return nil, err
 	}
-	ent := &lruEntry{key: key, raw: raw}
-	if decode != nil {
-		if ent.typed, err = decode(raw); err != nil {
-			return nil, fmt.Errorf("%w: %s: decode result: %v", ErrEngine, method, err)
-		}
-	}
+	ent := &lruEntry{key: key, raw: raw, decode: decode}
 	if e.cache != nil {
 		e.cache.put(ent)
 	}

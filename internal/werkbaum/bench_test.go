@@ -116,6 +116,29 @@ func benchInspect(b *testing.B, text string) {
 	}
 }
 
+// benchInspectJSON is benchInspect through InspectJSON, the plan store's path (no typed
+// decoding in Go).
+func benchInspectJSON(b *testing.B, text string) {
+	e := benchEngine(b)
+	ctx := context.Background()
+	if _, err := e.InspectJSON(ctx, text, InspectOptions{}); err != nil { // warm the runtime
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.InspectJSON(ctx, text, InspectOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkInspectJSONWerkbaum(b *testing.B) {
+	benchInspectJSON(b, readExample(b, "werkbaum.werkbaum"))
+}
+func BenchmarkInspectJSONGenerated2000(b *testing.B) { benchInspectJSON(b, bigPlan(2000, 7)) }
+func BenchmarkInspectJSONSmall(b *testing.B)         { benchInspectJSON(b, smallPlan) }
+
 func BenchmarkInspectWerkbaum(b *testing.B)      { benchInspect(b, readExample(b, "werkbaum.werkbaum")) }
 func BenchmarkInspectGenerated2000(b *testing.B) { benchInspect(b, bigPlan(2000, 7)) }
 func BenchmarkInspectCoupled14(b *testing.B)     { benchInspect(b, coupledPlan(14)) }

@@ -16,9 +16,26 @@ type lru struct {
 }
 
 type lruEntry struct {
-	key   string
-	raw   []byte
-	typed any // decoded form of raw, never handed out without cloning
+	key string
+	raw []byte
+
+	// The typed form of raw is decoded on first use only: InspectJSON, the plan store's
+	// hot path, never needs it, and decoding a large plan's view costs about as much as
+	// a third of producing it.
+	decode   func([]byte) (any, error)
+	once     sync.Once
+	typedVal any // decoded form of raw, never handed out without cloning
+	typedErr error
+}
+
+// typed returns the decoded form of raw (decoded once per entry).
+func (ent *lruEntry) typed() (any, error) {
+	ent.once.Do(func() {
+		if ent.decode != nil {
+			ent.typedVal, ent.typedErr = ent.decode(ent.raw)
+		}
+	})
+	return ent.typedVal, ent.typedErr
 }
 
 func newLRU(max int) *lru {
