@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -263,42 +264,184 @@ func TestFaultStateDirReadOnlyAtStart(t *testing.T) {
 	}
 }
 
-// TestFaultStateDirChmod: the state directory made 0500 after start and before a restart.
-// A chmod only matters to a non-root daemon; as root (the CI container) the bits are
-// ignored, so the test checks what holds for both: the daemon serves, every answer is
-// clean, and nothing written is lost. The answers are logged.
+// faultUser is the account the chmod faults run talkd as: nobody when the tests run as
+// root (permission bits do not apply to root), else the current user.
+func faultUser() (uid, gid int) {
+	if os.Getuid() == 0 {
+		return 65534, 65534
+	}
+	return os.Getuid(), os.Getgid()
+}
+
+// faultStartAs starts talkd as uid/gid with the config and environment of
+// faultDiskDaemon (state directory and plan "p" under root) and waits until it listens,
+// or, with expectFail, until it exits. The binary is copied where that user may run it,
+// and root and home are handed to the user.
+func faultStartAs(t *testing.T, root, home string, expectFail bool) *daemon {
+	t.Helper()
+	uid, gid := faultUser()
+	talkd, _ := binaries(t)
+	bin := filepath.Join(filepath.Dir(home), "talkd-as-user")
+	if _, err := os.Stat(bin); os.IsNotExist(err) {
+		if err := os.WriteFile(bin, readFile(t, talkd), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := filepath.Join(root, "plans", "p.werkbaum")
+	if err := os.MkdirAll(filepath.Dir(plan), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(plan); os.IsNotExist(err) {
+		if err := os.WriteFile(plan, []byte(faultPlan), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgDir := filepath.Join(home, ".config", "talk")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := plansConfig(map[string]string{"p": plan}) + "[rules.rate_limit]\nnormal = \"0s\"\n"
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{root, home} {
+		// The test's temp folders are 0700 root; the user must be able to reach them.
+		for p := dir; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o005 == 0 {
+				os.Chmod(p, fi.Mode().Perm()|0o055)
+			}
+		}
+		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err == nil {
+				os.Lchown(p, uid, gid)
+			}
+			return nil
+		})
+	}
+	stateDir := filepath.Join(root, "state")
+	d := &daemon{Home: home, StateDir: stateDir, FakeLog: filepath.Join(stateDir, "fake-voice.jsonl"), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	d.Env = daemonEnv(home, map[string]string{"TALK_STATE_DIR": stateDir, "GOCOVERDIR": ""})
+	d.cmd = exec.Command(bin)
+	d.cmd.Env = d.Env
+	d.cmd.Stdout, d.cmd.Stderr = d.stderr, d.stderr
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start talkd as %d: %v", uid, err)
+	}
+	go func() { d.exit = d.cmd.Wait(); close(d.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-d.exited:
+		default:
+			d.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-d.exited:
+			case <-time.After(15 * time.Second):
+				d.cmd.Process.Kill()
+				<-d.exited
+			}
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case <-d.exited:
+			if !expectFail {
+				t.Fatalf("talkd as %d exited (%v):\n%s", uid, d.exit, d.logs())
+			}
+			return d
+		default:
+		}
+		if m := listeningRe.FindStringSubmatch(d.logs()); m != nil && !expectFail {
+			d.Addr, d.URL = m[1], "http://"+m[1]
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("talkd as %d neither listened nor exited:\n%s", uid, d.logs())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFaultStateDirChmod runs talkd as an unprivileged user (nobody when the tests run as
+// root) and makes its state directory 0500 after start, restarts it on that directory,
+// and finally makes the database file itself 0400.
+//
+// Observed: the directory bits do not matter while talkd.db exists — bbolt writes in
+// place into the file it holds open and creates no new file in the directory, so mute,
+// speech and plan writes keep working, also after a restart. A read-only database file
+// stops the start with a message naming the file.
 func TestFaultStateDirChmod(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	home := t.TempDir()
-	d, plan := faultDiskDaemon(t, root, home)
+	uid, _ := faultUser()
+	root, home := t.TempDir(), t.TempDir()
+	d := faultStartAs(t, root, home, false)
 	c := newMCPClient(d)
+	plan := filepath.Join(root, "plans", "p.werkbaum")
 	state := filepath.Join(root, "state")
 	if a := faultWrite(t, c, "ch-1", "a", "done"); a.IsError {
 		t.Fatal(a.Text)
 	}
+	// The fake provider appends to <state_dir>/fake-voice.jsonl: let it exist before the
+	// chmod (a real engine writes no file there; without it the fake would fail cleanly
+	// with "fake log: open …: permission denied").
+	faultWaitOutcome(t, d, faultSpeak(t, d, map[string]any{"text": "before the chmod", "priority": "high"}), "spoken", 10*time.Second)
 	if err := os.Chmod(state, 0o500); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(state, 0o700) })
 	mute := faultTry(t, d, "mute", "POST", "/mute", `{"for":"1h"}`)
+	muted := faultMuted(t, d)
 	unmute := faultTry(t, d, "unmute", "POST", "/unmute", "")
-	speak := faultTry(t, d, "speak", "POST", "/speak", `{"text":"with a 0500 state directory","priority":"high"}`)
+	id := faultSpeak(t, d, map[string]any{"text": "with a 0500 state directory", "priority": "high"})
+	spoken := faultWaitOutcome(t, d, id, "spoken", 10*time.Second)
 	w := faultWrite(t, c, "ch-2", "b", "done")
-	t.Logf("uid %d, state dir 0500 after start: mute %v | unmute %v | speak %v | write isError=%v %q", os.Getuid(), mute, unmute, speak, w.IsError, w.Text)
-	if code := d.terminate(t); code != 0 {
-		t.Fatalf("exit %d", code)
+	t.Logf("uid %d, state dir 0500 after start: mute %v | unmute %v | speak %s %v | write isError=%v %q", uid, mute, unmute, id, spoken["outcome"], w.IsError, w.Text)
+	if mute.Status != 200 || !muted || unmute.Status != 200 || w.IsError {
+		t.Errorf("with a 0500 state directory: mute %v (muted %v), unmute %v, write %q", mute, muted, unmute, w.Text)
 	}
-	d2, _ := faultDiskDaemon(t, root, home)
+	time.Sleep(1200 * time.Millisecond) // one history batch
+	if code := d.terminate(t); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, d.logs())
+	}
+
+	d2 := faultStartAs(t, root, home, false)
 	c2 := newMCPClient(d2)
 	r := c2.read(t, "p")
-	if !strings.Contains(r.Text, "[x] #a") || r.Text != string(readFile(t, plan)) {
+	if !strings.Contains(r.Text, "[x] #a") || !strings.Contains(r.Text, "[x] #b") || r.Text != string(readFile(t, plan)) {
 		t.Errorf("plan after restarting on a 0500 state directory:\n%s", r.Text)
 	}
-	if op := c2.operation(t, "p", "ch-1"); op.State != "applied" {
-		t.Errorf("ch-1 after the restart: %+v", op)
+	for _, rid := range []string{"ch-1", "ch-2"} {
+		if op := c2.operation(t, "p", rid); op.State != "applied" {
+			t.Errorf("%s after the restart: %+v", rid, op)
+		}
 	}
-	t.Logf("restart on a 0500 state directory: serving; ch-2 is %s", c2.operation(t, "p", "ch-2").State)
+	if e := faultHistory(t, d2)[id]; e["outcome"] != "spoken" {
+		t.Errorf("history after the restart: %v", e)
+	}
+	if a := faultTry(t, d2, "mute", "POST", "/mute", `{"for":"1h"}`); a.Status != 200 {
+		t.Errorf("mute after restarting on a 0500 state directory: %v", a)
+	}
+	if code := d2.terminate(t); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, d2.logs())
+	}
+
+	db := filepath.Join(state, "talkd.db")
+	if err := os.Chmod(db, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	d3 := faultStartAs(t, root, home, true)
+	t.Logf("talkd.db 0400: exit %d: %s", d3.cmd.ProcessState.ExitCode(), strings.TrimSpace(d3.logs()))
+	if d3.cmd.ProcessState.ExitCode() == 0 || !strings.Contains(d3.logs(), "permission denied") || !strings.Contains(d3.logs(), db) {
+		t.Errorf("start with a read-only talkd.db:\n%s", d3.logs())
+	}
+	if err := os.Chmod(db, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d4 := faultStartAs(t, root, home, false)
+	if !faultMuted(t, d4) {
+		t.Error("the mute set before was lost")
+	}
 }
 
 // TestFaultStateDirFull fills the file system holding the state directory and the plan,
