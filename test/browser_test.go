@@ -152,6 +152,64 @@ func TestBrowserCORS(t *testing.T) {
 	})
 }
 
+// TestBrowserSimplePostFromUnlistedOrigin checks that a page of an unlisted origin cannot
+// make talkd speak with a "simple" cross-origin request: one Chromium sends without a
+// preflight (Content-Type text/plain, or mode no-cors, as a form post would). CORS only
+// keeps such a page from reading the answer; the request itself reaches the daemon, so
+// the door has to refuse it by its Origin. Both a daemon with an allow-list and one with
+// the default empty list are asked, from one page.
+func TestBrowserSimplePostFromUnlistedOrigin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts headless Chromium; skipped with -short")
+	}
+	t.Parallel()
+	chromium := browserFind(t)
+	listed := newBrowserPages(t)
+	unlisted := newBrowserPages(t)
+	withList := startDaemon(t, daemonOptions{Env: map[string]string{"TALK_ALLOWED_ORIGINS": listed.Origin}})
+	closed := startDaemon(t, daemonOptions{})
+
+	var fetches []browserFetch
+	texts := map[*daemon][]string{}
+	for _, target := range []struct {
+		name string
+		d    *daemon
+	}{{"with list", withList}, {"closed", closed}} {
+		for _, mode := range []string{"cors", "no-cors"} {
+			name := target.name + " text/plain " + mode
+			f := browserJSONFetch(name, target.d.URL, "browser simple "+name, nil)
+			f.Headers = map[string]string{"Content-Type": "text/plain;charset=UTF-8"}
+			f.Mode = mode
+			fetches = append(fetches, f)
+			texts[target.d] = append(texts[target.d], "browser simple "+name)
+		}
+	}
+	run := browserRun(t, chromium, unlisted, fetches)
+	for _, f := range fetches {
+		got := run.result(t, f.Name)
+		switch {
+		case f.Mode == "no-cors" && (!got.OK || got.Type != "opaque"):
+			t.Errorf("%s: want an opaque response, got %+v", f.Name, got)
+		case f.Mode == "cors" && got.OK:
+			t.Errorf("%s: the page read the answer: %+v", f.Name, got)
+		}
+	}
+	for d, want := range texts {
+		posts := run.exchanges(d.Addr, http.MethodPost)
+		if len(posts) != len(want) || len(run.exchanges(d.Addr, http.MethodOptions)) != 0 {
+			t.Fatalf("want %d POSTs without preflight, Chromium sent: %+v", len(want), run.all(d.Addr))
+		}
+		for _, x := range posts {
+			for k := range x.Header {
+				if strings.HasPrefix(strings.ToLower(k), "access-control-") {
+					t.Errorf("POST from an unlisted origin answered with %s: %v", k, x.Header)
+				}
+			}
+		}
+		browserCheckNotSpoken(t, d, "", want...)
+	}
+}
+
 // browserCheckPreflightAllowed checks a preflight answer to a listed origin, and that the
 // preflight itself carried no credentials (browsers never send them there, so the door
 // must not ask for them).
