@@ -14,7 +14,8 @@
 //     (werkbaum_apply_ops on the last answered base with a new request id, retried on
 //     conflict). Reported: answers/s, p50/p99/max latency, outcomes by kind, the daemon's
 //     peak VmRSS during the run and VmHWM after it, and the worst of the GET /healthz
-//     probes sent every 100 ms on a separate connection.
+//     probes sent every 100 ms on a separate connection by a child process (this binary
+//     with -probe URL), so the generator's own busy goroutines do not delay the probe.
 //   - peers: talkd (muted, so a speak call's outcome is immediate), the official Go SDK
 //     peer and the mcp-go peer, all running at once; for each concurrency, tools/list and
 //     tools/call speak against each in turn, with talkd's ratio to the better peer.
@@ -63,6 +64,7 @@ type options struct {
 	MCPGo     string
 	Plan      string
 	JSON      string
+	TalkdEnv  []string
 }
 
 // report is everything one invocation measured (the -json output).
@@ -75,6 +77,13 @@ type report struct {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-probe" {
+		if err := runProbe(os.Args[2], os.Stdin, os.Stdout); err != nil {
+			slog.Error("probe", "err", err)
+			os.Exit(1)
+		}
+		return
+	}
 	opts, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -105,6 +114,13 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.MCPGo, "mcpgo", "", "mcp-go peer binary (default: build ./test/peers/mcpgo)")
 	fs.StringVar(&o.Plan, "plan", "", "Werkbaum plan to configure (default: ../shared/werkbaum/examples/werkbaum.werkbaum beside the module, or $TALK_SHARED_DIR/werkbaum/examples/werkbaum.werkbaum)")
 	fs.StringVar(&o.JSON, "json", "", "also write all results as JSON to this file")
+	fs.Func("talkd-env", "KEY=VALUE added to talkd's environment (repeatable), e.g. GOGC=50", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		o.TalkdEnv = append(o.TalkdEnv, v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -248,7 +264,9 @@ func runLoadMode(ctx context.Context, o options, out io.Writer) ([]Result, error
 		fmt.Fprintf(out, "## load: %s — talkd with %s\n\n", sc.Name, ls.Setup.Name)
 		writeHeader(out)
 		for _, conc := range o.Conc {
-			p, err := startTalkd(ctx, o.Talkd, o.Plan, ls.Setup)
+			setup := ls.Setup
+			setup.Env = o.TalkdEnv
+			p, err := startTalkd(ctx, o.Talkd, o.Plan, setup)
 			if err != nil {
 				return results, err
 			}
@@ -267,7 +285,7 @@ func runLoadMode(ctx context.Context, o options, out io.Writer) ([]Result, error
 }
 
 func runPeersMode(ctx context.Context, o options, out io.Writer) ([]Result, error) {
-	talkd, err := startTalkd(ctx, o.Talkd, o.Plan, talkdSetup{Config: admissionConfig, Mute: true})
+	talkd, err := startTalkd(ctx, o.Talkd, o.Plan, talkdSetup{Config: admissionConfig, Mute: true, Env: o.TalkdEnv})
 	if err != nil {
 		return nil, err
 	}
@@ -309,13 +327,60 @@ func runPeersMode(ctx context.Context, o options, out io.Writer) ([]Result, erro
 				for _, r := range row {
 					writeRow(out, r)
 				}
-				fmt.Fprintf(out, "| **ratio** talkd / %s | %d | %.2f× | | | p99 %.2f× | | | | | |\n",
-					best.Target, conc, safeDiv(row[0].OKRPS, best.OKRPS), safeDiv(row[0].P99ms, best.P99ms))
+				fmt.Fprintf(out, "| **ratio** talkd / %s | %d | %.2f× | | | p99 %.2f× | | CPU %.2f× | | | | | |\n",
+					best.Target, conc, safeDiv(row[0].OKRPS, best.OKRPS), safeDiv(row[0].P99ms, best.P99ms), safeDiv(row[0].CPUusPerReq, best.CPUusPerReq))
 			}
 			fmt.Fprintln(out)
 		}
+		if o.Repeat > 1 {
+			writePeerSummary(out, sc.Name, name, o.Conc, results)
+		}
 	}
 	return results, nil
+}
+
+// writePeerSummary prints, per concurrency, the median over rounds of each target's ok/s
+// and p99, and talkd's ratios to the better peer.
+func writePeerSummary(out io.Writer, title, scen string, concs []int, results []Result) {
+	fmt.Fprintf(out, "### %s, median of the rounds\n\n", title)
+	fmt.Fprintln(out, "| conc | talkd ok/s | go-sdk ok/s | mcp-go ok/s | talkd / better peer | talkd p99 ms | better peer p99 ms | p99 ratio | CPU µs/answer talkd, go-sdk, mcp-go | CPU: better peer / talkd |")
+	fmt.Fprintln(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+	for _, conc := range concs {
+		rps := map[string][]float64{}
+		p99 := map[string][]float64{}
+		cpu := map[string][]float64{}
+		for _, r := range results {
+			if r.Scenario == scen && r.Conc == conc {
+				rps[r.Target] = append(rps[r.Target], r.OKRPS)
+				p99[r.Target] = append(p99[r.Target], r.P99ms)
+				cpu[r.Target] = append(cpu[r.Target], r.CPUusPerReq)
+			}
+		}
+		best := "go-sdk"
+		if median(rps["mcp-go"]) > median(rps["go-sdk"]) {
+			best = "mcp-go"
+		}
+		fmt.Fprintf(out, "| %d | %.0f | %.0f | %.0f | %.2f× (%s) | %.2f | %.2f | %.2f× | %.0f, %.0f, %.0f | %.2f× |\n", conc,
+			median(rps["talkd"]), median(rps["go-sdk"]), median(rps["mcp-go"]),
+			safeDiv(median(rps["talkd"]), median(rps[best])), best,
+			median(p99["talkd"]), median(p99[best]), safeDiv(median(p99["talkd"]), median(p99[best])),
+			median(cpu["talkd"]), median(cpu["go-sdk"]), median(cpu["mcp-go"]),
+			safeDiv(median(cpu[best]), median(cpu["talkd"])))
+	}
+	fmt.Fprintln(out)
+}
+
+// median of xs (0 when empty).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func safeDiv(a, b float64) float64 {
@@ -326,8 +391,8 @@ func safeDiv(a, b float64) float64 {
 }
 
 func writeHeader(out io.Writer) {
-	fmt.Fprintln(out, "| target | conc | ok/s | answers/s | p50 ms | p99 ms | max ms | outcomes | peak RSS MB | HWM MB | /healthz worst ms (probes, failed) | load |")
-	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|")
+	fmt.Fprintln(out, "| target | conc | ok/s | answers/s | p50 ms | p99 ms | max ms | server CPU µs/answer | outcomes | peak RSS MB | HWM MB | /healthz worst ms (probes, failed) | load |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|")
 }
 
 func writeRow(out io.Writer, r Result) {
@@ -340,8 +405,8 @@ func writeRow(out io.Writer, r Result) {
 	if r.HealthzProbes > 0 {
 		health = fmt.Sprintf("%.1f (%d, %d)", r.HealthzWorstms, r.HealthzProbes, r.HealthzFailures)
 	}
-	fmt.Fprintf(out, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %.1f | %s | %.1f | %.1f | %s | %s |\n",
-		r.Target, r.Conc, r.OKRPS, r.RPS, r.P50ms, r.P99ms, r.Maxms, strings.Join(kinds, ", "),
+	fmt.Fprintf(out, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f | %s | %.1f | %.1f | %s | %s |\n",
+		r.Target, r.Conc, r.OKRPS, r.RPS, r.P50ms, r.P99ms, r.Maxms, r.CPUusPerReq, strings.Join(kinds, ", "),
 		float64(r.RSSPeakKB)/1024, float64(r.HWMKB)/1024, health, r.Load)
 }
 
@@ -373,8 +438,8 @@ func runStartupMode(ctx context.Context, o options, out io.Writer) (*startupResu
 	fmt.Fprintln(out, "| variant | median ms | min ms | max ms | load |")
 	fmt.Fprintln(out, "|---|---:|---:|---:|---|")
 	for _, s := range []talkdSetup{
-		{Name: "embedded defaults, no config file"},
-		{Name: "one plan configured (the Werkbaum example)", Config: "version = 1\n", Plan: true},
+		{Name: "embedded defaults, no config file", Env: o.TalkdEnv},
+		{Name: "one plan configured (the Werkbaum example)", Config: "version = 1\n", Plan: true, Env: o.TalkdEnv},
 	} {
 		v := startupVariant{Name: s.Name}
 		for range o.Starts {
@@ -387,10 +452,7 @@ func runStartupMode(ctx context.Context, o options, out io.Writer) (*startupResu
 		sorted := slices.Clone(v.Starts)
 		slices.Sort(sorted)
 		v.MinMs, v.MaxMs = sorted[0], sorted[len(sorted)-1]
-		v.MedianMs = sorted[len(sorted)/2]
-		if len(sorted)%2 == 0 {
-			v.MedianMs = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
-		}
+		v.MedianMs = median(sorted)
 		v.Load = loadavg()
 		res.Variants = append(res.Variants, v)
 		fmt.Fprintf(out, "| %s | %.1f | %.1f | %.1f | %s |\n", v.Name, v.MedianMs, v.MinMs, v.MaxMs, v.Load)
@@ -399,7 +461,7 @@ func runStartupMode(ctx context.Context, o options, out io.Writer) (*startupResu
 	fmt.Fprintln(out, "| state | VmRSS MB | VmHWM MB | load |")
 	fmt.Fprintln(out, "|---|---:|---:|---|")
 	for _, warm := range []bool{false, true} {
-		s := talkdSetup{Config: "version = 1\n", Plan: warm}
+		s := talkdSetup{Config: "version = 1\n", Plan: warm, Env: o.TalkdEnv}
 		name := "embedded defaults, nothing done"
 		if warm {
 			name = "engine warm: plan configured, one tools/list and one werkbaum_inspect done"

@@ -89,6 +89,7 @@ type talkdSetup struct {
 	Plan   bool
 	Mute   bool // POST /mute after start (every announcement is answered "muted")
 	Listen string
+	Env    []string // added to the environment (experiments such as GOGC=50)
 }
 
 const admissionConfig = `version = 1
@@ -159,7 +160,7 @@ func prepareTalkd(bin, planSrc string, s talkdSetup) (*exec.Cmd, string, error) 
 		listen = "127.0.0.1:0"
 	}
 	cmd := exec.Command(bin)
-	cmd.Env = talkdEnv(home, listen)
+	cmd.Env = append(talkdEnv(home, listen), s.Env...)
 	return cmd, home, nil
 }
 

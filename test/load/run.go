@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +74,10 @@ type Result struct {
 	HealthzFailures int            `json:"healthz_failures"`
 	HealthzWorstms  float64        `json:"healthz_worst_ms"`
 	Load            string         `json:"load"` // /proc/loadavg when the run ended
+	// CPUusPerReq is the server's CPU time (user + system, from /proc/PID/stat) spent in
+	// the measured window per answer: unlike answers/s it does not depend on how much of
+	// the shared machine the client and other processes took.
+	CPUusPerReq float64 `json:"cpu_us_per_req"`
 }
 
 // sample is one measured request.
@@ -154,12 +160,26 @@ func runLoad(ctx context.Context, t target, sc scenario, conc int, cfg runConfig
 		side.Add(1)
 		go func() {
 			defer side.Done()
-			probes, probeFails, worst = probeHealthz(sideCtx, t.URL)
+			probes, probeFails, worst = probeInChild(sideCtx, t.URL)
 		}()
 	}
 
+	var cpu0 time.Duration
+	if t.PID > 0 {
+		select {
+		case <-time.After(time.Until(measureFrom)):
+		case <-ctx.Done():
+		}
+		cpu0, _ = procCPU(t.PID)
+	}
 	wg.Wait()
 	elapsed := time.Since(start) - cfg.Warmup
+	var cpu time.Duration
+	if t.PID > 0 {
+		if c1, err := procCPU(t.PID); err == nil {
+			cpu = c1 - cpu0
+		}
+	}
 	sideCancel()
 	side.Wait()
 
@@ -183,6 +203,9 @@ func runLoad(ctx context.Context, t target, sc scenario, conc int, cfg runConfig
 	if elapsed > 0 {
 		r.RPS = float64(r.Requests) / elapsed.Seconds()
 		r.OKRPS = float64(r.OK) / elapsed.Seconds()
+	}
+	if r.Requests > 0 {
+		r.CPUusPerReq = float64(cpu.Microseconds()) / float64(r.Requests)
 	}
 	slices.Sort(lats)
 	if n := len(lats); n > 0 {
@@ -228,6 +251,54 @@ func probeHealthz(ctx context.Context, base string) (probes, failures int, worst
 		}
 		worst = max(worst, d)
 	}
+}
+
+// probeResult is what a probe child reports on stdout.
+type probeResult struct {
+	Probes   int   `json:"probes"`
+	Failures int   `json:"failures"`
+	WorstUS  int64 `json:"worst_us"`
+}
+
+// probeInChild runs probeHealthz in a child process (this binary with -probe URL) so the
+// probe's latency is not the generator's own scheduling delay under hundreds of busy
+// goroutines; it falls back to probing in-process when the child cannot run.
+func probeInChild(ctx context.Context, base string) (probes, failures int, worst time.Duration) {
+	exe, err := os.Executable()
+	if err != nil {
+		return probeHealthz(ctx, base)
+	}
+	cmd := exec.Command(exe, "-probe", base)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return probeHealthz(ctx, base)
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		return probeHealthz(ctx, base)
+	}
+	<-ctx.Done()
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		return 0, 1, 0
+	}
+	var r probeResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		return 0, 1, 0
+	}
+	return r.Probes, r.Failures, time.Duration(r.WorstUS) * time.Microsecond
+}
+
+// runProbe is the -probe mode: probe base until stdin closes, then print a probeResult.
+func runProbe(base string, stdin io.Reader, stdout io.Writer) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, stdin)
+		cancel()
+	}()
+	p, f, w := probeHealthz(ctx, base)
+	return json.NewEncoder(stdout).Encode(probeResult{Probes: p, Failures: f, WorstUS: w.Microseconds()})
 }
 
 // post sends one POST and reads the whole answer into buf.
@@ -276,6 +347,30 @@ func procMemKB(pid int) (rss, hwm int64, err error) {
 		}
 	}
 	return rss, hwm, nil
+}
+
+// procCPU is the user + system CPU time a process has used so far (/proc/PID/stat fields
+// 14 and 15, in clock ticks of 10 ms on Linux).
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("read stat of %d: %w", pid, err)
+	}
+	// The command name (field 2) may contain spaces; fields are counted after its ")".
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("stat of %d: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("stat of %d: %d fields", pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("stat of %d: bad times %q %q", pid, f[11], f[12])
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
 // loadavg is the first three fields of /proc/loadavg ("" when unreadable).
