@@ -2,6 +2,7 @@ package test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -35,9 +36,9 @@ func TestCORSDoor(t *testing.T) {
 		{"preflight star", star, "OPTIONS", "/speak", preflight, 204, "*", false, true},
 		{"preflight closed", closed, "OPTIONS", "/speak", preflight, 204, "", false, true},
 		{"post listed", listed, "POST", "/speak", map[string]string{"Origin": "http://localhost:5173"}, 202, "http://localhost:5173", false, true},
-		{"post unlisted", listed, "POST", "/speak", map[string]string{"Origin": "https://evil.example"}, 202, "", false, true},
+		{"post unlisted", listed, "POST", "/speak", map[string]string{"Origin": "https://evil.example"}, 403, "", false, true},
 		{"post star", star, "POST", "/speak", map[string]string{"Origin": "https://any.example"}, 202, "*", false, true},
-		{"post closed", closed, "POST", "/speak", map[string]string{"Origin": "https://dash.example"}, 202, "", false, true},
+		{"post closed", closed, "POST", "/speak", map[string]string{"Origin": "https://dash.example"}, 403, "", false, true},
 		{"post without origin", listed, "POST", "/speak", nil, 202, "", false, true},
 		{"options elsewhere", listed, "OPTIONS", "/status", preflight, 405, "", false, false},
 		{"options on mcp", star, "OPTIONS", "/mcp", preflight, 405, "", false, false},
@@ -100,4 +101,28 @@ func merge(a, b map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// TestForeignOriginCannotControl: a page on an unlisted origin can send a simple POST
+// without a preflight; the control doors refuse it instead of muting or stopping.
+func TestForeignOriginCannotControl(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{Env: map[string]string{"TALK_ALLOWED_ORIGINS": "https://dash.example"}})
+	for _, path := range []string{"/mute", "/unmute", "/stop"} {
+		status, _, raw := d.request(t, http.MethodPost, path, "", map[string]string{"Origin": "https://evil.example", "Content-Type": "text/plain"})
+		if status != http.StatusForbidden || !strings.Contains(string(raw), "origin_not_allowed") {
+			t.Errorf("%s from a foreign origin: %d %s", path, status, raw)
+		}
+	}
+	_, st := d.getJSON(t, "/status")
+	if m, _ := st["mute"].(map[string]any); m["muted"] != false {
+		t.Fatalf("a foreign page muted talkd: %v", st["mute"])
+	}
+	// The daemon's own origin and listed pages still may.
+	if status, _, raw := d.request(t, http.MethodPost, "/mute", `{"for":"1m"}`, map[string]string{"Origin": d.URL}); status != http.StatusOK {
+		t.Errorf("own origin: %d %s", status, raw)
+	}
+	if status, _, raw := d.request(t, http.MethodPost, "/unmute", "", map[string]string{"Origin": "https://dash.example"}); status != http.StatusOK {
+		t.Errorf("listed origin: %d %s", status, raw)
+	}
 }

@@ -13,6 +13,13 @@ import (
 
 // controlAdmit is the admission path of the control endpoints: caller, grant, body.
 func (s *Server) controlAdmit(w http.ResponseWriter, r *http.Request, needControl bool) (Caller, []byte, bool) {
+	// A page on another origin can send a simple POST (a form, text/plain) without a
+	// preflight; only pages the user listed (or the daemon's own) may reach these doors.
+	if origin := r.Header.Get("Origin"); origin != "" && !s.originListed(origin) && !s.ownOrigin(origin, r.Host) {
+		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeOriginNotAllowed,
+			Message: "origin " + strconv.Quote(origin) + " may not use " + r.URL.Path + "; list it in server.allowed_origins"})
+		return Caller{}, nil, false
+	}
 	caller, err := s.auth.identify(r)
 	if err == nil && needControl && !caller.CanControl() {
 		err = &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("client %q has no control grant", caller.ID)}

@@ -224,6 +224,13 @@ func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	if origin != "" && !allowed && !s.ownOrigin(origin, r.Host) {
+		// A browser sends a "simple" POST (text/plain, no-cors, a form) without a
+		// preflight: CORS would only hide the answer, so refuse the request itself.
+		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeOriginNotAllowed,
+			Message: "origin " + strconv.Quote(origin) + " may not use /speak; list it in server.allowed_origins"})
+		return
+	}
 	if allowed {
 		w.Header().Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
 	}
