@@ -141,13 +141,13 @@ func faultFill(t *testing.T, dir string) string {
 // faultSpeechConfig is a config whose speech takes long enough to be interrupted.
 const faultSpeechConfig = `version = 1
 [voice]
-fake_duration = "2s"
+fake_duration = "3s"
 [rules.rate_limit]
 low = "0s"
 normal = "0s"
 `
 
-// TestFaultKillDuringSpeechFake SIGKILLs talkd while the fake provider speaks (2 s per
+// TestFaultKillDuringSpeechFake SIGKILLs talkd while the fake provider speaks (3 s per
 // utterance). After a restart on the same HOME the interrupted announcement is settled as
 // dropped (reason restart), the earlier history is intact, the queue speaks again, and a
 // mute set just before a second SIGKILL still holds after the next restart.
@@ -161,7 +161,7 @@ func TestFaultKillDuringSpeechFake(t *testing.T) {
 	faultWaitOutcome(t, d, cut, "speaking", 5*time.Second)
 	// The history is saved in batches every second: let the batch holding the queued and
 	// speaking states reach the disk, as it would on a daemon that has run for a while.
-	time.Sleep(1300 * time.Millisecond)
+	time.Sleep(1600 * time.Millisecond)
 	d.kill(t)
 
 	d2 := startDaemon(t, daemonOptions{Config: faultSpeechConfig, Home: d.Home})
@@ -278,7 +278,7 @@ argv = [%q, "{out}", "{text}"]
 	// While the engine synthesises, the history says queued ("speaking" starts with the
 	// playback); let one history batch (1 s) reach the disk, then kill.
 	enginePID := faultWaitPID(t, pidFile)
-	time.Sleep(1300 * time.Millisecond)
+	time.Sleep(1600 * time.Millisecond)
 	d.kill(t)
 	killed := time.Now()
 
