@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Benchmarks of the engine (numbers and commands in docs/bench-werkbaum.md):
@@ -229,6 +230,42 @@ func BenchmarkGuardWerkbaum(b *testing.B) {
 	}
 }
 
+// benchWriteFlow is what the plan store does for one agent write on a plan the agent has
+// read: inspect the old text, apply a verb, guard old → new, inspect the new text. Every
+// iteration uses a text of its own (a trailing comment with the iteration number), so no
+// result carries over between iterations.
+func benchWriteFlow(b *testing.B, opts Options) {
+	base := readExample(b, "werkbaum.werkbaum")
+	e, err := NewEngine(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		old := base + "%% write " + strconv.Itoa(i) + "\n"
+		if _, err := e.InspectJSON(ctx, old, InspectOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		next, err := e.Apply(ctx, old, SetStatus{ID: "wb", Status: "done"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Guard(ctx, old, next, GuardOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.InspectJSON(ctx, next, InspectOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWriteFlowWerkbaum runs the write flow with the default options (caches on).
+func BenchmarkWriteFlowWerkbaum(b *testing.B) { benchWriteFlow(b, Options{}) }
+
+// BenchmarkWriteFlowWerkbaumNoMemo runs it with every cache off (each call does all work).
+func BenchmarkWriteFlowWerkbaumNoMemo(b *testing.B) { benchWriteFlow(b, Options{CacheEntries: -1}) }
+
 func BenchmarkNewEngine(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := NewEngine(Options{}); err != nil {
@@ -239,7 +276,9 @@ func BenchmarkNewEngine(b *testing.B) {
 
 // BenchmarkEngineRSS reports the resident memory of this process after it built an Engine
 // and warmed two runtimes (run it alone: -bench EngineRSS -benchtime 1x). "base-MB" is the
-// RSS before the engine, "rss-MB" after.
+// RSS before the engine, "busy-MB" right after the warming calls (the runtimes still hold
+// their memo of the last texts), "rss-MB" once the pool has been idle for memoIdle (the
+// idle daemon).
 func BenchmarkEngineRSS(b *testing.B) {
 	text := readExample(b, "werkbaum.werkbaum")
 	base := rssMB(b)
@@ -263,9 +302,10 @@ func BenchmarkEngineRSS(b *testing.B) {
 		wg.Wait()
 		engines = append(engines[:0], e)
 	}
-	runtime.GC()
-	debug.FreeOSMemory()
+	busy := rssMB(b)
+	time.Sleep(memoIdle + 500*time.Millisecond)
 	b.ReportMetric(base, "base-MB")
+	b.ReportMetric(busy, "busy-MB")
 	b.ReportMetric(rssMB(b), "rss-MB")
 	b.ReportMetric(float64(engines[0].created.Load()), "runtimes")
 	runtime.KeepAlive(engines)

@@ -39,6 +39,11 @@ const (
 	DefaultCacheEntries  = 64
 )
 
+// memoIdle is how long a runtime must sit unused before the engine empties the scripts'
+// memo in it (js/05_text.js Memo): the memo is for the calls of one write, which follow
+// each other within milliseconds, and an idle daemon should not hold parsed plans.
+const memoIdle = 2 * time.Second
+
 // maxCallStack bounds JavaScript recursion so that a deeply nested plan fails with an
 // error instead of growing the goja stack without limit.
 const maxCallStack = 100000
@@ -55,8 +60,9 @@ type Options struct {
 	// with ErrTooLarge before any JavaScript runs.
 	MaxInputBytes int
 	// CacheEntries is the size of the LRU cache of read results (inspect, analyze,
-	// warnings) keyed by the text's checksum and the options (default 64; negative
-	// disables the cache).
+	// warnings) keyed by the text's checksum and the options (default 64). Negative
+	// disables it and also the scripts' own memo of the last few parsed and analysed
+	// texts per runtime (js/05_text.js Memo), so that every call does the full work.
 	CacheEntries int
 	// Logger receives debug and warning records (default slog.Default()).
 	Logger *slog.Logger
@@ -90,7 +96,8 @@ type Engine struct {
 	log      *slog.Logger
 	cache    *lru // nil when disabled
 
-	created atomic.Int64 // runtimes built so far (tests and debugging)
+	created  atomic.Int64  // runtimes built so far (tests and debugging)
+	memoIdle time.Duration // memoIdle, shortened by tests
 
 	slots chan struct{} // one token per runtime that may exist (borrowed or idle)
 	mu    sync.Mutex
@@ -101,6 +108,11 @@ type Engine struct {
 type jsRuntime struct {
 	vm   *goja.Runtime
 	call goja.Callable
+	// clearMemo empties the scripts' memo; nil when the memo is off.
+	clearMemo goja.Callable
+	// uses counts the calls run in this runtime (guarded by Engine.mu); a memo trim
+	// scheduled after call n is skipped when the runtime has been used again.
+	uses uint64
 }
 
 // NewEngine compiles the embedded scripts once and returns an Engine whose runtimes are
@@ -119,7 +131,7 @@ func newEngine(opts Options, extra ...string) (*Engine, error) {
 		return nil, fmt.Errorf("werkbaum: list embedded scripts: %w", err)
 	}
 	sort.Strings(names)
-	e := &Engine{opts: opts, log: opts.Logger, slots: make(chan struct{}, opts.Runtimes)}
+	e := &Engine{opts: opts, log: opts.Logger, slots: make(chan struct{}, opts.Runtimes), memoIdle: memoIdle}
 	for _, name := range names {
 		src, err := scripts.ReadFile(name)
 		if err != nil {
@@ -169,8 +181,23 @@ func (e *Engine) newRuntime() (*jsRuntime, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: Werkbaum.call is not a function", ErrEngine)
 	}
+	rt := &jsRuntime{vm: vm, call: fn}
+	if e.opts.CacheEntries < 0 {
+		setMemo, ok := goja.AssertFunction(ns.ToObject(vm).Get("_setMemoSize"))
+		if !ok {
+			return nil, fmt.Errorf("%w: Werkbaum._setMemoSize is not a function", ErrEngine)
+		}
+		if _, err := setMemo(goja.Undefined(), vm.ToValue(0)); err != nil {
+			return nil, fmt.Errorf("%w: turn the memo off: %v", ErrEngine, err)
+		}
+	} else {
+		rt.clearMemo, ok = goja.AssertFunction(ns.ToObject(vm).Get("_clearMemo"))
+		if !ok {
+			return nil, fmt.Errorf("%w: Werkbaum._clearMemo is not a function", ErrEngine)
+		}
+	}
 	e.created.Add(1)
-	return &jsRuntime{vm: vm, call: fn}, nil
+	return rt, nil
 }
 
 // borrow waits for a runtime slot (or ctx) and returns a warm runtime, creating one if no
@@ -205,10 +232,52 @@ func (e *Engine) borrow(ctx context.Context) (*jsRuntime, error) {
 func (e *Engine) release(rt *jsRuntime) {
 	if rt != nil {
 		e.mu.Lock()
+		rt.uses++
+		uses := rt.uses
 		e.idle = append(e.idle, rt)
 		e.mu.Unlock()
+		if rt.clearMemo != nil {
+			time.AfterFunc(e.memoIdle, func() { e.trimMemo(rt, uses) })
+		}
 	}
 	<-e.slots
+}
+
+// trimMemo empties the memo of rt if it is idle and has not been used since its call
+// number `uses`. It takes a pool slot like a call, so nobody borrows rt meanwhile; when
+// every slot is taken, rt is busy and its next release schedules another trim.
+func (e *Engine) trimMemo(rt *jsRuntime, uses uint64) {
+	select {
+	case e.slots <- struct{}{}:
+	default:
+		return
+	}
+	defer func() { <-e.slots }()
+	e.mu.Lock()
+	k := -1
+	if rt.uses == uses {
+		for i, r := range e.idle {
+			if r == rt {
+				k = i
+				break
+			}
+		}
+	}
+	if k < 0 {
+		e.mu.Unlock()
+		return
+	}
+	e.idle = append(e.idle[:k], e.idle[k+1:]...)
+	e.mu.Unlock()
+	if _, err := rt.clearMemo(goja.Undefined()); err != nil {
+		// The runtime is in an unknown state: drop it (a fresh one is built on demand).
+		e.log.Warn("werkbaum: clearing a runtime's memo failed; runtime dropped", "err", err)
+		return
+	}
+	e.mu.Lock()
+	// Back at the bottom of the LIFO stack: it is the least recently used runtime.
+	e.idle = append([]*jsRuntime{rt}, e.idle...)
+	e.mu.Unlock()
 }
 
 // errorEnvelope is the one failure shape Werkbaum.call returns.

@@ -200,6 +200,57 @@
     return normalize(text).split('\n');
   }
 
+  // Memo remembers the results of the last few texts, keyed by the text itself (compared
+  // with ===, which costs a length check and at most one memcmp per entry). A write runs
+  // apply (parse of the old text, parse of the new one to verify it), guard (analysis of
+  // both) and usually an inspect of the new text: with the memo each text is parsed and
+  // analysed once. Values are shared, so everything a memo hands out is read-only (the
+  // parser's documents already are). Texts over MEMO_MAX_CHARS are not kept (memory).
+  var MEMO_MAX_CHARS = 262144;
+  var memoSize = 3;
+  function Memo() {
+    this.keys = [];
+    this.vals = [];
+  }
+  Memo.prototype.get = function (text) {
+    for (var i = 0; i < this.keys.length; i++) if (this.keys[i] === text) return this.vals[i];
+    return null;
+  };
+  Memo.prototype.put = function (text, val) {
+    if (memoSize === 0 || text.length > MEMO_MAX_CHARS) return;
+    this.keys.unshift(text);
+    this.vals.unshift(val);
+    if (this.keys.length > memoSize) {
+      this.keys.length = memoSize;
+      this.vals.length = memoSize;
+    }
+  };
+  Memo.prototype.clear = function () {
+    this.keys = [];
+    this.vals = [];
+  };
+  var memos = [];
+  // W._memo() makes a memo; W._setMemoSize(n) bounds all of them (0 turns memoising off,
+  // e.g. for benchmarks that must measure the uncached work).
+  W._memo = function () {
+    var m = new Memo();
+    memos.push(m);
+    return m;
+  };
+  // _memoEntries counts the texts remembered by all memos (tests of the host's trim).
+  W._memoEntries = function () {
+    var n = 0;
+    for (var i = 0; i < memos.length; i++) n += memos[i].keys.length;
+    return n;
+  };
+  W._clearMemo = function () {
+    for (var i = 0; i < memos.length; i++) memos[i].clear();
+  };
+  W._setMemoSize = function (n) {
+    memoSize = n;
+    for (var i = 0; i < memos.length; i++) memos[i].clear();
+  };
+
   W._text = {
     NAME_CHARS: NAME_CHARS,
     NAME: NAME,

@@ -673,7 +673,19 @@
     };
   }
 
-  W.parse = parse;
+  // W.parse memoises (05_text.js Memo): documents are read-only for every consumer.
+  var parsed = W._memo();
+  W.parse = function (text) {
+    var doc = parsed.get(text);
+    if (doc === null) {
+      doc = parse(text);
+      parsed.put(text, doc);
+    }
+    return doc;
+  };
+  // _parseFresh parses without the memo (the debugging method "parse" shows a document
+  // that no analysis has touched).
+  W._parseFresh = parse;
   // _nodePrefix exposes the prefix scanner to the tests (compared with the §3 regexp).
   W._nodePrefix = function (s) {
     scanPrefix(s);

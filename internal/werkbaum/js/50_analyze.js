@@ -7,8 +7,20 @@
   var T = W._text;
   var S = W._status;
 
-  // compute runs parse → model → path → loads → warnings once; analyze and inspect share it.
+  // compute runs parse → model → path → loads → warnings once; analyze, inspect, warnings
+  // and guard share it. Results of the default view are memoised per text (read-only).
+  var computed = W._memo();
   function compute(text, opts) {
+    if (opts && opts.showDiscarded) return computeFresh(text, opts);
+    var r = computed.get(text);
+    if (r === null) {
+      r = computeFresh(text, opts);
+      computed.put(text, r);
+    }
+    return r;
+  }
+
+  function computeFresh(text, opts) {
     var doc = W.parse(text);
     var m = W._model(doc, opts);
     var path = W._cheapPath(m);

@@ -50,7 +50,7 @@
     },
     warnings: function (a) { return W.warnings(str(a, 'text')); },
     parse: function (a) {
-      var d = W.parse(str(a, 'text'));
+      var d = W._parseFresh(str(a, 'text'));
       return { roots: d.roots, warnings: d.warnings, separatorLine: d.separatorLine, descBlocks: d.descBlocks };
     },
     apply: function (a) {

@@ -1,0 +1,164 @@
+package werkbaum
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestMemoDoesNotChangeResults runs the calls of a write (inspect, apply, guard, inspect of
+// the new text) and the other read methods in an order that makes the scripts' per-runtime
+// memo hit, and compares every answer with an engine whose memo is off.
+func TestMemoDoesNotChangeResults(t *testing.T) {
+	ctx := context.Background()
+	plain := newTestEngine(t, Options{Runtimes: 1, CacheEntries: -1})
+	memo := newTestEngine(t, Options{Runtimes: 1, CacheEntries: 1})
+	dir := filepath.Join(sharedDir(t), "werkbaum", "examples")
+	files, err := filepath.Glob(filepath.Join(dir, "*.werkbaum"))
+	if err != nil || len(files) == 0 {
+		t.Skipf("no examples: %v", err)
+	}
+	texts := []string{smallPlan, "- A #a :#zz\n  - B\n  | C\n\"stray\n---\n#nope\n  x\n"}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(src))
+	}
+	same := func(what string, a, b any, errA, errB error) {
+		t.Helper()
+		if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s differs with the memo:\n%v %v\n%v %v", what, a, errA, b, errB)
+		}
+	}
+	for i, text := range texts {
+		for _, e := range []*Engine{plain, memo} {
+			// Warm the memo with the old text (as the agent's read before a write does).
+			if _, err := e.Analyze(ctx, text, AnalyzeOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a1, errA := plain.InspectJSON(ctx, text, InspectOptions{})
+		b1, errB := memo.InspectJSON(ctx, text, InspectOptions{})
+		same("inspect", string(a1), string(b1), errA, errB)
+		wa, errA := plain.Warnings(ctx, text)
+		wb, errB := memo.Warnings(ctx, text)
+		same("warnings", wa, wb, errA, errB)
+		pa, errA := plain.call(ctx, "parse", map[string]string{"text": text})
+		pb, errB := memo.call(ctx, "parse", map[string]string{"text": text})
+		same("parse", string(pa), string(pb), errA, errB)
+		if bytes.Contains(pb, []byte(`"text":`)) && !strings.Contains(text, `"text":`) {
+			t.Fatalf("plan %d: the parse method shows warning texts added by an analysis", i)
+		}
+		var in Inspection
+		if err := json.Unmarshal(a1, &in); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range in.Nodes {
+			if n.ID == "" {
+				continue
+			}
+			for _, v := range []Verb{SetStatus{ID: n.ID, Status: "prod"}, SetSize{ID: n.ID}, RemoveNode{ID: n.ID}} {
+				na, errA := plain.Apply(ctx, text, v)
+				nb, errB := memo.Apply(ctx, text, v)
+				same("apply", na, nb, errA, errB)
+				if errA != nil {
+					continue
+				}
+				ga, errA := plain.Guard(ctx, text, na, GuardOptions{})
+				gb, errB := memo.Guard(ctx, text, nb, GuardOptions{})
+				same("guard", ga, gb, errA, errB)
+				ia, errA := plain.InspectJSON(ctx, na, InspectOptions{})
+				ib, errB := memo.InspectJSON(ctx, nb, InspectOptions{})
+				same("inspect after the write", string(ia), string(ib), errA, errB)
+			}
+			break
+		}
+	}
+}
+
+// TestIdleRuntimeDropsItsMemo: a runtime that has not been used for memoIdle forgets the
+// texts it remembered, so an idle daemon holds no parsed plans; a used one keeps them.
+func TestIdleRuntimeDropsItsMemo(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, Options{Runtimes: 1}, `Werkbaum.methods.memoEntries = function () { return Werkbaum._memoEntries(); };`)
+	entries := func() string {
+		t.Helper()
+		raw, err := e.call(ctx, "memoEntries", struct{}{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	if _, err := e.InspectJSON(ctx, smallPlan, InspectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(); got != "2" { // the parsed document and the analysis
+		t.Fatalf("memo entries right after an inspect = %s, want 2", got)
+	}
+	// No call for memoIdle: the engine empties the memo (checking is a call of its own).
+	time.Sleep(memoIdle + time.Second)
+	if got := entries(); got != "0" {
+		t.Fatalf("memo entries after %v idle = %s, want 0", memoIdle, got)
+	}
+}
+
+// TestMemoTrimRacesWithCalls lets memo trims fire between the calls of many goroutines:
+// every answer stays right and the pool keeps its bound.
+func TestMemoTrimRacesWithCalls(t *testing.T) {
+	e := newTestEngine(t, Options{Runtimes: 2})
+	e.memoIdle = time.Millisecond
+	ctx := context.Background()
+	want, err := newTestEngine(t, Options{CacheEntries: -1}).InspectJSON(ctx, smallPlan, InspectOptions{ID: "co"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 15; i++ {
+				out, err := e.Apply(ctx, smallPlan, SetSize{ID: "cart", Size: ptrOf("XL")})
+				if err == nil && !strings.Contains(out, "Cart #cart (XL)") {
+					err = errors.New("wrong output: " + out)
+				}
+				if err == nil {
+					var got []byte
+					// A distinct id per call defeats the Go cache, so the script runs.
+					got, err = e.InspectJSON(ctx, smallPlan, InspectOptions{ID: "co", Include: []string{"tree", "warnings", "path"}[:1+i%3]})
+					if err == nil && i%3 == 2 && !bytes.Equal(got, want) {
+						err = errors.New("inspect differs: " + string(got))
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				time.Sleep(time.Duration(i%3) * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	e.mu.Lock()
+	idle := len(e.idle)
+	e.mu.Unlock()
+	if got := e.created.Load(); got < 1 || got > 2 || idle != int(got) {
+		t.Fatalf("runtimes created = %d, idle = %d; want 1..2, all idle", got, idle)
+	}
+}
