@@ -151,8 +151,10 @@ type Voice struct {
 	lastAdmitted [3]time.Time
 	seq          uint64
 	current      *item
-	stopCurrent  context.CancelFunc
-	history      []*Entry // oldest first, bounded by cfg.HistorySize
+	stopCurrent  context.CancelFunc // ends the current utterance, in synthesis or playing
+	cancelAhead  context.CancelFunc // ends the look-ahead synthesis of the next one
+	cancelRun    context.CancelFunc // ends Run (Close past its deadline)
+	history      []*Entry           // oldest first, bounded by cfg.HistorySize
 	dirty        map[*Entry]struct{}
 	wake         chan struct{}
 	runDone      chan struct{}
@@ -333,6 +335,9 @@ func (v *Voice) Mute(until *time.Time) (MuteState, error) {
 	v.dropWaitingLocked("muted")
 	if v.stopCurrent != nil {
 		v.stopCurrent()
+	}
+	if v.cancelAhead != nil {
+		v.cancelAhead()
 	}
 	return state, nil
 }

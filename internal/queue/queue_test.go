@@ -470,3 +470,43 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// hangingSynth is an engine whose synthesis never ends on its own.
+type hangingSynth struct{ recSpeaker }
+
+func (h *hangingSynth) Prepare(ctx context.Context, u Utterance) (Audio, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestStopAndCloseReachSynthesis: stop, mute and shutdown end an utterance that is still
+// being synthesized, not only one that plays.
+func TestStopAndCloseReachSynthesis(t *testing.T) {
+	cfg := testConfig()
+	cfg.Intervals = [3]time.Duration{}
+	cfg.SpeakTimeout = time.Hour
+	v, _, _ := newTestVoice(t, cfg, &hangingSynth{})
+	go v.Run(context.Background())
+	a, _ := v.Submit(context.Background(), Announcement{Text: "one", Priority: Normal})
+	waitFor(t, func() bool { return v.Status().Speaking != nil })
+	if id := v.Stop(); id != a.ID {
+		t.Fatalf("Stop returned %q, want %q", id, a.ID)
+	}
+	waitFor(t, func() bool {
+		for _, e := range v.History(0) {
+			if e.ID == a.ID {
+				return e.Outcome == "stopped"
+			}
+		}
+		return false
+	})
+	v.Submit(context.Background(), Announcement{Text: "two", Priority: Normal})
+	waitFor(t, func() bool { return v.Status().Speaking != nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	v.Close(ctx)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Close took %v with a hanging synthesis", took)
+	}
+}

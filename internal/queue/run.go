@@ -6,12 +6,16 @@ import (
 	"time"
 )
 
-// prepared is synthesized audio for an item that has not been played yet.
+// prepared is an utterance on its way to the speaker: its synthesis runs under its own
+// context, which Stop, Mute and Close cancel whether it is still being synthesized or
+// already playing.
 type prepared struct {
-	it    *item
-	audio Audio
-	err   error
-	done  chan struct{}
+	it     *item
+	ctx    context.Context
+	cancel context.CancelFunc
+	audio  Audio
+	err    error
+	done   chan struct{}
 }
 
 // Run speaks admitted announcements one at a time until ctx ends or Close is called.
@@ -20,13 +24,13 @@ type prepared struct {
 // meanwhile (a higher priority arrives, mute drops it) that audio is discarded.
 func (v *Voice) Run(ctx context.Context) {
 	defer close(v.runDone)
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
+	v.mu.Lock()
+	v.cancelRun = cancelAll
+	v.mu.Unlock()
 	var ahead *prepared
-	defer func() {
-		if ahead != nil {
-			<-ahead.done
-			closeAudio(ahead)
-		}
-	}()
+	defer func() { discard(ahead) }()
 	for {
 		it := v.next(ctx)
 		if it == nil {
@@ -36,34 +40,37 @@ func (v *Voice) Run(ctx context.Context) {
 		if ahead != nil && ahead.it == it {
 			cur = ahead
 		} else {
-			if ahead != nil {
-				<-ahead.done
-				closeAudio(ahead)
-			}
+			discard(ahead)
 			cur = v.prepare(ctx, it)
 		}
 		ahead = nil
-		<-cur.done
-		if cur.err != nil {
-			v.finish(it, "failed", cur.err.Error())
-			v.log.Warn("synthesis failed", "id", it.u.ID, "err", cur.err)
-			closeAudio(cur)
+		v.setAhead(nil)
+		if !v.begin(it, cur.cancel) {
+			discard(cur)
 			continue
 		}
-		playCtx, cancel := context.WithTimeout(ctx, v.cfg.SpeakTimeout)
-		if !v.begin(it, cancel) {
-			cancel()
-			closeAudio(cur)
+		<-cur.done
+		if cur.err != nil {
+			switch {
+			case errors.Is(cur.ctx.Err(), context.Canceled):
+				v.finish(it, "stopped", "")
+			default:
+				v.finish(it, "failed", cur.err.Error())
+				v.log.Warn("synthesis failed", "id", it.u.ID, "err", cur.err)
+			}
+			discard(cur)
 			continue
 		}
 		if peek := v.peek(); peek != nil {
 			ahead = v.prepare(ctx, peek)
+			v.setAhead(ahead.cancel)
 		}
+		playCtx, cancel := context.WithTimeout(cur.ctx, v.cfg.SpeakTimeout)
 		err := v.speaker.Play(playCtx, it.u, cur.audio)
 		stopped := playCtx.Err() != nil
 		timedOut := errors.Is(playCtx.Err(), context.DeadlineExceeded)
 		cancel()
-		closeAudio(cur)
+		discard(cur)
 		switch {
 		case timedOut:
 			v.finish(it, "failed", "timeout")
@@ -79,24 +86,38 @@ func (v *Voice) Run(ctx context.Context) {
 	}
 }
 
-func closeAudio(p *prepared) {
+// discard cancels a preparation, waits for it, and releases its audio.
+func discard(p *prepared) {
+	if p == nil {
+		return
+	}
+	p.cancel()
+	<-p.done
 	if p.audio != nil {
 		_ = p.audio.Close()
 	}
 }
 
 func (v *Voice) prepare(ctx context.Context, it *item) *prepared {
-	p := &prepared{it: it, done: make(chan struct{})}
+	ictx, cancel := context.WithCancel(ctx)
+	p := &prepared{it: it, ctx: ictx, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		pctx, cancel := context.WithTimeout(ctx, v.cfg.SpeakTimeout)
-		defer cancel()
+		pctx, cancelTimeout := context.WithTimeout(ictx, v.cfg.SpeakTimeout)
+		defer cancelTimeout()
 		p.audio, p.err = v.speaker.Prepare(pctx, it.u)
 		if p.err == nil && pctx.Err() != nil {
 			p.err = pctx.Err()
 		}
 	}()
 	return p
+}
+
+// setAhead remembers how to cancel the look-ahead synthesis, so Mute and Close can end it.
+func (v *Voice) setAhead(cancel context.CancelFunc) {
+	v.mu.Lock()
+	v.cancelAhead = cancel
+	v.mu.Unlock()
 }
 
 // next blocks until an announcement is due and takes it out of its lane, dropping stale
@@ -244,7 +265,11 @@ func (v *Voice) Close(ctx context.Context) error {
 	select {
 	case <-v.runDone:
 	case <-ctx.Done():
-		v.Stop()
+		v.mu.Lock()
+		if v.cancelRun != nil {
+			v.cancelRun()
+		}
+		v.mu.Unlock()
 		<-v.runDone
 	}
 	close(v.stopFlush)
