@@ -148,7 +148,7 @@ type playerSink struct {
 // play runs the player; its timeout stretches to fit long utterances.
 func (p *playerSink) play(ctx context.Context, _ queue.Utterance, a *audio) error {
 	timeout := p.timeout
-	if w, err := InspectWAV(a.path); err == nil {
+	if w, err := probeWAV(a.path); err == nil {
 		timeout = max(timeout, w.Duration*3/2+2*time.Second)
 	}
 	spec := procSpec{argv: append(append([]string{}, p.argv...), a.path), timeout: timeout}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"time"
@@ -22,6 +23,9 @@ type WAVInfo struct {
 	// 0..1; -1 when the sample format is not decoded.
 	Peak float64
 	RMS  float64
+
+	dataOffset   int   // where the data chunk's samples start in the file
+	dataDeclared int64 // the data chunk's size as its header states it (0 when streamed)
 }
 
 // InspectWAV reads and decodes a WAV file. Engines that stream their output (a data size
@@ -31,11 +35,12 @@ func InspectWAV(path string) (WAVInfo, error) {
 	if err != nil {
 		return WAVInfo{}, err
 	}
-	return parseWAV(b)
+	return parseWAV(b, true)
 }
 
-// parseWAV walks the RIFF chunks of b; see InspectWAV.
-func parseWAV(b []byte) (WAVInfo, error) {
+// parseWAV walks the RIFF chunks of b; see InspectWAV. Without withLevels the samples are
+// not decoded (Peak and RMS stay 0).
+func parseWAV(b []byte, withLevels bool) (WAVInfo, error) {
 	var w WAVInfo
 	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
 		return w, errors.New("not a WAV file (no RIFF/WAVE header)")
@@ -70,6 +75,10 @@ func parseWAV(b []byte) (WAVInfo, error) {
 			haveFmt = true
 		case "data":
 			data = b[body:end]
+			w.dataOffset = body
+			if size != 0 && size != 0xFFFFFFFF {
+				w.dataDeclared = size
+			}
 		}
 		off = int(end + end%2) // chunks are word aligned
 		if data != nil && haveFmt {
@@ -86,11 +95,17 @@ func parseWAV(b []byte) (WAVInfo, error) {
 		return w, fmt.Errorf("WAV format invalid (%d channels, %d Hz, %d bits)", w.Channels, w.SampleRate, w.BitsPerSample)
 	}
 	w.DataBytes = int64(len(data))
-	frame := int64(w.Channels * ((w.BitsPerSample + 7) / 8))
-	frames := w.DataBytes / frame
-	w.Duration = time.Duration(float64(frames) / float64(w.SampleRate) * float64(time.Second))
-	w.Peak, w.RMS = levels(w, data)
+	w.Duration = durationOf(w, w.DataBytes)
+	if withLevels {
+		w.Peak, w.RMS = levels(w, data)
+	}
 	return w, nil
+}
+
+// durationOf is how long n bytes of w's samples play.
+func durationOf(w WAVInfo, n int64) time.Duration {
+	frame := int64(w.Channels * ((w.BitsPerSample + 7) / 8))
+	return time.Duration(float64(n/frame) / float64(w.SampleRate) * float64(time.Second))
 }
 
 // levels decodes PCM 8/16/24/32-bit and 32-bit float samples; other formats report -1.
@@ -150,6 +165,39 @@ func silentWAV(d time.Duration, rate int) []byte {
 	return b
 }
 
+// wavCheckBytes is how much of an engine's output the check and the probe read.
+const wavCheckBytes = 1 << 20
+
+// probeWAV reads a WAV's format and length from its first megabyte, without decoding
+// samples: what the output check and the player's timeout need, at a bounded cost
+// whatever the engine wrote.
+func probeWAV(path string) (WAVInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return WAVInfo{}, err
+	}
+	defer f.Close()
+	head, err := io.ReadAll(io.LimitReader(f, wavCheckBytes))
+	if err != nil {
+		return WAVInfo{}, err
+	}
+	w, err := parseWAV(head, false)
+	if err != nil {
+		return w, err
+	}
+	if w.dataOffset > 0 {
+		if st, err := f.Stat(); err == nil {
+			onDisk := st.Size() - int64(w.dataOffset)
+			if w.dataDeclared > 0 && w.dataDeclared < onDisk {
+				onDisk = w.dataDeclared
+			}
+			w.DataBytes = onDisk
+			w.Duration = durationOf(w, onDisk)
+		}
+	}
+	return w, nil
+}
+
 // checkWAVFile is the output check of the built-in engines: the file must exist and be a
 // WAV with audio in it. espeak-ng, for one, exits 0 when it could not write its file.
 func checkWAVFile(path string) error {
@@ -163,7 +211,9 @@ func checkWAVFile(path string) error {
 	if st.Size() == 0 {
 		return errors.New("engine wrote an empty output file")
 	}
-	w, err := InspectWAV(path)
+	// The header and the start of the data tell whether the engine wrote audio; reading a
+	// long (or runaway) output whole would only cost memory on every utterance.
+	w, err := probeWAV(path)
 	if err != nil {
 		return fmt.Errorf("engine output: %w", err)
 	}

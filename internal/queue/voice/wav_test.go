@@ -3,13 +3,15 @@ package voice
 import (
 	"encoding/binary"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
 
 func TestParseWAV(t *testing.T) {
 	silent := silentWAV(500*time.Millisecond, 22050)
-	w, err := parseWAV(silent)
+	w, err := parseWAV(silent, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func TestParseWAV(t *testing.T) {
 		v := int16(16384 * math.Sin(2*math.Pi*440*float64((i-44)/2)/8000))
 		binary.LittleEndian.PutUint16(tone[i:], uint16(v))
 	}
-	w, err = parseWAV(tone)
+	w, err = parseWAV(tone, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func TestParseWAV(t *testing.T) {
 	// A streamed header (data size 0xFFFFFFFF) uses the file length.
 	streamed := append([]byte(nil), silent...)
 	binary.LittleEndian.PutUint32(streamed[40:], 0xFFFFFFFF)
-	if w, err := parseWAV(streamed); err != nil || w.Duration != 500*time.Millisecond {
+	if w, err := parseWAV(streamed, true); err != nil || w.Duration != 500*time.Millisecond {
 		t.Errorf("streamed: %v, %v", w.Duration, err)
 	}
 
@@ -47,8 +49,38 @@ func TestParseWAV(t *testing.T) {
 		"no data": silent[:36],
 		"no fmt":  append([]byte("RIFF\x00\x00\x00\x00WAVE"), silent[36:]...),
 	} {
-		if _, err := parseWAV(b); err == nil {
+		if _, err := parseWAV(b, true); err == nil {
 			t.Errorf("%s: want an error", name)
 		}
+	}
+}
+
+// TestCheckWAVFileLongOutput: a long output passes the check from its first megabyte.
+func TestCheckWAVFileLongOutput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "long.wav")
+	if err := os.WriteFile(path, silentWAV(60*time.Second, 22050), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkWAVFile(path); err != nil {
+		t.Fatalf("a 60 s WAV failed the check: %v", err)
+	}
+	if err := os.WriteFile(path, silentWAV(60*time.Second, 22050)[:40], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkWAVFile(path); err == nil {
+		t.Fatal("a WAV cut inside its header passed the check")
+	}
+}
+
+// TestProbeWAVLength: the probe reads the length of a long file from its header without
+// reading the samples.
+func TestProbeWAVLength(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "long.wav")
+	if err := os.WriteFile(path, silentWAV(90*time.Second, 22050), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := probeWAV(path)
+	if err != nil || w.Duration != 90*time.Second {
+		t.Fatalf("probe: %+v %v", w, err)
 	}
 }
