@@ -181,7 +181,8 @@
   //   other than single spaces between words, no `@ & # ( ! \ % < >`, a colon only at a
   //   word's end, and a first character that is no gate, box, quote or `-` so that the
   //   regexp cannot give the prefix back), 7 the tail: blank-separated size, @tag, &mark
-  //   and :#dep tokens with ASCII names, then blanks and an optional `%%` comment.
+  //   #id (when no id came before) and :#dep tokens with ASCII names, then blanks and an
+  //   optional `%%` comment.
   // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a non-ASCII name, a
   // tab in the indentation or anything unusual fails the match. Without the `u` flag goja
   // runs it in Go's regexp over UTF-16 text with no per-call position map.
@@ -190,13 +191,14 @@
     '^(?:[ \\t]*"[ \\t]([^%\\\\]*)|' +
     '( *)(?:([-|+]|=[ \\t])[ \\t]*)?(?:\\[([^\\]])\\][ \\t]*)?(?:#(' + FA + '):?[ \\t]+)?' +
     '([^\\s@&#(!\\\\%:<>"|+=\\[\\-][^\\s@&#(!\\\\%:<>]*:?(?: [^\\s@&#(!\\\\%:<>]+:?)*)' +
-    '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|:#' + FA + '(?:,#' + FA + ')*))*)' +
+    '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|#' + FA + ':?|:#' + FA + '(?:,#' + FA + ')*))*)' +
     '[ \\t]*(?:%%.*)?)$');
   var TAIL_TOKEN_RE = /[^ \t]+/g;
   var FAST_SIZE = { '(XS)': 'XS', '(S)': 'S', '(M)': 'M', '(L)': 'L', '(XL)': 'XL', '(XXL)': 'XXL' };
 
   // fastTail applies the tail tokens of a FAST_RE match to the node; false when the tail
-  // holds two size tokens (only the last counts, the other stays in the label: general path).
+  // holds two size tokens or a second id (only the last size and the first id count, the
+  // others stay in the label: general path).
   function fastTail(tail, node) {
     var toks = tail.match(TAIL_TOKEN_RE);
     for (var i = 0; i < toks.length; i++) {
@@ -211,6 +213,9 @@
       } else if (c === 38) { // &
         if (node.marks === NONE) node.marks = [];
         node.marks.push(t.slice(1));
+      } else if (c === 35) { // #id or #id: (a blank or the end follows, so the colon goes)
+        if (node.id !== null) return false; // a second free-standing #token stays in the label
+        node.id = t.charCodeAt(t.length - 1) === 58 ? t.slice(1, -1) : t.slice(1);
       } else { // :#a,#b
         if (node.deps === NONE) node.deps = [];
         var parts = t.slice(2).split(',#');
