@@ -426,10 +426,12 @@ type startupVariant struct {
 }
 
 type idleRSS struct {
-	Name  string `json:"name"`
-	RSSKB int64  `json:"rss_kb"`
-	HWMKB int64  `json:"hwm_kb"`
-	Load  string `json:"load"`
+	Name   string `json:"name"`
+	RSSKB  int64  `json:"rss_kb"`
+	AnonKB int64  `json:"anon_kb"` // RssAnon: heap, stacks, runtime (private)
+	FileKB int64  `json:"file_kb"` // RssFile: pages of the binary that were touched (shared, reclaimable)
+	HWMKB  int64  `json:"hwm_kb"`
+	Load   string `json:"load"`
 }
 
 func runStartupMode(ctx context.Context, o options, out io.Writer) (*startupResult, error) {
@@ -458,8 +460,8 @@ func runStartupMode(ctx context.Context, o options, out io.Writer) (*startupResu
 		fmt.Fprintf(out, "| %s | %.1f | %.1f | %.1f | %s |\n", v.Name, v.MedianMs, v.MinMs, v.MaxMs, v.Load)
 	}
 	fmt.Fprintf(out, "\n## idle memory (VmRSS after %s idle; VmHWM = peak so far)\n\n", o.IdleWait)
-	fmt.Fprintln(out, "| state | VmRSS MB | VmHWM MB | load |")
-	fmt.Fprintln(out, "|---|---:|---:|---|")
+	fmt.Fprintln(out, "| state | VmRSS MB | of it RssAnon MB | of it RssFile MB (binary) | VmHWM MB | load |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---|")
 	for _, warm := range []bool{false, true} {
 		s := talkdSetup{Config: "version = 1\n", Plan: warm, Env: o.TalkdEnv}
 		name := "embedded defaults, nothing done"
@@ -472,7 +474,8 @@ func runStartupMode(ctx context.Context, o options, out io.Writer) (*startupResu
 		}
 		r.Name = name
 		res.Idle = append(res.Idle, r)
-		fmt.Fprintf(out, "| %s | %.1f | %.1f | %s |\n", r.Name, float64(r.RSSKB)/1024, float64(r.HWMKB)/1024, r.Load)
+		fmt.Fprintf(out, "| %s | %.1f | %.1f | %.1f | %.1f | %s |\n", r.Name, float64(r.RSSKB)/1024,
+			float64(r.AnonKB)/1024, float64(r.FileKB)/1024, float64(r.HWMKB)/1024, r.Load)
 	}
 	fmt.Fprintln(out)
 	return res, nil
@@ -545,9 +548,9 @@ func measureIdle(ctx context.Context, o options, s talkdSetup, warm bool) (idleR
 	case <-ctx.Done():
 		return idleRSS{}, ctx.Err()
 	}
-	rss, hwm, err := procMemKB(p.pid())
+	m, err := procStatusKB(p.pid())
 	if err != nil {
 		return idleRSS{}, err
 	}
-	return idleRSS{RSSKB: rss, HWMKB: hwm, Load: loadavg()}, nil
+	return idleRSS{RSSKB: m["VmRSS"], AnonKB: m["RssAnon"], FileKB: m["RssFile"], HWMKB: m["VmHWM"], Load: loadavg()}, nil
 }

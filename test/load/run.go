@@ -325,9 +325,16 @@ func post(ctx context.Context, c *http.Client, url string, body []byte, headers 
 
 // procMemKB reads VmRSS and VmHWM (kB) of a process from /proc.
 func procMemKB(pid int) (rss, hwm int64, err error) {
+	m, err := procStatusKB(pid)
+	return m["VmRSS"], m["VmHWM"], err
+}
+
+// procStatusKB reads the kB fields of /proc/PID/status (VmRSS, VmHWM, RssAnon, RssFile …).
+func procStatusKB(pid int) (map[string]int64, error) {
+	m := map[string]int64{}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0, 0, fmt.Errorf("read status of %d: %w", pid, err)
+		return m, fmt.Errorf("read status of %d: %w", pid, err)
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
@@ -335,18 +342,14 @@ func procMemKB(pid int) (rss, hwm int64, err error) {
 			continue
 		}
 		f := strings.Fields(v)
-		if len(f) == 0 {
+		if len(f) != 2 || f[1] != "kB" {
 			continue
 		}
-		n, _ := strconv.ParseInt(f[0], 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
+		if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+			m[k] = n
 		}
 	}
-	return rss, hwm, nil
+	return m, nil
 }
 
 // procCPU is the user + system CPU time a process has used so far (/proc/PID/stat fields
