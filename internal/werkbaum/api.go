@@ -54,7 +54,7 @@ func (e *Engine) Analyze(ctx context.Context, text string, opts AnalyzeOptions) 
 		File          string `json:"file,omitempty"`
 		ShowDiscarded bool   `json:"showDiscarded,omitempty"`
 	}{text, NotationChecksum(text), opts.File, opts.ShowDiscarded}
-	ent, err := e.cachedCall(ctx, "analyze", text, opts, args, nil)
+	ent, err := e.cachedCall(ctx, "analyze", text, opts, args, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -188,13 +188,14 @@ func (e *Engine) inspect(ctx context.Context, text string, opts InspectOptions) 
 		ID      string   `json:"id,omitempty"`
 		Include []string `json:"include,omitempty"`
 	}{text, opts.ID, opts.Include}
-	return e.cachedCall(ctx, "inspect", text, opts, args, func(raw []byte) (any, error) {
+	// The script answers with node rows (inspectRows); Go writes the records (rows.go).
+	return e.cachedCall(ctx, "inspectRows", text, opts, args, func(raw []byte) (any, error) {
 		var in Inspection
 		if err := json.Unmarshal(raw, &in); err != nil {
 			return nil, err
 		}
 		return &in, nil
-	})
+	}, rowsToRecords)
 }
 
 // Warnings returns every notation warning of a plan in the editor's order (NOTATION.md
@@ -212,7 +213,7 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 			return nil, err
 		}
 		return ws, nil
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -223,9 +224,10 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 	return cloneWarnings(typed.([]Warning)), nil
 }
 
-// cachedCall runs a read-only method through the LRU cache. decode (optional) builds the
-// typed form once per cache entry, when a caller first asks for it (lruEntry.typed).
-func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args any, decode func([]byte) (any, error)) (*lruEntry, error) {
+// cachedCall runs a read-only method through the LRU cache. post (optional) rewrites the
+// script's answer once before it is cached; decode (optional) builds the typed form once
+// per cache entry, when a caller first asks for it (lruEntry.typed).
+func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args any, decode func([]byte) (any, error), post func([]byte) ([]byte, error)) (*lruEntry, error) {
 	var key string
 	if e.cache != nil {
 		o, err := json.Marshal(opts)
@@ -242,6 +244,11 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args
 	raw, err := e.call(ctx, method, args)
 	if err != nil {
 		return nil, err
+	}
+	if post != nil {
+		if raw, err = post(raw); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrEngine, method, err)
+		}
 	}
 	ent := &lruEntry{key: key, raw: raw, decode: decode}
 	if e.cache != nil {

@@ -49,7 +49,59 @@
     };
   }
 
+  // ROW_FIELDS names the columns of a node row of inspectRows, in the order of the keys of
+  // inspectNode (js/test/inspect_rows.test.js and the Go host check that they agree).
+  var ROW_FIELDS = ['line', 'parentLine', 'depth', 'id', 'label', 'gate', 'optional', 'status', 'effectiveStatus',
+    'size', 'assumedSize', 'people', 'keywords', 'deps', 'url', 'desc', 'taigaSlug', 'ticketRef', 'focus', 'inView',
+    'needed', 'station'];
+
+  // inspectRow is inspectNode as a positional array: goja builds an array literal in one
+  // allocation but an object property by property, and serialises it in half the time.
+  function inspectRow(r, i) {
+    var m = r.m;
+    var n = m.all[i];
+    var inView = m.inView[i] === true;
+    var eff = null;
+    if (inView) {
+      var rank = n.status === null ? 0 : n.status.rank;
+      eff = m.eff[i] < rank ? T.RANK_KEYS[m.eff[i]] : n.status ? n.status.key : null;
+    }
+    return [
+      n.line,
+      n.parent >= 0 ? m.all[n.parent].line : null,
+      n.depth,
+      n.id,
+      n.label,
+      n.type,
+      n.optional,
+      n.status ? n.status.key : null,
+      eff,
+      n.size,
+      inView ? T.SIZES[m.assumed[i]] : null,
+      n.tags,
+      n.marks,
+      n.deps,
+      n.url,
+      n.desc,
+      m.taiga[i],
+      m.ticket[i],
+      n.focus,
+      inView,
+      inView && r.path.inSet[i] === 1,
+      inView && r.path.station[i] === 1
+    ];
+  }
+
+  // inspect returns the view with node records; inspectRows the same view with node rows
+  // (columns ROW_FIELDS), which the Go host turns into the records' JSON far faster.
   function inspect(text, opts) {
+    return view(text, opts, inspectNode);
+  }
+  function inspectRows(text, opts) {
+    return view(text, opts, inspectRow);
+  }
+
+  function view(text, opts, nodeOf) {
     opts = opts || {};
     var include = opts.include && opts.include.length ? opts.include : ['tree', 'warnings', 'path'];
     var want = {};
@@ -76,7 +128,7 @@
     var out = {};
     if (want.tree) {
       var nodes = [];
-      for (i = lo; i < hi; i++) nodes.push(inspectNode(r, i));
+      for (i = lo; i < hi; i++) nodes.push(nodeOf(r, i));
       out.nodes = nodes;
     }
     if (want.warnings) {
@@ -108,4 +160,6 @@
   }
 
   W.inspect = inspect;
+  W.inspectRows = inspectRows;
+  W._inspectRowFields = ROW_FIELDS;
 })(Werkbaum);

@@ -7,6 +7,7 @@
 // bad status, malformed ops. Methods:
 //   analyze  {text, checksum?, file?, showDiscarded?} → §28 analysis object
 //   inspect  {text, id?, include?}                    → MCP inspect view
+//   inspectRows {text, id?, include?}                 → the same view with node rows (55_inspect.js)
 //   warnings {text}                                   → [warning]
 //   parse    {text}                                   → parsed roots (debugging aid)
 //   apply    {text, verb, args}                       → {text}  (verbs of 60_edit.js)
@@ -23,30 +24,10 @@
       });
     },
     inspect: function (a) {
-      var text = str(a, 'text');
-      var id = a.id || null;
-      if (id !== null) {
-        if (typeof id !== 'string') throw W.inputError('badArgument', 'argument "id" must be a string');
-        if (id.charAt(0) === '#') id = id.slice(1);
-      }
-      if (a.include !== undefined && a.include !== null) {
-        if (!Array.isArray(a.include)) throw W.inputError('badArgument', 'include must be a list');
-        for (var i = 0; i < a.include.length; i++) {
-          if (INCLUDE.indexOf(a.include[i]) < 0) {
-            throw W.inputError('badArgument', 'include may contain only "tree", "warnings" and "path", not ' +
-              JSON.stringify(a.include[i]));
-          }
-        }
-      }
-      try {
-        return W.inspect(text, { id: id, include: a.include || null });
-      } catch (e) {
-        // 55_inspect.js reports an unknown subtree id as a plain Error.
-        if (e && !e.werkbaumCode && /^unknown id: /.test(e.message)) {
-          throw W.inputError('unknownId', 'no node has the id "' + id + '"');
-        }
-        throw e;
-      }
+      return inspectWith(a, W.inspect);
+    },
+    inspectRows: function (a) {
+      return inspectWith(a, W.inspectRows);
     },
     warnings: function (a) { return W.warnings(str(a, 'text')); },
     parse: function (a) {
@@ -62,6 +43,35 @@
       });
     }
   };
+
+  // inspectWith checks the arguments of inspect/inspectRows and runs fn (W.inspect or
+  // W.inspectRows).
+  function inspectWith(a, fn) {
+    var text = str(a, 'text');
+    var id = a.id || null;
+    if (id !== null) {
+      if (typeof id !== 'string') throw W.inputError('badArgument', 'argument "id" must be a string');
+      if (id.charAt(0) === '#') id = id.slice(1);
+    }
+    if (a.include !== undefined && a.include !== null) {
+      if (!Array.isArray(a.include)) throw W.inputError('badArgument', 'include must be a list');
+      for (var i = 0; i < a.include.length; i++) {
+        if (INCLUDE.indexOf(a.include[i]) < 0) {
+          throw W.inputError('badArgument', 'include may contain only "tree", "warnings" and "path", not ' +
+            JSON.stringify(a.include[i]));
+        }
+      }
+    }
+    try {
+      return fn(text, { id: id, include: a.include || null });
+    } catch (e) {
+      // 55_inspect.js reports an unknown subtree id as a plain Error.
+      if (e && !e.werkbaumCode && /^unknown id: /.test(e.message)) {
+        throw W.inputError('unknownId', 'no node has the id "' + id + '"');
+      }
+      throw e;
+    }
+  }
 
   function str(a, key) {
     if (typeof a[key] !== 'string') {
