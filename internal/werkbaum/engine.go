@@ -110,9 +110,10 @@ type jsRuntime struct {
 	call goja.Callable
 	// clearMemo empties the scripts' memo; nil when the memo is off.
 	clearMemo goja.Callable
-	// uses counts the calls run in this runtime (guarded by Engine.mu); a memo trim
-	// scheduled after call n is skipped when the runtime has been used again.
-	uses uint64
+	// trim fires memoIdle after the runtime's last release and empties its memo if it is
+	// still idle. One timer per runtime, reset by every release (a timer per call would
+	// pile up hundreds of thousands of goroutines at high call rates).
+	trim *time.Timer
 }
 
 // NewEngine compiles the embedded scripts once and returns an Engine whose runtimes are
@@ -231,22 +232,24 @@ func (e *Engine) borrow(ctx context.Context) (*jsRuntime, error) {
 // slot so that a fresh one is made on demand.
 func (e *Engine) release(rt *jsRuntime) {
 	if rt != nil {
+		if rt.clearMemo != nil { // still ours: only the holder of a runtime touches rt.trim
+			if rt.trim == nil {
+				rt.trim = time.AfterFunc(e.memoIdle, func() { e.trimMemo(rt) })
+			} else {
+				rt.trim.Reset(e.memoIdle)
+			}
+		}
 		e.mu.Lock()
-		rt.uses++
-		uses := rt.uses
 		e.idle = append(e.idle, rt)
 		e.mu.Unlock()
-		if rt.clearMemo != nil {
-			time.AfterFunc(e.memoIdle, func() { e.trimMemo(rt, uses) })
-		}
 	}
 	<-e.slots
 }
 
-// trimMemo empties the memo of rt if it is idle and has not been used since its call
-// number `uses`. It takes a pool slot like a call, so nobody borrows rt meanwhile; when
-// every slot is taken, rt is busy and its next release schedules another trim.
-func (e *Engine) trimMemo(rt *jsRuntime, uses uint64) {
+// trimMemo empties the memo of rt if it is idle (its timer fires memoIdle after its last
+// release). It takes a pool slot like a call, so nobody borrows rt meanwhile; when every
+// slot is taken, or rt is borrowed, its next release resets the timer.
+func (e *Engine) trimMemo(rt *jsRuntime) {
 	select {
 	case e.slots <- struct{}{}:
 	default:
@@ -255,12 +258,10 @@ func (e *Engine) trimMemo(rt *jsRuntime, uses uint64) {
 	defer func() { <-e.slots }()
 	e.mu.Lock()
 	k := -1
-	if rt.uses == uses {
-		for i, r := range e.idle {
-			if r == rt {
-				k = i
-				break
-			}
+	for i, r := range e.idle {
+		if r == rt {
+			k = i
+			break
 		}
 	}
 	if k < 0 {
