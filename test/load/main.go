@@ -327,7 +327,7 @@ func runPeersMode(ctx context.Context, o options, out io.Writer) ([]Result, erro
 				for _, r := range row {
 					writeRow(out, r)
 				}
-				fmt.Fprintf(out, "| **ratio** talkd / %s | %d | %.2f× | | | p99 %.2f× | | CPU %.2f× | | | | | |\n",
+				fmt.Fprintf(out, "| **ratio** talkd / %s | %d | %.2f× | | | p99 %.2f× | | CPU %.2f× | | | | | | |\n",
 					best.Target, conc, safeDiv(row[0].OKRPS, best.OKRPS), safeDiv(row[0].P99ms, best.P99ms), safeDiv(row[0].CPUusPerReq, best.CPUusPerReq))
 			}
 			fmt.Fprintln(out)
@@ -343,29 +343,32 @@ func runPeersMode(ctx context.Context, o options, out io.Writer) ([]Result, erro
 // and p99, and talkd's ratios to the better peer.
 func writePeerSummary(out io.Writer, title, scen string, concs []int, results []Result) {
 	fmt.Fprintf(out, "### %s, median of the rounds\n\n", title)
-	fmt.Fprintln(out, "| conc | talkd ok/s | go-sdk ok/s | mcp-go ok/s | talkd / better peer | talkd p99 ms | better peer p99 ms | p99 ratio | CPU µs/answer talkd, go-sdk, mcp-go | CPU: better peer / talkd |")
-	fmt.Fprintln(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+	fmt.Fprintln(out, "| conc | talkd ok/s | go-sdk ok/s | mcp-go ok/s | talkd / better peer | talkd p99 ms | better peer p99 ms | p99 ratio | CPU µs/answer talkd, go-sdk, mcp-go | CPU: better peer / talkd | client CPU µs/answer against talkd, go-sdk, mcp-go |")
+	fmt.Fprintln(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
 	for _, conc := range concs {
 		rps := map[string][]float64{}
 		p99 := map[string][]float64{}
 		cpu := map[string][]float64{}
+		client := map[string][]float64{}
 		for _, r := range results {
 			if r.Scenario == scen && r.Conc == conc {
 				rps[r.Target] = append(rps[r.Target], r.OKRPS)
 				p99[r.Target] = append(p99[r.Target], r.P99ms)
 				cpu[r.Target] = append(cpu[r.Target], r.CPUusPerReq)
+				client[r.Target] = append(client[r.Target], r.ClientCPUusPerReq)
 			}
 		}
 		best := "go-sdk"
 		if median(rps["mcp-go"]) > median(rps["go-sdk"]) {
 			best = "mcp-go"
 		}
-		fmt.Fprintf(out, "| %d | %.0f | %.0f | %.0f | %.2f× (%s) | %.2f | %.2f | %.2f× | %.0f, %.0f, %.0f | %.2f× |\n", conc,
+		fmt.Fprintf(out, "| %d | %.0f | %.0f | %.0f | %.2f× (%s) | %.2f | %.2f | %.2f× | %.0f, %.0f, %.0f | %.2f× | %.0f, %.0f, %.0f |\n", conc,
 			median(rps["talkd"]), median(rps["go-sdk"]), median(rps["mcp-go"]),
 			safeDiv(median(rps["talkd"]), median(rps[best])), best,
 			median(p99["talkd"]), median(p99[best]), safeDiv(median(p99["talkd"]), median(p99[best])),
 			median(cpu["talkd"]), median(cpu["go-sdk"]), median(cpu["mcp-go"]),
-			safeDiv(median(cpu[best]), median(cpu["talkd"])))
+			safeDiv(median(cpu[best]), median(cpu["talkd"])),
+			median(client["talkd"]), median(client["go-sdk"]), median(client["mcp-go"]))
 	}
 	fmt.Fprintln(out)
 }
@@ -391,8 +394,8 @@ func safeDiv(a, b float64) float64 {
 }
 
 func writeHeader(out io.Writer) {
-	fmt.Fprintln(out, "| target | conc | ok/s | answers/s | p50 ms | p99 ms | max ms | server CPU µs/answer | outcomes | peak RSS MB | HWM MB | /healthz worst ms (probes, failed) | load |")
-	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|")
+	fmt.Fprintln(out, "| target | conc | ok/s | answers/s | p50 ms | p99 ms | max ms | server CPU µs/answer | client CPU µs/answer | outcomes | peak RSS MB | HWM MB | /healthz worst ms (probes, failed) | load |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|")
 }
 
 func writeRow(out io.Writer, r Result) {
@@ -405,8 +408,8 @@ func writeRow(out io.Writer, r Result) {
 	if r.HealthzProbes > 0 {
 		health = fmt.Sprintf("%.1f (%d, %d)", r.HealthzWorstms, r.HealthzProbes, r.HealthzFailures)
 	}
-	fmt.Fprintf(out, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f | %s | %.1f | %.1f | %s | %s |\n",
-		r.Target, r.Conc, r.OKRPS, r.RPS, r.P50ms, r.P99ms, r.Maxms, r.CPUusPerReq, strings.Join(kinds, ", "),
+	fmt.Fprintf(out, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f | %.0f | %s | %.1f | %.1f | %s | %s |\n",
+		r.Target, r.Conc, r.OKRPS, r.RPS, r.P50ms, r.P99ms, r.Maxms, r.CPUusPerReq, r.ClientCPUusPerReq, strings.Join(kinds, ", "),
 		float64(r.RSSPeakKB)/1024, float64(r.HWMKB)/1024, health, r.Load)
 }
 

@@ -78,6 +78,9 @@ type Result struct {
 	// the measured window per answer: unlike answers/s it does not depend on how much of
 	// the shared machine the client and other processes took.
 	CPUusPerReq float64 `json:"cpu_us_per_req"`
+	// ClientCPUusPerReq is the generator's own CPU time per answer in the same window: on a
+	// shared machine it bounds the reachable rate as much as the server's.
+	ClientCPUusPerReq float64 `json:"client_cpu_us_per_req"`
 }
 
 // sample is one measured request.
@@ -164,21 +167,25 @@ func runLoad(ctx context.Context, t target, sc scenario, conc int, cfg runConfig
 		}()
 	}
 
-	var cpu0 time.Duration
+	var cpu0, self0 time.Duration
+	select {
+	case <-time.After(time.Until(measureFrom)):
+	case <-ctx.Done():
+	}
 	if t.PID > 0 {
-		select {
-		case <-time.After(time.Until(measureFrom)):
-		case <-ctx.Done():
-		}
 		cpu0, _ = procCPU(t.PID)
 	}
+	self0, _ = procCPU(os.Getpid())
 	wg.Wait()
 	elapsed := time.Since(start) - cfg.Warmup
-	var cpu time.Duration
+	var cpu, self time.Duration
 	if t.PID > 0 {
 		if c1, err := procCPU(t.PID); err == nil {
 			cpu = c1 - cpu0
 		}
+	}
+	if s1, err := procCPU(os.Getpid()); err == nil {
+		self = s1 - self0
 	}
 	sideCancel()
 	side.Wait()
@@ -206,6 +213,7 @@ func runLoad(ctx context.Context, t target, sc scenario, conc int, cfg runConfig
 	}
 	if r.Requests > 0 {
 		r.CPUusPerReq = float64(cpu.Microseconds()) / float64(r.Requests)
+		r.ClientCPUusPerReq = float64(self.Microseconds()) / float64(r.Requests)
 	}
 	slices.Sort(lats)
 	if n := len(lats); n > 0 {
