@@ -11,6 +11,8 @@ const { load, sharedDir } = require('../../js/test/load.js');
 const { bigPlan, coupledPlan } = require('../../js/test/gen.js');
 
 const W = load();
+// Every call does the full work, like the Go benchmarks (CacheEntries: -1): no memo.
+W._setMemoSize(0);
 const small = '[~] Shop #shop (XL)\n  - [x] Discovery #disc (M)\n  - [ ] Checkout #co (L) @tom\n    - [/] Cart #cart (M)\n';
 const plans = {
   werkbaum: fs.readFileSync(path.join(sharedDir(), 'werkbaum', 'examples', 'werkbaum.werkbaum'), 'utf8'),
