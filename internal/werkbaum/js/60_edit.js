@@ -198,17 +198,36 @@
     return m[1] + m[2] + (code === null ? '' : '[' + code + '] ') + line.slice(m[0].length);
   }
 
+  // replaceRow returns the text with the content of row idx (0-based) replaced, keeping
+  // every line ending. Text without CR is spliced around the row (found through the parsed
+  // lines) instead of being split into one object per line: a verb that changes one line
+  // of a large plan then costs a few calls, not a few thousand.
+  function replaceRow(text, pd, idx, content) {
+    if (text.indexOf('\r') < 0) {
+      var L = pd.lines;
+      var off = 0;
+      for (var i = 0; i < idx; i++) off += L[i].length + 1;
+      return text.slice(0, off) + content + text.slice(off + L[idx].length);
+    }
+    var doc = splitDoc(text);
+    var rows = doc.rows.slice();
+    rows[idx] = { c: content, e: doc.rows[idx].e };
+    return finish(doc, rows);
+  }
+
+  // rowContent is row idx's content: the parsed line when the text has no CR (then the
+  // parser's lines are the rows), else the row of splitDoc.
+  function rowContent(text, pd, idx) {
+    return text.indexOf('\r') < 0 ? pd.lines[idx] : splitDoc(text).rows[idx].c;
+  }
+
   function setStatus(text, ref, status) {
     var code = statusCode(status);
     var pd = W.parse(text);
     var node = resolve(pd, ref, 'id');
     var have = node.box === 'X' ? 'x' : node.box;
     if (have === code) return text;
-    var doc = splitDoc(text);
-    var row = doc.rows[node.line - 1];
-    var rows = doc.rows.slice();
-    rows[node.line - 1] = { c: setStatusBox(row.c, code), e: row.e };
-    var out = finish(doc, rows);
+    var out = replaceRow(text, pd, node.line - 1, setStatusBox(rowContent(text, pd, node.line - 1), code));
     var after = nodeAt(W.parse(out), node.line);
     if (!after || after.label !== node.label || after.parent !== node.parent ||
         (code === null ? after.box !== null : after.box !== code)) {
@@ -279,19 +298,22 @@
     var pd = W.parse(text);
     var node = resolve(pd, ref, 'id');
     if (node.size === want) return text;
-    var doc = splitDoc(text);
-    var rows = doc.rows.slice();
+    var noCR = text.indexOf('\r') < 0;
+    var contents = noCR ? pd.lines : splitDoc(text).rows.map(function (r) {
+      return r.c;
+    });
+    var changed = -1; // the one row the verb changes, and its new content
+    var changedTo = null;
     var phys = [node.line].concat(node.cont);
     var done = false;
     // The size token of a continued node line is the last one over all its physical lines.
     for (var k = phys.length - 1; k >= 0 && !done; k--) {
       var idx = phys[k] - 1;
-      var row = rows[idx];
-      var code = stripComment(row.c);
+      var code = stripComment(contents[idx]);
       var from = k === 0 ? PREFIX_RE.exec(code)[0].length : 0;
       var tok = lastSizeToken(code, from);
       if (!tok) continue;
-      var c = row.c;
+      var c = contents[idx];
       if (want !== null) {
         c = c.slice(0, tok.start) + '(' + want + ')' + c.slice(tok.end);
       } else if (tok.lead !== '') {
@@ -302,21 +324,23 @@
         if (next === ' ' || next === '\t') end++;
         c = c.slice(0, tok.start) + c.slice(end);
       }
-      rows[idx] = { c: c, e: row.e };
+      changed = idx;
+      changedTo = c;
       done = true;
     }
     if (!done) {
       // No size yet: append it to the last physical line that carries content.
       for (var j = phys.length - 1; j >= 0; j--) {
-        var r = rows[phys[j] - 1];
-        var body = stripComment(r.c).replace(CONT_RE, '$1');
+        var rc = contents[phys[j] - 1];
+        var body = stripComment(rc).replace(CONT_RE, '$1');
         if (BLANK_RE.test(body)) continue;
-        rows[phys[j] - 1] = { c: appendToken(r.c, '(' + want + ')'), e: r.e };
+        changed = phys[j] - 1;
+        changedTo = appendToken(rc, '(' + want + ')');
         done = true;
         break;
       }
     }
-    var out = finish(doc, rows);
+    var out = done ? replaceRow(text, pd, changed, changedTo) : text;
     var after = done ? nodeAt(W.parse(out), node.line) : null;
     if (!after || after.size !== want || after.label !== node.label || after.parent !== node.parent) {
       throw unsupported('set the size of', node);
