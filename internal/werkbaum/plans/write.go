@@ -76,6 +76,9 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
 	}
+	if err := s.staleBase(ctx, key, req); err != nil {
+		return nil, err
+	}
 	var res *WriteResult
 	err := s.lanes.Do(ctx, p.Path, func() error {
 		var err error
@@ -219,6 +222,44 @@ func (s *Service) conflictDuringWrite(ctx context.Context, key string, entry *jo
 		return err
 	}
 	return &ConflictError{Current: cur}
+}
+
+// staleBase answers a write on a stale base without waiting for the plan's lane, so that
+// many writers racing for one plan do not queue behind each other only to learn they are
+// late. Its conflict records are batched (one fsync for many). A request id the journal
+// already knows, and a write whose base is current, go on to the lane, which checks
+// everything again.
+func (s *Service) staleBase(ctx context.Context, key string, req WriteRequest) error {
+	var known bool
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		known = tx.Bucket(bucketName(key)).Get(reqKey(req.RequestID)) != nil
+		return nil
+	})
+	if err != nil || known {
+		return nil
+	}
+	snap, err := s.Read(ctx, key)
+	if err != nil || snap.Base.Checksum == req.Base.Checksum {
+		return nil
+	}
+	entry := &journalEntry{RequestID: req.RequestID, ArgsHash: req.ArgsHash, Tool: req.Tool, Author: req.Author,
+		At: s.now().UTC(), OldChecksum: snap.Base.Checksum, State: StateConflict, Error: "stale base"}
+	recorded := false
+	err = s.db.Batch(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketName(key))
+		recorded = b.Get(reqKey(req.RequestID)) == nil
+		if !recorded {
+			return nil // the same request id arrived meanwhile; the lane answers it
+		}
+		return s.putEntry(b, entry)
+	})
+	if err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	if !recorded {
+		return nil
+	}
+	return &ConflictError{Current: snap}
 }
 
 // replay answers a request id the journal knows.
