@@ -152,6 +152,7 @@ func TestSharedModeMatrix(t *testing.T) {
 		{"werkbaum_move_node", map[string]any{"id": "d", "parent": "a"}},
 		{"werkbaum_remove_node", map[string]any{"id": "c", "discard": true}},
 		{"werkbaum_apply_ops", map[string]any{"ops": []any{map[string]any{"op": "insert", "index": 0, "lines": []string{"%% shared plan"}}}}},
+		{"werkbaum_write", map[string]any{"text": sharedPlan + "  - [ ] #e: Epsilon (XS)\n"}},
 	}
 	for _, id := range []string{"reader", "speaker", "controller", "writer"} {
 		w, tok := callers[id], sharedTokens[id]
