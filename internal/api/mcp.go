@@ -466,7 +466,7 @@ func (m *mcpServer) toolsCall(ctx context.Context, c *mcpCall) ([]byte, *rpcErro
 	if res.Content == nil {
 		res.Content = []Content{}
 	}
-	out, err := json.Marshal(res)
+	out, err := encodeToolResult(res)
 	if err != nil {
 		m.s.log.Error("encoding a tool result failed", "tool", p.Name, "err", err)
 		return nil, newRPCError(rpcInternalError, "the result of tool "+strconv.Quote(p.Name)+" could not be encoded")
@@ -551,6 +551,29 @@ func (m *mcpServer) promptsGet(ctx context.Context, c *mcpCall) ([]byte, *rpcErr
 		return nil, newRPCError(rpcInternalError, "the prompt could not be encoded")
 	}
 	return out, nil
+}
+
+// encodeToolResult encodes a tool result. Structured content that is already JSON (the
+// plan tools' inspect view, up to hundreds of KB) is spliced in as it is: encoding/json
+// would scan and compact it again on every answer.
+func encodeToolResult(res ToolResult) ([]byte, error) {
+	raw, ok := res.StructuredContent.(json.RawMessage)
+	if !ok || len(raw) == 0 {
+		return json.Marshal(res)
+	}
+	content, err := json.Marshal(res.Content)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(content)+len(raw)+64)
+	out = append(out, `{"content":`...)
+	out = append(out, content...)
+	out = append(out, `,"structuredContent":`...)
+	out = append(out, raw...)
+	if res.IsError {
+		out = append(out, `,"isError":true`...)
+	}
+	return append(out, '}'), nil
 }
 
 var emptyCompletion = []byte(`{"completion":{"values":[]}}`)
