@@ -128,6 +128,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	go q.Run(runCtx)
+	defer func() {
+		// On an early return too (the port is taken, a plan is broken): save the history
+		// before the database closes. After a graceful stop this returns at once.
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		q.Close(closeCtx)
+	}()
 
 	srv := api.New(api.Options{
 		Config: cfg, Voice: q, Engines: engines{speaker}, Version: version, Log: log,
