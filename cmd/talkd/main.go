@@ -160,6 +160,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("listen on %s: the address is in use (is talkd already running? choose another port with TALK_PORT or server.listen): %w", cfg.Server.Listen, err)
+		}
 		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
 	}
 	srv.SetListenAddr(ln.Addr().String())
