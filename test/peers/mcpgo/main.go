@@ -12,20 +12,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"talkd/test/peers/peer"
 )
 
 // speakIn mirrors the arguments of talkd's speak tool.
@@ -37,38 +33,16 @@ type speakIn struct {
 	Now      bool   `json:"now,omitempty"`
 }
 
-// speakOut is the structured answer, like talkd's admission outcome.
-type speakOut struct {
-	Status   string `json:"status"`
-	ID       string `json:"id,omitempty"`
-	Position int    `json:"position,omitempty"`
-	Message  string `json:"message"`
-}
-
-// validate applies the same checks talkd applies to text and priority.
-func validate(in speakIn) error {
-	n := utf8.RuneCountInString(in.Text)
-	if n < 1 || n > 1000 {
-		return fmt.Errorf(`field "text" must have 1 to 1000 characters, has %d`, n)
-	}
-	switch in.Priority {
-	case "", "low", "normal", "high":
-	default:
-		return fmt.Errorf(`field "priority" must be low, normal or high, not %q`, in.Priority)
-	}
-	return nil
-}
-
 func speak(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in speakIn
 	if err := req.BindArguments(&in); err != nil {
 		return mcp.NewToolResultError(fmt.Sprintf("arguments: %v", err)), nil
 	}
-	if err := validate(in); err != nil {
+	if err := peer.Validate(in.Text, in.Priority); err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	out := speakOut{Status: "queued", ID: "a1", Position: 1, Message: "queued as a1 at position 1"}
-	return mcp.NewToolResultStructured(out, "queued: a1"), nil
+	out, text := peer.QueuedAnswer()
+	return mcp.NewToolResultStructured(out, text), nil
 }
 
 func newHandler() http.Handler {
@@ -90,32 +64,8 @@ func newHandler() http.Handler {
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	flag.Parse()
-	if err := run(*addr); err != nil {
+	if err := peer.Serve(*addr, newHandler()); err != nil {
 		slog.Error("mcpgo peer", "err", err)
 		os.Exit(1)
 	}
-}
-
-func run(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: newHandler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Printf("listening addr=%s\n", ln.Addr())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
 }
