@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
-	"slices"
 	"strings"
 
 	"talkd/internal/config"
@@ -14,32 +13,25 @@ import (
 // all-granted client "local" (local mode). Agent is the name the caller claims for itself
 // (MCP clientInfo.name, the X-Talk-Agent header or an agent argument): a label, not proof.
 type Caller struct {
-	ID    string
-	Agent string
-	all   bool
-	grant *config.Client
+	ID     string
+	Agent  string
+	client config.Client // its grants; config.LocalClient() in local mode
 }
 
 // LocalCaller is the implicit client of local mode.
-func LocalCaller() Caller { return Caller{ID: "local", all: true} }
+func LocalCaller() Caller { return Caller{ID: config.LocalClientID, client: config.LocalClient()} }
 
 // CanSpeak reports the speak grant.
-func (c Caller) CanSpeak() bool { return c.all || c.grant.Speak }
+func (c Caller) CanSpeak() bool { return c.client.Speak }
 
 // CanControl reports the control grant (mute, unmute, stop).
-func (c Caller) CanControl() bool { return c.all || c.grant.Control }
+func (c Caller) CanControl() bool { return c.client.Control }
 
 // CanRead reports whether the caller may read the plan with this key (write implies read).
-func (c Caller) CanRead(plan string) bool {
-	return c.all || granted(c.grant.Read, plan) || granted(c.grant.Write, plan)
-}
+func (c Caller) CanRead(plan string) bool { return c.client.CanRead(plan) }
 
 // CanWrite reports whether the caller may change the plan with this key.
-func (c Caller) CanWrite(plan string) bool { return c.all || granted(c.grant.Write, plan) }
-
-func granted(list []string, plan string) bool {
-	return slices.Contains(list, "*") || slices.Contains(list, plan)
-}
+func (c Caller) CanWrite(plan string) bool { return c.client.CanWrite(plan) }
 
 // authenticator maps bearer tokens to clients. Tokens are compared through their SHA-256
 // in constant time over all clients, so neither a token's content nor which client
@@ -82,7 +74,7 @@ func (a *authenticator) identify(r *http.Request) (Caller, *Error) {
 	if match < 0 {
 		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "the bearer token is not valid"}
 	}
-	return Caller{ID: a.clients[match].ID, Agent: agent, grant: &a.clients[match]}, nil
+	return Caller{ID: a.clients[match].ID, Agent: agent, client: a.clients[match]}, nil
 }
 
 // cleanAgent keeps a claimed agent name printable and short; it ends up in history,

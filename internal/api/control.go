@@ -213,7 +213,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		Rules: rulesStatus{RateLimit: map[string]string{
 			"low": st.Intervals[queue.Low].String(), "normal": st.Intervals[queue.Normal].String(), "high": st.Intervals[queue.High].String(),
 		}, MaxWait: s.cfg.Rules.MaxWait.Duration.String()},
-		CORS:   orEmpty(s.origins),
+		CORS:   orEmpty(s.cfg.Server.AllowedOrigins),
 		MCP:    true,
 		Plans:  s.visiblePlans(r.Context(), caller),
 		Caller: caller.ID,

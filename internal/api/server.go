@@ -65,9 +65,6 @@ type Server struct {
 	// listenAddr is the address actually bound (it differs from the config with port 0);
 	// set by SetListenAddr before serving.
 	listenAddr string
-	// origins is the CORS list of /speak; anyOrigin when it is "*".
-	origins   []string
-	anyOrigin bool
 
 	mcp   *mcpServer
 	plans Plans // nil until RegisterPlans
@@ -90,8 +87,6 @@ func New(opts Options) *Server {
 	if s.maxBody <= 0 {
 		s.maxBody = 64 << 10
 	}
-	s.origins = opts.Config.Server.AllowedOrigins
-	s.anyOrigin = len(s.origins) == 1 && s.origins[0] == "*"
 	s.mcp = newMCPServer(s)
 	return s
 }
@@ -187,7 +182,7 @@ func isLoopbackHost(host string) bool {
 // originListed reports whether a browser origin may use the doors: listed in
 // server.allowed_origins (or the list is "*").
 func (s *Server) originListed(origin string) bool {
-	return s.anyOrigin || slices.Contains(s.origins, origin)
+	return s.cfg.Server.OriginAllowed(origin)
 }
 
 // ownOrigin reports whether origin names the daemon itself (its listen address or the

@@ -258,7 +258,7 @@ func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) allowOriginValue(origin string) string {
-	if s.anyOrigin {
+	if s.cfg.Server.CORSAny() {
 		return "*"
 	}
 	return origin
