@@ -510,3 +510,64 @@ func TestStopAndCloseReachSynthesis(t *testing.T) {
 		t.Fatalf("Close took %v with a hanging synthesis", took)
 	}
 }
+
+// overlapSpeaker records when each synthesis starts and lets each playback wait for a gate.
+type overlapSpeaker struct {
+	recSpeaker
+	mu        sync.Mutex
+	prepared  []string
+	playing   string
+	preparedW map[string]string // id → the id playing when its synthesis started
+}
+
+func (o *overlapSpeaker) Prepare(ctx context.Context, u Utterance) (Audio, error) {
+	o.mu.Lock()
+	o.prepared = append(o.prepared, u.ID)
+	o.preparedW[u.ID] = o.playing
+	o.mu.Unlock()
+	return nopAudio{}, nil
+}
+
+func (o *overlapSpeaker) Play(ctx context.Context, u Utterance, a Audio) error {
+	o.mu.Lock()
+	o.playing = u.ID
+	o.mu.Unlock()
+	err := o.recSpeaker.Play(ctx, u, a)
+	o.mu.Lock()
+	o.playing = ""
+	o.mu.Unlock()
+	return err
+}
+
+// TestNextIsSynthesizedWhileCurrentPlays: the look-ahead synthesis runs during playback.
+func TestNextIsSynthesizedWhileCurrentPlays(t *testing.T) {
+	cfg := testConfig()
+	cfg.Intervals = [3]time.Duration{}
+	cfg.SpeakTimeout = time.Hour // only the gate ends a playback
+	sp := &overlapSpeaker{recSpeaker: recSpeaker{gate: make(chan struct{}), started: make(chan string, 4)}, preparedW: map[string]string{}}
+	v, _, _ := newTestVoice(t, cfg, sp)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go v.Run(ctx)
+	first, _ := v.Submit(ctx, Announcement{Text: "one", Priority: Normal})
+	<-sp.started
+	// Both arrive while the first plays; when the second's turn comes, the third is
+	// synthesized during the second's playback.
+	second, _ := v.Submit(ctx, Announcement{Text: "two", Priority: Normal})
+	third, _ := v.Submit(ctx, Announcement{Text: "three", Priority: Normal})
+	sp.gate <- struct{}{}
+	<-sp.started
+	waitFor(t, func() bool {
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		return len(sp.prepared) == 3
+	})
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.preparedW[first.ID] != "" {
+		t.Errorf("the first was synthesized while %q played", sp.preparedW[first.ID])
+	}
+	if sp.preparedW[third.ID] != second.ID {
+		t.Errorf("the third was synthesized while %q played, want during the second (%s)", sp.preparedW[third.ID], second.ID)
+	}
+}
