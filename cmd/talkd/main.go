@@ -104,7 +104,7 @@ func logLevel(s string) slog.Level {
 // finish in-flight requests and the current utterance within the configured bound, save
 // the history and close the database.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	db, err := state.Open(cfg.DBPath())
+	db, err := state.Open(cfg.DBPath(), state.Options{Log: log})
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -25,23 +30,88 @@ var (
 	keySeq        = []byte("seq")
 )
 
+// lockTimeout bounds the wait for the file lock, so a second daemon on the same state
+// directory fails with a message instead of waiting forever.
+const lockTimeout = 2 * time.Second
+
+// DefaultMapSize is the address space mapped for the database file when it is opened, on
+// 64-bit platforms other than Windows.
+//
+// bbolt grows its mapping by unmapping the file and mapping it again larger. When the new
+// mapping fails (an ext4 file system that turned read-only after an I/O error refuses
+// shared mappings of files open for writing with EROFS) bbolt stays unmapped, and every
+// later transaction of every user of the file fails with bbolt.ErrInvalidMapping until the
+// file is opened again. Mapping 1 GiB up front means the mapping never has to change while
+// the file is smaller than that (the state database is kilobytes to a few megabytes), so
+// a failing disk refuses writes but reads keep working. It costs address space only: the
+// resident memory is the pages actually read, as before. Windows is left out because
+// bbolt there grows the file itself to the mapped size; 32-bit platforms because 1 GiB is
+// a large part of their address space.
+const DefaultMapSize = 1 << 30
+
+// Options tune Open; the zero value is what the daemon uses.
+type Options struct {
+	// MapSize is the address space mapped at open: 0 means DefaultMapSize where it
+	// applies (see there), a negative value means bbolt's default (grow on demand).
+	MapSize int
+	// Log receives a line when the database is reopened after a failed mapping; nil
+	// discards it.
+	Log *slog.Logger
+
+	// openFile replaces os.OpenFile for the database file (tests simulate a read-only
+	// disk with it).
+	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
+}
+
+func (o Options) mapSize() int {
+	switch {
+	case o.MapSize < 0:
+		return 0
+	case o.MapSize > 0:
+		return o.MapSize
+	case runtime.GOOS == "windows" || strconv.IntSize < 64:
+		return 0
+	}
+	return DefaultMapSize
+}
+
+// errNotOpen is returned while the database is closed: after Close, or after a reopen
+// failed entirely (the next transaction tries again).
+var errNotOpen = errors.New("state database is not open")
+
 // DB is the daemon's state database.
+//
+// Every transaction goes through DB (View, Update, Batch, or the methods for the mute and
+// the history), so that a database left unmapped by a failed remap can be closed and
+// opened again under the write lock of mu without anyone holding the old handle: a
+// transaction that fails with bbolt.ErrInvalidMapping reopens the file and runs once more.
+// When the file can no longer be opened for writing (a read-only disk) it is opened
+// read-only, so reads keep working; each later write first checks whether the file can
+// be opened for writing again and, if so, reopens it read-write, so talkd recovers
+// without a restart once the disk is writable. Committed data is never at risk: a
+// failed transaction was rolled back, and the reopened file holds every commit.
 type DB struct {
-	bolt *bbolt.DB
+	path string
+	opts Options
+
+	mu       sync.RWMutex // read-locked by each transaction, write-locked to reopen
+	bolt     *bbolt.DB    // nil while not open
+	readOnly bool         // opened read-only after opening for writing failed
 }
 
 // Open opens (or creates) the database at path. A second daemon on the same state
 // directory gets a clear error instead of waiting forever for the file lock.
-func Open(path string) (*DB, error) {
+func Open(path string, opts Options) (*DB, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
-	b, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second})
+	d := &DB{path: path, opts: opts}
+	b, err := d.open(false)
 	if err != nil {
-		if errors.Is(err, bbolt.ErrTimeout) {
-			return nil, fmt.Errorf("state database %s is locked: is another talkd running with the same state directory?", path)
-		}
-		return nil, fmt.Errorf("open state database %s: %w", path, err)
+		return nil, err
 	}
 	err = b.Update(func(tx *bbolt.Tx) error {
 		for _, name := range [][]byte{bucketMeta, bucketHistory} {
@@ -55,20 +125,165 @@ func Open(path string) (*DB, error) {
 		b.Close()
 		return nil, fmt.Errorf("prepare state database %s: %w", path, err)
 	}
-	return &DB{bolt: b}, nil
+	d.bolt = b
+	return d, nil
 }
 
-// Bolt exposes the database to other stores of the daemon (the plan journal), which keep
-// their own buckets.
-func (d *DB) Bolt() *bbolt.DB { return d.bolt }
+// open opens the file with bbolt, read-write or read-only.
+func (d *DB) open(readOnly bool) (*bbolt.DB, error) {
+	b, err := bbolt.Open(d.path, 0o600, &bbolt.Options{
+		Timeout:         lockTimeout,
+		InitialMmapSize: d.opts.mapSize(),
+		ReadOnly:        readOnly,
+		OpenFile:        d.opts.openFile,
+	})
+	if err != nil {
+		if errors.Is(err, bbolt.ErrTimeout) {
+			return nil, fmt.Errorf("state database %s is locked: is another talkd running with the same state directory?", d.path)
+		}
+		return nil, fmt.Errorf("open state database %s: %w", d.path, err)
+	}
+	return b, nil
+}
+
+// Bolt returns the current bbolt handle, for stores that have not moved to View, Update
+// and Batch yet. The handle is closed and replaced when the database is reopened after a
+// failed mapping; a holder of the old handle then gets bbolt.ErrDatabaseNotOpen.
+func (d *DB) Bolt() *bbolt.DB {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.bolt
+}
 
 // Close closes the database file.
-func (d *DB) Close() error { return d.bolt.Close() }
+func (d *DB) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bolt == nil {
+		return nil
+	}
+	err := d.bolt.Close()
+	d.bolt = nil
+	return err
+}
+
+// View runs fn in a read-only transaction, like bbolt.DB.View, reopening the database
+// once if it was found unmapped.
+func (d *DB) View(fn func(*bbolt.Tx) error) error {
+	return d.run(false, func(b *bbolt.DB) error { return b.View(fn) })
+}
+
+// Update runs fn in a read-write transaction, like bbolt.DB.Update, reopening the
+// database once if it was found unmapped (fn then runs again: the failed attempt was
+// rolled back).
+func (d *DB) Update(fn func(*bbolt.Tx) error) error {
+	return d.run(true, func(b *bbolt.DB) error { return b.Update(fn) })
+}
+
+// Batch is bbolt.DB.Batch (fn may run more than once, as there) with the reopen of
+// Update.
+func (d *DB) Batch(fn func(*bbolt.Tx) error) error {
+	return d.run(true, func(b *bbolt.DB) error { return b.Batch(fn) })
+}
+
+// run runs one transaction on the current handle. When it fails because the handle is
+// unmapped, closed after a failed reopen, or read-only while a write is wanted, the
+// database is reopened and the transaction runs once more.
+func (d *DB) run(write bool, tx func(*bbolt.DB) error) error {
+	for attempt := 0; ; attempt++ {
+		d.mu.RLock()
+		b, readOnly := d.bolt, d.readOnly
+		var err error
+		switch {
+		case b == nil:
+			err = errNotOpen
+		case write && readOnly:
+			err = fmt.Errorf("state database: %w", bbolt.ErrDatabaseReadOnly)
+		default:
+			err = tx(b)
+		}
+		d.mu.RUnlock()
+		if err == nil || attempt > 0 || !d.needsReopen(b, readOnly, write, err) {
+			return err
+		}
+		if rerr := d.reopen(b, write); rerr != nil {
+			return fmt.Errorf("%w (%w)", err, rerr)
+		}
+	}
+}
+
+// needsReopen reports whether err from a transaction on b calls for a reopen.
+func (d *DB) needsReopen(b *bbolt.DB, readOnly, write bool, err error) bool {
+	switch {
+	case b == nil, write && readOnly, errors.Is(err, bbolt.ErrInvalidMapping):
+		return true
+	case !write:
+		return false
+	}
+	// A write that needed a larger mapping fails with bbolt's "mmap allocate error" (not
+	// a wrapped error) and leaves the handle unmapped: an empty read transaction shows it.
+	return errors.Is(b.View(func(*bbolt.Tx) error { return nil }), bbolt.ErrInvalidMapping)
+}
+
+// reopen replaces the handle old: read-write if the file can be opened for writing,
+// else read-only. It does nothing when another transaction replaced old meanwhile, and
+// keeps a read-only handle when the file still cannot be opened for writing. The error
+// says why a writer cannot go on; reads may still work then.
+func (d *DB) reopen(old *bbolt.DB, write bool) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bolt != old {
+		return nil
+	}
+	if old != nil && d.readOnly {
+		// Probe before giving up the read-only handle: its shared file lock would make a
+		// read-write open wait for the lock timeout.
+		if err := d.probeWritable(); err != nil {
+			return fmt.Errorf("it cannot be written yet: %w", err)
+		}
+	}
+	if old != nil {
+		if err := old.Close(); err != nil {
+			d.opts.Log.Warn("state database: closing the unmapped handle", "path", d.path, "err", err)
+		}
+		d.bolt = nil
+	}
+	b, err := d.open(false)
+	if err == nil {
+		d.bolt, d.readOnly = b, false
+		d.opts.Log.Warn("state database reopened after a failed mapping", "path", d.path)
+		return nil
+	}
+	rb, rerr := d.open(true)
+	if rerr != nil {
+		d.opts.Log.Error("state database cannot be reopened", "path", d.path, "err", err, "read_only_err", rerr)
+		return fmt.Errorf("reopen the state database: %w", err)
+	}
+	d.bolt, d.readOnly = rb, true
+	d.opts.Log.Warn("state database reopened read-only: it cannot be opened for writing", "path", d.path, "err", err)
+	if write {
+		return fmt.Errorf("reopened read-only: %w", err)
+	}
+	return nil
+}
+
+// probeWritable opens the file for writing and closes it again.
+func (d *DB) probeWritable() error {
+	open := d.opts.openFile
+	if open == nil {
+		open = os.OpenFile
+	}
+	f, err := open(d.path, os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
 
 // LoadMute returns the saved mute state (not muted when none was saved).
 func (d *DB) LoadMute() (queue.MuteState, error) {
 	var m queue.MuteState
-	err := d.bolt.View(func(tx *bbolt.Tx) error {
+	err := d.View(func(tx *bbolt.Tx) error {
 		raw := tx.Bucket(bucketMeta).Get(keyMute)
 		if raw == nil {
 			return nil
@@ -84,7 +299,7 @@ func (d *DB) SaveMute(m queue.MuteState) error {
 	if err != nil {
 		return err
 	}
-	return d.bolt.Update(func(tx *bbolt.Tx) error {
+	return d.Update(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keyMute, raw)
 	})
 }
@@ -92,7 +307,7 @@ func (d *DB) SaveMute(m queue.MuteState) error {
 // LoadHistory returns up to limit most recent entries, oldest first.
 func (d *DB) LoadHistory(limit int) ([]queue.Entry, error) {
 	var out []queue.Entry
-	err := d.bolt.View(func(tx *bbolt.Tx) error {
+	err := d.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucketHistory).Cursor()
 		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
 			var e queue.Entry
@@ -113,7 +328,7 @@ func (d *DB) LoadHistory(limit int) ([]queue.Entry, error) {
 // SaveHistory writes changed entries in one transaction, remembers the highest number
 // used, and trims the history to the newest keep entries.
 func (d *DB) SaveHistory(changed []queue.Entry, keep int) error {
-	return d.bolt.Update(func(tx *bbolt.Tx) error {
+	return d.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketHistory)
 		meta := tx.Bucket(bucketMeta)
 		maxSeq := seqOf(meta.Get(keySeq))
@@ -153,7 +368,7 @@ func (d *DB) SaveHistory(changed []queue.Entry, keep int) error {
 // after a restart.
 func (d *DB) NextSeq() (uint64, error) {
 	var n uint64
-	err := d.bolt.View(func(tx *bbolt.Tx) error {
+	err := d.View(func(tx *bbolt.Tx) error {
 		n = seqOf(tx.Bucket(bucketMeta).Get(keySeq))
 		return nil
 	})

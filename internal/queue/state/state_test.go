@@ -11,7 +11,7 @@ import (
 
 func TestMuteHistoryAndSeqSurviveReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "talkd.db")
-	db, err := Open(path)
+	db, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestMuteHistoryAndSeqSurviveReopen(t *testing.T) {
 	}
 	db.Close()
 
-	db, err = Open(path)
+	db, err = Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +59,12 @@ func TestMuteHistoryAndSeqSurviveReopen(t *testing.T) {
 
 func TestSecondOpenFailsClearly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "talkd.db")
-	db, err := Open(path)
+	db, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	_, err = Open(path)
+	_, err = Open(path, Options{})
 	if err == nil || !strings.Contains(err.Error(), "another talkd") {
 		t.Fatalf("second open: %v", err)
 	}

@@ -1,0 +1,176 @@
+//go:build linux
+
+package state
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"talkd/internal/queue"
+)
+
+// breakNextMapping makes bbolt's next remap of db fail (a file mapping with MAP_HUGETLB
+// is refused with EINVAL), as an ext4 file system that turned read-only refuses it with
+// EROFS. A handle opened afterwards maps normally: the flag lives on the old handle.
+func breakNextMapping(db *DB) { db.Bolt().MmapFlags = syscall.MAP_HUGETLB }
+
+// bigEntries returns n history entries from seq on whose texts need several pages, so
+// that saving them grows the file beyond a small mapping.
+func bigEntries(seq uint64, n int) []queue.Entry {
+	var out []queue.Entry
+	for i := range n {
+		out = append(out, queue.Entry{Seq: seq + uint64(i), ID: "b", Text: strings.Repeat("x", 4000), Outcome: "spoken"})
+	}
+	return out
+}
+
+func logTo(buf *bytes.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(buf, nil)) }
+
+// seed writes a mute and three history entries and returns the mute's end.
+func seed(t *testing.T, db *DB) time.Time {
+	t.Helper()
+	until := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
+	if err := db.SaveMute(queue.MuteState{Muted: true, Until: &until}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveHistory([]queue.Entry{{Seq: 1, ID: "a1", Text: "one", Outcome: "spoken"}, {Seq: 2, ID: "a2", Text: "two", Outcome: "spoken"}, {Seq: 3, ID: "a3", Text: "three", Outcome: "failed"}}, 1000); err != nil {
+		t.Fatal(err)
+	}
+	return until
+}
+
+// checkSeeded fails unless the mute and the first three entries of seed are there.
+func checkSeeded(t *testing.T, db *DB, until time.Time, wantLen int) {
+	t.Helper()
+	m, err := db.LoadMute()
+	if err != nil || !m.Muted || m.Until == nil || !m.Until.Equal(until) {
+		t.Fatalf("mute: %+v %v", m, err)
+	}
+	h, err := db.LoadHistory(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != wantLen || h[0].ID != "a1" || h[1].Text != "two" || h[2].Outcome != "failed" {
+		t.Fatalf("history: %d entries, want %d; first %+v", len(h), wantLen, h[:min(3, len(h))])
+	}
+}
+
+// TestReopenAfterFailedMapping: a write that needs a larger mapping fails to map; the
+// database is reopened, the write is retried and succeeds, and nothing committed before
+// is lost.
+func TestReopenAfterFailedMapping(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "talkd.db")
+	var logs bytes.Buffer
+	db, err := Open(path, Options{MapSize: -1, Log: logTo(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	until := seed(t, db)
+	old := db.Bolt()
+	breakNextMapping(db)
+	if err := db.SaveHistory(bigEntries(4, 40), 1000); err != nil {
+		t.Fatalf("write across the failed mapping: %v", err)
+	}
+	if db.Bolt() == old || !strings.Contains(logs.String(), "reopened after a failed mapping") {
+		t.Fatalf("the database was not reopened; log:\n%s", logs.String())
+	}
+	checkSeeded(t, db, until, 43)
+	if n, err := db.NextSeq(); err != nil || n != 43 {
+		t.Fatalf("seq %d %v, want 43", n, err)
+	}
+	db.Close()
+	db2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	checkSeeded(t, db2, until, 43)
+}
+
+// TestDefaultMappingNeverRemaps: with the default mapping the same growth needs no new
+// mapping at all, so the broken remap is never reached and no reopen happens.
+func TestDefaultMappingNeverRemaps(t *testing.T) {
+	if (Options{}).mapSize() == 0 {
+		t.Skip("no default mapping on this platform")
+	}
+	var logs bytes.Buffer
+	db, err := Open(filepath.Join(t.TempDir(), "talkd.db"), Options{Log: logTo(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	until := seed(t, db)
+	old := db.Bolt()
+	breakNextMapping(db)
+	if err := db.SaveHistory(bigEntries(4, 400), 1000); err != nil {
+		t.Fatalf("write of 1.6 MB: %v", err)
+	}
+	if db.Bolt() != old || logs.Len() != 0 {
+		t.Fatalf("reopened although the mapping should not have changed; log:\n%s", logs.String())
+	}
+	checkSeeded(t, db, until, 403)
+}
+
+// TestReadOnlyDiskThenWritableAgain: the remap fails while the disk refuses writes. The
+// database is reopened read-only: reads keep working, writes fail naming the cause. Once
+// the disk takes writes again the next write reopens it read-write, without a restart,
+// and everything written before is there.
+func TestReadOnlyDiskThenWritableAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "talkd.db")
+	var readOnly atomic.Bool
+	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		if readOnly.Load() && flag&(os.O_RDWR|os.O_WRONLY) != 0 {
+			return nil, &os.PathError{Op: "open", Path: name, Err: syscall.EROFS}
+		}
+		return os.OpenFile(name, flag, perm)
+	}
+	var logs bytes.Buffer
+	db, err := Open(path, Options{MapSize: -1, Log: logTo(&logs), openFile: openFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	until := seed(t, db)
+
+	readOnly.Store(true)
+	breakNextMapping(db)
+	err = db.SaveHistory(bigEntries(4, 40), 1000)
+	if err == nil || !errors.Is(err, syscall.EROFS) || !strings.Contains(err.Error(), "read-only file system") {
+		t.Fatalf("write while read-only: %v, want an error naming the read-only file system", err)
+	}
+	t.Logf("write while read-only: %v", err)
+	checkSeeded(t, db, until, 3) // reads work from the read-only handle
+	err = db.SaveMute(queue.MuteState{})
+	if err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("mute while read-only: %v", err)
+	}
+	t.Logf("mute while read-only: %v", err)
+	if m, _ := db.LoadMute(); !m.Muted {
+		t.Fatal("the refused unmute is in effect")
+	}
+
+	readOnly.Store(false)
+	if err := db.SaveHistory(bigEntries(4, 40), 1000); err != nil {
+		t.Fatalf("write after the disk became writable: %v", err)
+	}
+	checkSeeded(t, db, until, 43)
+	if !strings.Contains(logs.String(), "reopened read-only") || strings.Count(logs.String(), "reopened after a failed mapping") != 1 {
+		t.Fatalf("log:\n%s", logs.String())
+	}
+	db.Close()
+	db2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	checkSeeded(t, db2, until, 43)
+}
