@@ -40,10 +40,11 @@ type authenticator struct {
 	shared  bool
 	clients []config.Client
 	digests [][32]byte
+	local   Caller // built once: every local-mode request starts from it (its grants are read-only)
 }
 
 func newAuthenticator(cfg *config.Config) *authenticator {
-	a := &authenticator{shared: len(cfg.Clients) > 0, clients: cfg.Clients}
+	a := &authenticator{shared: len(cfg.Clients) > 0, clients: cfg.Clients, local: LocalCaller()}
 	for _, c := range cfg.Clients {
 		a.digests = append(a.digests, sha256.Sum256([]byte(c.Token)))
 	}
@@ -54,7 +55,7 @@ func newAuthenticator(cfg *config.Config) *authenticator {
 func (a *authenticator) identify(r *http.Request) (Caller, *Error) {
 	agent := cleanAgent(r.Header.Get("X-Talk-Agent"))
 	if !a.shared {
-		c := LocalCaller()
+		c := a.local
 		c.Agent = agent
 		return c, nil
 	}

@@ -59,7 +59,8 @@ var (
 )
 
 // decodeRPC decodes exactly one JSON-RPC message. On failure it returns the id as far as it
-// could be read (nil when unknown), so the error can still echo it.
+// could be read (nil when unknown), so the error can still echo it. The body is scanned
+// once by json.Valid and once to split its members; params stay raw for the method.
 func decodeRPC(body []byte) (rpcMessage, *rpcError) {
 	var msg rpcMessage
 	body = bytes.TrimSpace(body)
@@ -72,36 +73,62 @@ func decodeRPC(body []byte) (rpcMessage, *rpcError) {
 	case body[0] != '{':
 		return msg, newRPCError(rpcInvalidRequest, "invalid request: the body must be a JSON-RPC object")
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return msg, newRPCError(rpcParseError, "parse error: "+err.Error())
+	// Members as a map decode would keep them: keys unescaped, the last duplicate wins.
+	var id, version, method, params json.RawMessage
+	var hasResult, hasError bool
+	members := newObjectMembers(body)
+	for {
+		rawKey, val, ok := members.next()
+		if !ok {
+			break
+		}
+		key := rawKey[1 : len(rawKey)-1]
+		if !exactKey(rawKey) {
+			key = []byte(keyName(rawKey))
+		}
+		switch string(key) {
+		case "id":
+			id = val
+		case "jsonrpc":
+			version = val
+		case "method":
+			method = val
+		case "params":
+			params = val
+		case "result":
+			hasResult = true
+		case "error":
+			hasError = true
+		}
 	}
-	if id, ok := fields["id"]; ok && !bytes.Equal(id, jsonNull) {
+	if id != nil && !bytes.Equal(id, jsonNull) {
 		if !validID(id) {
 			return msg, newRPCError(rpcInvalidRequest, "invalid request: id must be a string or a number")
 		}
 		msg.ID = id
 	}
-	if v, ok := fields["jsonrpc"]; !ok || !bytes.Equal(v, jsonVersion2) {
+	if version == nil || !bytes.Equal(version, jsonVersion2) {
 		return msg, newRPCError(rpcInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
-	method, ok := fields["method"]
-	if !ok {
-		_, isResult := fields["result"]
-		_, isError := fields["error"]
-		if isResult || isError {
+	if method == nil {
+		if hasResult || hasError {
 			return msg, nil // a response from the client; talkd never asks, so it is dropped
 		}
 		return msg, newRPCError(rpcInvalidRequest, `invalid request: "method" is missing`)
 	}
-	if err := json.Unmarshal(method, &msg.Method); err != nil || msg.Method == "" {
+	if s, ok := plainString(method); ok {
+		msg.Method = string(s)
+	} else if err := json.Unmarshal(method, &msg.Method); err != nil {
+		msg.Method = ""
+	}
+	if msg.Method == "" {
 		return msg, newRPCError(rpcInvalidRequest, `invalid request: "method" must be a non-empty string`)
 	}
-	if p, ok := fields["params"]; ok && !bytes.Equal(p, jsonNull) {
-		if p[0] != '{' {
+	if params != nil && !bytes.Equal(params, jsonNull) {
+		if params[0] != '{' {
 			return msg, newRPCError(rpcInvalidParams, `invalid params: "params" must be an object`)
 		}
-		msg.Params = p
+		msg.Params = params
 	}
 	return msg, nil
 }

@@ -93,12 +93,54 @@ type mcpCall struct {
 	is2026 bool
 }
 
-// mcpEnvelope is the part of params every request may carry.
+// mcpEnvelope is the part of params every request may carry, plus the arguments of
+// tools/call, so the params object is split once for every method.
 type mcpEnvelope struct {
-	Meta   map[string]json.RawMessage `json:"_meta"`
-	Name   json.RawMessage            `json:"name"`
-	URI    json.RawMessage            `json:"uri"`
-	Cursor json.RawMessage            `json:"cursor"`
+	Meta      map[string]json.RawMessage `json:"_meta"`
+	Name      json.RawMessage            `json:"name"`
+	URI       json.RawMessage            `json:"uri"`
+	Cursor    json.RawMessage            `json:"cursor"`
+	Arguments json.RawMessage            `json:"arguments"`
+}
+
+// envelopeFields are the JSON names of mcpEnvelope's fields.
+var envelopeFields = []string{"_meta", "name", "uri", "cursor", "arguments"}
+
+// decode fills e from a params object (valid JSON: it is part of a validated body) the
+// way json.Unmarshal would, without reflection for the usual plain keys. Keys encoding/json
+// would match only case-insensitively, and a _meta that is not an object or null, take
+// json.Unmarshal itself, so errors and matches stay the same.
+func (e *mcpEnvelope) decode(params json.RawMessage) error {
+	members := newObjectMembers(params)
+	for {
+		key, val, ok := members.next()
+		if !ok {
+			return nil
+		}
+		if !exactKey(key) || foldsToAny(key[1:len(key)-1], envelopeFields...) {
+			*e = mcpEnvelope{}
+			return json.Unmarshal(params, e)
+		}
+		switch string(key[1 : len(key)-1]) {
+		case "_meta":
+			if val[0] != '{' && val[0] != 'n' {
+				*e = mcpEnvelope{}
+				return json.Unmarshal(params, e)
+			}
+			// Into the same map, as encoding/json does with a repeated key.
+			if err := json.Unmarshal(val, &e.Meta); err != nil {
+				return err
+			}
+		case "name":
+			e.Name = val
+		case "uri":
+			e.URI = val
+		case "cursor":
+			e.Cursor = val
+		case "arguments":
+			e.Arguments = val
+		}
+	}
 }
 
 // decoration says which 2026-era fields a method's result carries.
@@ -168,7 +210,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &mcpCall{msg: msg, caller: caller}
 	if msg.Params != nil {
-		if err := json.Unmarshal(msg.Params, &c.env); err != nil {
+		if err := c.env.decode(msg.Params); err != nil {
 			e := invalidParams("params: %v", err)
 			if detectEra(r.Header.Get("MCP-Protocol-Version"), nil) {
 				e.status = http.StatusBadRequest // a 2026-era _meta that cannot be read fails check 1
@@ -445,7 +487,10 @@ func (m *mcpServer) toolsCall(ctx context.Context, c *mcpCall) ([]byte, *rpcErro
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	if e := decodeParams(c, &p); e != nil {
+	if name, ok := plainString(c.env.Name); ok {
+		// The envelope already holds both fields, split from the same params.
+		p.Name, p.Arguments = string(name), c.env.Arguments
+	} else if e := decodeParams(c, &p); e != nil {
 		return nil, e
 	}
 	if p.Name == "" {
@@ -553,23 +598,67 @@ func (m *mcpServer) promptsGet(ctx context.Context, c *mcpCall) ([]byte, *rpcErr
 	return out, nil
 }
 
-// encodeToolResult encodes a tool result. Structured content that is already JSON (the
-// plan tools' inspect view, up to hundreds of KB) is spliced in as it is: encoding/json
-// would scan and compact it again on every answer.
+// jsonAppender is structured content that encodes itself (as json.Marshal would) onto a
+// buffer; the speak tool's result does, as it is the most frequent answer.
+type jsonAppender interface {
+	appendJSON(dst []byte) ([]byte, error)
+}
+
+// encodeToolResult encodes a tool result as json.Marshal would. Structured content that is
+// already JSON (the plan tools' inspect view, up to hundreds of KB) is spliced in as it
+// is: encoding/json would scan and compact it again on every answer. Text content and
+// self-encoding structured content are written without reflection.
 func encodeToolResult(res ToolResult) ([]byte, error) {
-	raw, ok := res.StructuredContent.(json.RawMessage)
-	if !ok || len(raw) == 0 {
+	var raw json.RawMessage
+	var app jsonAppender
+	switch v := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		if len(v) == 0 {
+			return json.Marshal(res)
+		}
+		raw = v
+	case jsonAppender:
+		app = v
+	default:
 		return json.Marshal(res)
 	}
-	content, err := json.Marshal(res.Content)
-	if err != nil {
-		return nil, err
+	size := len(raw) + 96
+	if app != nil {
+		size += 256 // a speak result: status, id, position and a one-line message
 	}
-	out := make([]byte, 0, len(content)+len(raw)+64)
+	for _, c := range res.Content {
+		size += len(c.Type) + len(c.Text) + 24
+	}
+	out := make([]byte, 0, size)
 	out = append(out, `{"content":`...)
-	out = append(out, content...)
-	out = append(out, `,"structuredContent":`...)
-	out = append(out, raw...)
+	if res.Content == nil {
+		out = append(out, "null"...)
+	} else {
+		out = append(out, '[')
+		for i, c := range res.Content {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, `{"type":`...)
+			out = appendJSONString(out, c.Type)
+			out = append(out, `,"text":`...)
+			out = appendJSONString(out, c.Text)
+			out = append(out, '}')
+		}
+		out = append(out, ']')
+	}
+	switch {
+	case raw != nil:
+		out = append(out, `,"structuredContent":`...)
+		out = append(out, raw...)
+	case app != nil:
+		out = append(out, `,"structuredContent":`...)
+		var err error
+		if out, err = app.appendJSON(out); err != nil {
+			return nil, err
+		}
+	}
 	if res.IsError {
 		out = append(out, `,"isError":true`...)
 	}

@@ -140,3 +140,38 @@ func BenchmarkMCPGoSDKToolsList2025(b *testing.B) {
 func BenchmarkMCPGoSDKToolsCallSpeak2025(b *testing.B) {
 	benchRoundTrips(b, sdkBenchURL(b), benchCall2025, benchHeaders2025, `queued: a1`)
 }
+
+// BenchmarkMCPHandlerToolsCall measures tools/call speak through the handler alone
+// (routing, identity, body, JSON-RPC decoding, strict argument decoding, validation,
+// admission, result encoding), without HTTP transport.
+func BenchmarkMCPHandlerToolsCall(b *testing.B) {
+	h := benchServer()
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7077/mcp", strings.NewReader(benchCall2025))
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte("queued: a1")) {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkMCPHandlerToolsCall2026 is the same call in the stateless 2026 era (_meta and
+// header checks on every request).
+func BenchmarkMCPHandlerToolsCall2026(b *testing.B) {
+	h := benchServer()
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7077/mcp", strings.NewReader(benchCall2026))
+		for k, v := range benchCallH2026 {
+			req.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte("queued: a1")) {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}

@@ -204,6 +204,15 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 	if r.ContentLength > s.maxBody {
 		return nil, s.tooLarge()
 	}
+	if r.ContentLength > 0 {
+		// The usual case: a declared length within the limit, read into one buffer of
+		// that size (net/http's body reader ends at the declared length).
+		body := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "reading the request body failed: " + err.Error()}
+		}
+		return body, nil
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError

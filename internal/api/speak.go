@@ -32,10 +32,62 @@ type SpeakRequest struct {
 // (a typo must not pass silently), every field of its type.
 func DecodeSpeakRequest(raw []byte) (SpeakRequest, *Error) {
 	var req SpeakRequest
+	if decodeSpeakPlain(raw, &req) {
+		return req, nil
+	}
+	req = SpeakRequest{}
 	if err := decodeStrict(raw, &req); err != nil {
 		return req, err
 	}
 	return req, nil
+}
+
+// decodeSpeakPlain decodes the usual request, one object of known lower-case fields with
+// plain strings and a boolean, without encoding/json's reflection and decoder. It reports
+// false for anything else (unknown or case-folded keys, escapes, null, wrong types, bad
+// JSON), which decodeStrict then decodes or refuses with its field-naming errors.
+func decodeSpeakPlain(raw []byte, req *SpeakRequest) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+		return false
+	}
+	members := newObjectMembers(raw)
+	for {
+		key, val, ok := members.next()
+		if !ok {
+			return true
+		}
+		if !exactKey(key) {
+			return false
+		}
+		if string(key[1:len(key)-1]) == "now" {
+			switch string(val) {
+			case "true":
+				req.Now = true
+			case "false":
+				req.Now = false
+			default:
+				return false
+			}
+			continue
+		}
+		str, ok := plainString(val)
+		if !ok {
+			return false
+		}
+		switch string(key[1 : len(key)-1]) {
+		case "text":
+			req.Text = string(str)
+		case "priority":
+			req.Priority = string(str)
+		case "lang":
+			req.Lang = string(str)
+		case "provider":
+			req.Provider = string(str)
+		default:
+			return false // unknown, or a case-folded name: decodeStrict decides
+		}
+	}
 }
 
 // decodeStrict decodes exactly one JSON object into v, refusing unknown fields and
@@ -106,6 +158,44 @@ type SpeakResult struct {
 	Message      string     `json:"message"`
 }
 
+// appendJSON appends r encoded exactly as json.Marshal encodes it, without reflection: the
+// speak tool answers with it on every call.
+func (r SpeakResult) appendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"status":`...)
+	dst = appendJSONString(dst, r.Status)
+	if r.ID != "" {
+		dst = append(dst, `,"id":`...)
+		dst = appendJSONString(dst, r.ID)
+	}
+	if r.Position != 0 {
+		dst = append(dst, `,"position":`...)
+		dst = strconv.AppendInt(dst, int64(r.Position), 10)
+	}
+	if r.Reason != "" {
+		dst = append(dst, `,"reason":`...)
+		dst = appendJSONString(dst, r.Reason)
+	}
+	if r.Until != nil {
+		t, err := r.Until.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("encoding until: %w", err)
+		}
+		dst = append(dst, `,"until":`...)
+		dst = append(dst, t...)
+	}
+	if r.RetryAfterMs != 0 {
+		dst = append(dst, `,"retry_after_ms":`...)
+		dst = strconv.AppendInt(dst, r.RetryAfterMs, 10)
+	}
+	if r.Window != "" {
+		dst = append(dst, `,"window":`...)
+		dst = appendJSONString(dst, r.Window)
+	}
+	dst = append(dst, `,"message":`...)
+	dst = appendJSONString(dst, r.Message)
+	return append(dst, '}'), nil
+}
+
 // HTTPStatus is 202 for a queued announcement and 200 for the laws' other answers.
 func (r SpeakResult) HTTPStatus() int {
 	if r.Status == queue.StatusQueued {
@@ -148,7 +238,7 @@ func (s *Server) Speak(ctx context.Context, caller Caller, req SpeakRequest) (Sp
 	res := SpeakResult{Status: out.Status, ID: out.ID, Position: out.Position, Reason: out.Reason}
 	switch out.Status {
 	case queue.StatusQueued:
-		res.Message = fmt.Sprintf("queued as %s at position %d", out.ID, out.Position)
+		res.Message = "queued as " + out.ID + " at position " + strconv.Itoa(out.Position)
 	case queue.StatusMuted:
 		res.Until = out.MutedUntil
 		if out.MutedUntil != nil {
