@@ -49,11 +49,10 @@ func (e *Engine) Analyze(ctx context.Context, text string, opts AnalyzeOptions) 
 		return nil, err
 	}
 	args := struct {
-		Text          string `json:"text"`
 		Checksum      string `json:"checksum"`
 		File          string `json:"file,omitempty"`
 		ShowDiscarded bool   `json:"showDiscarded,omitempty"`
-	}{text, NotationChecksum(text), opts.File, opts.ShowDiscarded}
+	}{NotationChecksum(text), opts.File, opts.ShowDiscarded}
 	ent, err := e.cachedCall(ctx, "analyze", text, opts, args, nil, nil)
 	if err != nil {
 		return nil, err
@@ -184,10 +183,9 @@ func (e *Engine) inspect(ctx context.Context, text string, opts InspectOptions) 
 		return nil, err
 	}
 	args := struct {
-		Text    string   `json:"text"`
 		ID      string   `json:"id,omitempty"`
 		Include []string `json:"include,omitempty"`
-	}{text, opts.ID, opts.Include}
+	}{opts.ID, opts.Include}
 	// The script answers with node rows (inspectRows); Go writes the records (rows.go).
 	return e.cachedCall(ctx, "inspectRows", text, opts, args, func(raw []byte) (any, error) {
 		var in Inspection
@@ -204,10 +202,7 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 	if err := e.checkSize("plan text", len(text)); err != nil {
 		return nil, err
 	}
-	args := struct {
-		Text string `json:"text"`
-	}{text}
-	ent, err := e.cachedCall(ctx, "warnings", text, nil, args, func(raw []byte) (any, error) {
+	ent, err := e.cachedCall(ctx, "warnings", text, nil, struct{}{}, func(raw []byte) (any, error) {
 		var ws []Warning
 		if err := json.Unmarshal(raw, &ws); err != nil {
 			return nil, err
@@ -224,9 +219,10 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 	return cloneWarnings(typed.([]Warning)), nil
 }
 
-// cachedCall runs a read-only method through the LRU cache. post (optional) rewrites the
-// script's answer once before it is cached; decode (optional) builds the typed form once
-// per cache entry, when a caller first asks for it (lruEntry.typed).
+// cachedCall runs a read-only method on text (passed as the argument "text") through the
+// LRU cache. post (optional) rewrites the script's answer once before it is cached; decode
+// (optional) builds the typed form once per cache entry, when a caller first asks for it
+// (lruEntry.typed).
 func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args any, decode func([]byte) (any, error), post func([]byte) ([]byte, error)) (*lruEntry, error) {
 	var key string
 	if e.cache != nil {
@@ -241,7 +237,7 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args
 			return ent, nil
 		}
 	}
-	raw, err := e.call(ctx, method, args)
+	raw, err := e.call(ctx, method, args, textArg{"text", text})
 	if err != nil {
 		return nil, err
 	}
@@ -379,11 +375,10 @@ func (e *Engine) Apply(ctx context.Context, text string, v Verb) (string, error)
 		}
 	}
 	args := struct {
-		Text string `json:"text"`
 		Verb string `json:"verb"`
 		Args any    `json:"args"`
-	}{text, name, params}
-	raw, err := e.call(ctx, "apply", args)
+	}{name, params}
+	raw, err := e.call(ctx, "apply", args, textArg{"text", text})
 	if err != nil {
 		return "", err
 	}
@@ -452,12 +447,7 @@ func (e *Engine) Guard(ctx context.Context, oldText, newText string, opts GuardO
 	if err := e.checkSize("new text", len(newText)); err != nil {
 		return nil, err
 	}
-	args := struct {
-		Old string `json:"old"`
-		New string `json:"new"`
-		GuardOptions
-	}{oldText, newText, opts}
-	raw, err := e.call(ctx, "guard", args)
+	raw, err := e.call(ctx, "guard", opts, textArg{"old", oldText}, textArg{"new", newText})
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-// The single entry point a host calls: Werkbaum.call(method, argsJSON) → JSON string.
+// The single entry point a host calls: Werkbaum.call(method, argsJSON, …texts) → JSON string.
 //
 // Hosts (the Go engine, tests) pass a method name and its arguments as a JSON string and
 // always get a JSON string back. Failures never throw across the boundary: they come back
@@ -82,7 +82,10 @@
 
   W.methods = methods;
 
-  W.call = function (method, argsJSON) {
+  // call(method, argsJSON[, name1, text1[, name2, text2]]): hosts may pass plan texts as
+  // string arguments of their own (goja parses a large text out of JSON slowly); they become
+  // properties of the arguments object and take precedence over the JSON's.
+  W.call = function (method, argsJSON, name1, text1, name2, text2) {
     try {
       if (!Object.prototype.hasOwnProperty.call(methods, method)) {
         throw W.inputError('unknownMethod', 'unknown method "' + method + '"');
@@ -96,6 +99,8 @@
       if (args === null || typeof args !== 'object') {
         throw W.inputError('badArgument', 'arguments must be a JSON object');
       }
+      if (typeof name1 === 'string') args[name1] = text1;
+      if (typeof name2 === 'string') args[name2] = text2;
       var out = JSON.stringify(methods[method](args));
       return out === undefined ? 'null' : out;
     } catch (e) {
