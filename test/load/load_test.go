@@ -31,6 +31,9 @@ func TestClassifyCall(t *testing.T) {
 		if got := classifyCall(c.status, []byte(c.body)); got != c.want {
 			t.Errorf("classifyCall(%d, %s) = %+v, want %+v", c.status, c.body, got, c.want)
 		}
+		if got := classifySpeakCall(c.status, []byte(c.body)); got != c.want {
+			t.Errorf("classifySpeakCall(%d, %s) = %+v, want %+v", c.status, c.body, got, c.want)
+		}
 	}
 }
 
@@ -86,7 +89,11 @@ func TestWriteWorkerRetriesOnConflict(t *testing.T) {
 	tg := target{Name: "fake", URL: hs.URL}
 	a, b := writeWorker(tg, 1), writeWorker(tg, 2)
 	ctx := context.Background()
-	c := hs.Client()
+	c, err := newPoster(clientRaw, hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
 	steps := []struct {
 		w    worker
 		want string

@@ -65,6 +65,9 @@ type options struct {
 	Plan      string
 	JSON      string
 	TalkdEnv  []string
+	// Pin confines every server to CPU 0 and the generator (and its /healthz probe) to
+	// CPU 1, so servers and generator no longer compete for the same core.
+	Pin bool
 }
 
 // report is everything one invocation measured (the -json output).
@@ -114,6 +117,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.MCPGo, "mcpgo", "", "mcp-go peer binary (default: build ./test/peers/mcpgo)")
 	fs.StringVar(&o.Plan, "plan", "", "Werkbaum plan to configure (default: ../shared/werkbaum/examples/werkbaum.werkbaum beside the module, or $TALK_SHARED_DIR/werkbaum/examples/werkbaum.werkbaum)")
 	fs.StringVar(&o.JSON, "json", "", "also write all results as JSON to this file")
+	fs.StringVar(&o.Run.Client, "client", clientRaw, "HTTP client of the generator: raw (hand-written HTTP/1.1, pre-built requests) or nethttp (Go's net/http)")
+	fs.BoolVar(&o.Pin, "pin", false, "pin every server to CPU 0 and the generator to CPU 1 (taskset; needs 2 CPUs)")
 	fs.Func("talkd-env", "KEY=VALUE added to talkd's environment (repeatable), e.g. GOGC=50", func(v string) error {
 		if !strings.Contains(v, "=") {
 			return fmt.Errorf("want KEY=VALUE, got %q", v)
@@ -143,10 +148,21 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.Conc = append(o.Conc, n)
 	}
+	if o.Run.Client != clientRaw && o.Run.Client != clientNetHTTP {
+		return o, fmt.Errorf("unknown client %q (raw, nethttp)", o.Run.Client)
+	}
 	if o.Run.Duration <= 0 || o.Run.Duration > 10*time.Minute || o.Run.MaxRequests < 1 || o.Repeat < 1 || o.Starts < 1 {
 		return o, errors.New("-duration must be in (0, 10m], -max-requests, -repeat and -starts at least 1")
 	}
 	return o, nil
+}
+
+// serverCPUs is the taskset CPU list for servers: "0" when pinning, else "".
+func (o options) serverCPUs() string {
+	if o.Pin {
+		return "0"
+	}
+	return ""
 }
 
 func splitList(s string) []string {
@@ -207,6 +223,14 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "# talkd load run %s\n\n", rep.Started.Format(time.RFC3339))
 	fmt.Fprintf(out, "%s\n\n", machine())
+	fmt.Fprintf(out, "generator: client %s", o.Run.Client)
+	if o.Pin {
+		if err := pinSelf(1); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "; servers pinned to CPU 0, generator and /healthz probe to CPU 1 (GOMAXPROCS %d)", runtime.GOMAXPROCS(0))
+	}
+	fmt.Fprint(out, "\n\n")
 	for _, mode := range o.Modes {
 		var err error
 		switch mode {
@@ -266,6 +290,7 @@ func runLoadMode(ctx context.Context, o options, out io.Writer) ([]Result, error
 		for _, conc := range o.Conc {
 			setup := ls.Setup
 			setup.Env = o.TalkdEnv
+			setup.CPUs = o.serverCPUs()
 			p, err := startTalkd(ctx, o.Talkd, o.Plan, setup)
 			if err != nil {
 				return results, err
@@ -285,17 +310,17 @@ func runLoadMode(ctx context.Context, o options, out io.Writer) ([]Result, error
 }
 
 func runPeersMode(ctx context.Context, o options, out io.Writer) ([]Result, error) {
-	talkd, err := startTalkd(ctx, o.Talkd, o.Plan, talkdSetup{Config: admissionConfig, Mute: true, Env: o.TalkdEnv})
+	talkd, err := startTalkd(ctx, o.Talkd, o.Plan, talkdSetup{Config: admissionConfig, Mute: true, Env: o.TalkdEnv, CPUs: o.serverCPUs()})
 	if err != nil {
 		return nil, err
 	}
 	defer talkd.stop()
-	gosdk, err := startPeer(ctx, "go-sdk", o.GoSDK)
+	gosdk, err := startPeer(ctx, "go-sdk", o.GoSDK, o.serverCPUs())
 	if err != nil {
 		return nil, err
 	}
 	defer gosdk.stop()
-	mcpgo, err := startPeer(ctx, "mcp-go", o.MCPGo)
+	mcpgo, err := startPeer(ctx, "mcp-go", o.MCPGo, o.serverCPUs())
 	if err != nil {
 		return nil, err
 	}
@@ -538,13 +563,16 @@ func measureIdle(ctx context.Context, o options, s talkdSetup, warm bool) (idleR
 	defer p.stop()
 	if warm {
 		t := p.target(false)
-		c := &http.Client{Timeout: 30 * time.Second}
+		c, err := newPoster(clientNetHTTP, t.URL)
+		if err != nil {
+			return idleRSS{}, err
+		}
 		for _, sc := range []scenario{scenarios()["tools/list"], scenarios()["inspect"]} {
 			if out := sc.NewWorker(t, 0)(ctx, c); !out.OK {
 				return idleRSS{}, fmt.Errorf("warm-up %s: %s", sc.Name, out.Kind)
 			}
 		}
-		c.CloseIdleConnections()
+		c.close()
 	}
 	select {
 	case <-time.After(o.IdleWait):

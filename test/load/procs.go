@@ -90,6 +90,7 @@ type talkdSetup struct {
 	Mute   bool // POST /mute after start (every announcement is answered "muted")
 	Listen string
 	Env    []string // added to the environment (experiments such as GOGC=50)
+	CPUs   string   // taskset CPU list the server is confined to ("" = not pinned)
 }
 
 const admissionConfig = `version = 1
@@ -159,7 +160,7 @@ func prepareTalkd(bin, planSrc string, s talkdSetup) (*exec.Cmd, string, error) 
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	cmd := exec.Command(bin)
+	cmd := serverCommand(s.CPUs, bin)
 	cmd.Env = append(talkdEnv(home, listen), s.Env...)
 	return cmd, home, nil
 }
@@ -195,13 +196,22 @@ func startTalkd(ctx context.Context, bin, planSrc string, s talkdSetup) (*proc, 
 	return p, nil
 }
 
-// startPeer starts a peer server binary on 127.0.0.1:0.
-func startPeer(ctx context.Context, name, bin string) (*proc, error) {
+// serverCommand runs bin, confined to the CPUs in list (taskset -c) when list is set.
+// taskset execs bin, so the process id is the server's own.
+func serverCommand(cpus, bin string, args ...string) *exec.Cmd {
+	if cpus == "" {
+		return exec.Command(bin, args...)
+	}
+	return exec.Command("taskset", append([]string{"-c", cpus, bin}, args...)...)
+}
+
+// startPeer starts a peer server binary on 127.0.0.1:0 (on cpus, when set).
+func startPeer(ctx context.Context, name, bin, cpus string) (*proc, error) {
 	dir, err := os.MkdirTemp("", "talkd-load-peer-")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	p := &proc{Name: name, cmd: exec.Command(bin, "-addr", "127.0.0.1:0"), home: dir,
+	p := &proc{Name: name, cmd: serverCommand(cpus, bin, "-addr", "127.0.0.1:0"), home: dir,
 		done: make(chan struct{}), log: filepath.Join(dir, name+".log")}
 	if err := p.startLogged(ctx); err != nil {
 		os.RemoveAll(dir)

@@ -35,9 +35,9 @@ type outcome struct {
 	Failed bool
 }
 
-// worker performs one request of a scenario on c and classifies the answer. A worker is
+// worker performs one request of a scenario with p and classifies the answer. A worker is
 // used by one goroutine only, so it may keep state (a plan base, a sequence number).
-type worker func(ctx context.Context, c *http.Client) outcome
+type worker func(ctx context.Context, p poster) outcome
 
 // scenario builds one worker per connection.
 type scenario struct {
@@ -51,6 +51,8 @@ type runConfig struct {
 	Duration    time.Duration
 	Warmup      time.Duration
 	MaxRequests int64
+	// Client is the HTTP client kind: "raw" (default) or "nethttp".
+	Client string
 }
 
 // Result is one run of one scenario at one concurrency against one target.
@@ -91,15 +93,6 @@ type sample struct {
 
 // runLoad drives target with conc concurrent keep-alive connections.
 func runLoad(ctx context.Context, t target, sc scenario, conc int, cfg runConfig) Result {
-	tr := &http.Transport{
-		MaxIdleConns:        conc,
-		MaxIdleConnsPerHost: conc,
-		MaxConnsPerHost:     conc,
-		IdleConnTimeout:     30 * time.Second,
-	}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-
 	ctx, cancel := context.WithTimeout(ctx, cfg.Warmup+cfg.Duration)
 	defer cancel()
 	start := time.Now()
@@ -112,13 +105,19 @@ func runLoad(ctx context.Context, t target, sc scenario, conc int, cfg runConfig
 	)
 	for i := range conc {
 		w := sc.NewWorker(t, i)
+		p, err := newPoster(cfg.Client, t.URL)
+		if err != nil {
+			samples[i] = []sample{{out: outcome{Kind: err.Error(), Failed: true}}}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer p.close()
 			buf := make([]sample, 0, 1024)
 			for ctx.Err() == nil {
 				t0 := time.Now()
-				out := w(ctx, client)
+				out := w(ctx, p)
 				lat := time.Since(t0)
 				if ctx.Err() != nil && out.Failed {
 					break // cut off by the end of the run, not a server failure
@@ -307,28 +306,6 @@ func runProbe(base string, stdin io.Reader, stdout io.Writer) error {
 	}()
 	p, f, w := probeHealthz(ctx, base)
 	return json.NewEncoder(stdout).Encode(probeResult{Probes: p, Failures: f, WorstUS: w.Microseconds()})
-}
-
-// post sends one POST and reads the whole answer into buf.
-func post(ctx context.Context, c *http.Client, url string, body []byte, headers map[string]string, buf *bytes.Buffer) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, fmt.Errorf("new request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("post %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	buf.Reset()
-	if _, err := io.Copy(buf, resp.Body); err != nil {
-		return resp.StatusCode, fmt.Errorf("read answer: %w", err)
-	}
-	return resp.StatusCode, nil
 }
 
 // procMemKB reads VmRSS and VmHWM (kB) of a process from /proc.
