@@ -8,9 +8,12 @@ import (
 )
 
 // setProcessGroup starts the process as the leader of a new process group, so that
-// killProcessGroup reaches the children of shell scripts and wrappers too.
+// killProcessGroup reaches the children of shell scripts and wrappers too, and, where the
+// kernel offers it, asks for the process to be killed when talkd dies without cleaning
+// up (see setParentDeathSignal).
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeathSignal(cmd.SysProcAttr)
 }
 
 // killProcessGroup kills the process and everything in its group. After the leader has
