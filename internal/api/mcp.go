@@ -507,6 +507,13 @@ func (m *mcpServer) toolsCall(ctx context.Context, c *mcpCall) ([]byte, *rpcErro
 	case args[0] != '{':
 		return nil, invalidParams("params.arguments must be an object")
 	}
+	if t.Heavy {
+		release, err := m.s.acquireHeavy(ctx)
+		if err != nil {
+			return nil, m.busyError(p.Name, err)
+		}
+		defer release()
+	}
 	res := t.Call(ctx, c.caller, args)
 	if res.Content == nil {
 		res.Content = []Content{}
@@ -687,6 +694,22 @@ func (m *mcpServer) complete(_ context.Context, c *mcpCall) ([]byte, *rpcError) 
 	}
 	// No prompt or template argument of talkd has a closed set of values worth offering.
 	return emptyCompletion, nil
+}
+
+// rpcServerBusy is the implementation-defined JSON-RPC error (-32000…-32099 are reserved
+// for servers) of a heavy tool call that waited longer than its bound for its turn.
+const rpcServerBusy = -32000
+
+// busyError answers a heavy tool call that could not start: busy after the wait bound (a
+// retry later will pass), or the request's own end (the client gave up).
+func (m *mcpServer) busyError(tool string, err error) *rpcError {
+	if !errors.Is(err, errHeavyBusy) {
+		return newRPCError(rpcInternalError, "tool "+strconv.Quote(tool)+" did not start: "+err.Error())
+	}
+	e := newRPCError(rpcServerBusy, fmt.Sprintf("busy: %d plan tool calls are running and this call of %q waited %s for its turn; retry in a few seconds",
+		cap(m.s.heavy), tool, m.s.heavyWait))
+	e.Data = map[string]any{"retry_after_ms": 5000}
+	return e
 }
 
 // operationError maps a failed resource read or prompt: a refusal the caller can fix is

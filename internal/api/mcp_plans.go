@@ -119,6 +119,7 @@ func planTools(s *Server, p Plans) []Tool {
 			InputSchema:  objectSchema(nil),
 			OutputSchema: objectSchema(map[string]any{"plans": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}, "plans"),
 			Annotations:  ro,
+			Heavy:        true, // a summary per plan comes from the engine
 			Call: func(ctx context.Context, caller Caller, raw json.RawMessage) ToolResult {
 				var args struct{}
 				if err := decodeStrictArgs(raw, &args); err != nil {
@@ -173,6 +174,7 @@ func planTools(s *Server, p Plans) []Tool {
 			}, "plan"),
 			OutputSchema: objectSchema(map[string]any{"base": baseSchema, "nodes": arr, "warnings": arr, "path": obj}, "base"),
 			Annotations:  ro,
+			Heavy:        true, // the engine, and an answer of up to hundreds of KB
 			Call: func(ctx context.Context, caller Caller, raw json.RawMessage) ToolResult {
 				var args struct {
 					Plan    string   `json:"plan"`
@@ -342,6 +344,7 @@ func planTools(s *Server, p Plans) []Tool {
 			InputSchema:  objectSchema(props, append([]string{"plan", "base", "request_id"}, v.required...)...),
 			OutputSchema: writeOutputSchema,
 			Annotations:  rw,
+			Heavy:        true, // the engine checks every write
 			Call: func(ctx context.Context, caller Caller, raw json.RawMessage) ToolResult {
 				wt, verb, err := v.decode(raw)
 				if err != nil {

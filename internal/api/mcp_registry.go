@@ -28,6 +28,10 @@ type Tool struct {
 	OutputSchema any
 	Annotations  ToolAnnotations
 	Call         func(ctx context.Context, caller Caller, args json.RawMessage) ToolResult
+	// Heavy marks a tool whose calls cost milliseconds of CPU (the plan tools that run the
+	// notation engine or answer hundreds of KB). At most Options.HeavyCalls of them run at
+	// once, call and result encoding included; the others wait their turn.
+	Heavy bool
 }
 
 // ToolAnnotations are the hints hosts use to decide how carefully to treat a tool.

@@ -8,10 +8,12 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -49,7 +51,19 @@ type Options struct {
 	Log     *slog.Logger
 	// Now is the clock for mute times; nil = time.Now.
 	Now func() time.Time
+	// HeavyCalls bounds how many heavy tool calls (Tool.Heavy: the plan tools that run
+	// the notation engine and answer large results) run at once; 0 = GOMAXPROCS. Excess
+	// calls wait their turn, so a burst of them cannot starve /healthz, /speak and the
+	// cheap MCP methods of CPU.
+	HeavyCalls int
+	// HeavyWait bounds that wait; a call still waiting then is answered with a "busy"
+	// JSON-RPC error. 0 = DefaultHeavyWait.
+	HeavyWait time.Duration
 }
+
+// DefaultHeavyWait is how long a heavy tool call waits for its turn before it is answered
+// "busy": long enough for a burst of hundreds of inspections to drain on two cores.
+const DefaultHeavyWait = 10 * time.Second
 
 // Server serves all doors. Create it with New; it is an http.Handler.
 type Server struct {
@@ -68,6 +82,10 @@ type Server struct {
 
 	mcp   *mcpServer
 	plans Plans // nil until RegisterPlans
+
+	// heavy holds one token per running heavy tool call (capacity Options.HeavyCalls).
+	heavy     chan struct{}
+	heavyWait time.Duration
 }
 
 // New builds the server from its dependencies.
@@ -86,6 +104,15 @@ func New(opts Options) *Server {
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = 64 << 10
+	}
+	n := opts.HeavyCalls
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	s.heavy = make(chan struct{}, n)
+	s.heavyWait = opts.HeavyWait
+	if s.heavyWait <= 0 {
+		s.heavyWait = DefaultHeavyWait
 	}
 	s.mcp = newMCPServer(s)
 	return s
@@ -227,4 +254,28 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 func (s *Server) tooLarge() *Error {
 	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
 		Message: "the request body is larger than the limit of " + itoa(s.maxBody) + " bytes"}
+}
+
+// errHeavyBusy is returned by acquireHeavy when the wait exceeded its bound.
+var errHeavyBusy = errors.New("too many heavy tool calls at once")
+
+// acquireHeavy waits for a heavy-call token: until one is free, ctx ends, or the wait
+// bound passes. The caller must call the returned release when it succeeded.
+func (s *Server) acquireHeavy(ctx context.Context) (release func(), err error) {
+	release = func() { <-s.heavy }
+	select {
+	case s.heavy <- struct{}{}:
+		return release, nil
+	default:
+	}
+	t := time.NewTimer(s.heavyWait)
+	defer t.Stop()
+	select {
+	case s.heavy <- struct{}{}:
+		return release, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a heavy-call slot: %w", ctx.Err())
+	case <-t.C:
+		return nil, errHeavyBusy
+	}
 }
