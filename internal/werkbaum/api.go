@@ -53,7 +53,9 @@ func (e *Engine) Analyze(ctx context.Context, text string, opts AnalyzeOptions) 
 		File          string `json:"file,omitempty"`
 		ShowDiscarded bool   `json:"showDiscarded,omitempty"`
 	}{NotationChecksum(text), opts.File, opts.ShowDiscarded}
-	ent, err := e.cachedCall(ctx, "analyze", text, opts, args, nil, nil)
+	ent, err := e.cachedCall("analyze", text, opts, func() (json.RawMessage, error) {
+		return e.call(ctx, "analyze", args, textArg{"text", text})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -186,14 +188,16 @@ func (e *Engine) inspect(ctx context.Context, text string, opts InspectOptions) 
 		ID      string   `json:"id,omitempty"`
 		Include []string `json:"include,omitempty"`
 	}{opts.ID, opts.Include}
-	// The script answers with node rows (inspectRows); Go writes the records (rows.go).
-	return e.cachedCall(ctx, "inspectRows", text, opts, args, func(raw []byte) (any, error) {
+	// The script computes the view; Go writes its node records (view.go).
+	return e.cachedCall("inspect", text, opts, func() (json.RawMessage, error) {
+		return e.callParts(ctx, args, text)
+	}, func(raw []byte) (any, error) {
 		var in Inspection
 		if err := json.Unmarshal(raw, &in); err != nil {
 			return nil, err
 		}
 		return &in, nil
-	}, rowsToRecords)
+	})
 }
 
 // Warnings returns every notation warning of a plan in the editor's order (NOTATION.md
@@ -202,13 +206,15 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 	if err := e.checkSize("plan text", len(text)); err != nil {
 		return nil, err
 	}
-	ent, err := e.cachedCall(ctx, "warnings", text, nil, struct{}{}, func(raw []byte) (any, error) {
+	ent, err := e.cachedCall("warnings", text, nil, func() (json.RawMessage, error) {
+		return e.call(ctx, "warnings", struct{}{}, textArg{"text", text})
+	}, func(raw []byte) (any, error) {
 		var ws []Warning
 		if err := json.Unmarshal(raw, &ws); err != nil {
 			return nil, err
 		}
 		return ws, nil
-	}, nil)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -219,11 +225,11 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 	return cloneWarnings(typed.([]Warning)), nil
 }
 
-// cachedCall runs a read-only method on text (passed as the argument "text") through the
-// LRU cache. post (optional) rewrites the script's answer once before it is cached; decode
+// cachedCall answers a read-only method on text through the LRU cache: the key is the
+// method, its options and the text's hash; produce runs the script on a miss. decode
 // (optional) builds the typed form once per cache entry, when a caller first asks for it
 // (lruEntry.typed).
-func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args any, decode func([]byte) (any, error), post func([]byte) ([]byte, error)) (*lruEntry, error) {
+func (e *Engine) cachedCall(method, text string, opts any, produce func() (json.RawMessage, error), decode func([]byte) (any, error)) (*lruEntry, error) {
 	var key string
 	if e.cache != nil {
 		o, err := json.Marshal(opts)
@@ -237,14 +243,9 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts, args
 			return ent, nil
 		}
 	}
-	raw, err := e.call(ctx, method, args, textArg{"text", text})
+	raw, err := produce()
 	if err != nil {
 		return nil, err
-	}
-	if post != nil {
-		if raw, err = post(raw); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrEngine, method, err)
-		}
 	}
 	ent := &lruEntry{key: key, raw: raw, decode: decode}
 	if e.cache != nil {

@@ -15,7 +15,7 @@ const phaseScript = `
 Werkbaum._benchPhase = function (phase, text, n) {
   var W = Werkbaum, r, i, d, m, p;
   if (phase !== 'parse' && phase !== 'stringify') { d = W.parse(text); m = W._model(d, {}); p = W._cheapPath(m); }
-  var rows = phase === 'stringify' ? W.inspectRows(text, {}) : null;
+  var records = phase === 'stringify' ? W.inspect(text, {}) : null;
   for (i = 0; i < n; i++) {
     switch (phase) {
     case 'parse': r = W.parse(text); break;
@@ -24,8 +24,9 @@ Werkbaum._benchPhase = function (phase, text, n) {
     case 'loads': r = W._loads(m, p); break;
     case 'mixedGate': r = W._mixedGate(m); break;
     case 'compute': r = W._compute(text, {}); break;
-    case 'rows': r = W.inspectRows(text, {}); break;
-    case 'stringify': r = JSON.stringify(rows); break;
+    case 'view': r = W.inspectParts(text, {}); break;
+    case 'records': r = W.inspect(text, {}); break;
+    case 'stringify': r = JSON.stringify(records); break;
     default: throw new Error('unknown phase ' + phase);
     }
   }
@@ -36,8 +37,10 @@ Werkbaum._benchPhase = function (phase, text, n) {
 //
 //	go test -run '^$' -bench 'Phase/' -benchtime 20x ./internal/werkbaum
 //
-// compute = parse + model + path + loads + mixedGate + warning texts; rows = compute + the
-// view's rows; the full call adds stringify and the host (BenchmarkInspectJSON*).
+// compute = parse + model + path + loads + mixedGate + warning texts; view = compute + the
+// view without node records (inspectParts), to which the host adds the records it writes
+// (BenchmarkInspectJSON*); records = compute + the script's own records (inspect), and
+// stringify is what serialising those would cost.
 func BenchmarkPhase(b *testing.B) {
 	plans := []struct{ name, text string }{
 		{"small", smallPlan},
@@ -58,7 +61,7 @@ func BenchmarkPhase(b *testing.B) {
 		b.Fatal("no _benchPhase")
 	}
 	for _, plan := range plans {
-		for _, phase := range []string{"parse", "model", "path", "loads", "mixedGate", "compute", "rows", "stringify"} {
+		for _, phase := range []string{"parse", "model", "path", "loads", "mixedGate", "compute", "view", "records", "stringify"} {
 			b.Run(plan.name+"/"+phase, func(b *testing.B) {
 				text := rt.vm.ToValue(plan.text)
 				if _, err := fn(goja.Undefined(), rt.vm.ToValue(phase), text, rt.vm.ToValue(1)); err != nil {

@@ -108,6 +108,8 @@ type Engine struct {
 type jsRuntime struct {
 	vm   *goja.Runtime
 	call goja.Callable
+	// callParts is Werkbaum.callParts: an inspect whose node records Go writes (view.go).
+	callParts goja.Callable
 	// clearMemo empties the scripts' memo; nil when the memo is off.
 	clearMemo goja.Callable
 	// trim fires memoIdle after the runtime's last release and empties its memo if it is
@@ -182,7 +184,11 @@ func (e *Engine) newRuntime() (*jsRuntime, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: Werkbaum.call is not a function", ErrEngine)
 	}
-	rt := &jsRuntime{vm: vm, call: fn}
+	parts, ok := goja.AssertFunction(ns.ToObject(vm).Get("callParts"))
+	if !ok {
+		return nil, fmt.Errorf("%w: Werkbaum.callParts is not a function", ErrEngine)
+	}
+	rt := &jsRuntime{vm: vm, call: fn, callParts: parts}
 	if e.opts.CacheEntries < 0 {
 		setMemo, ok := goja.AssertFunction(ns.ToObject(vm).Get("_setMemoSize"))
 		if !ok {
@@ -301,6 +307,40 @@ type textArg struct {
 // object (the args' own JSON must not carry them). JavaScript-side input errors become
 // *InputError.
 func (e *Engine) call(ctx context.Context, method string, args any, texts ...textArg) (json.RawMessage, error) {
+	return e.run(ctx, method, args, texts, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
+		res, err := rt.call(goja.Undefined(), callArgs...)
+		if err != nil {
+			return nil, err
+		}
+		return []byte(res.String()), nil
+	})
+}
+
+// callParts runs Werkbaum.callParts(argsJSON, "text", text), an inspect whose node records
+// are written in Go from the script's data (view.go), and returns the view's JSON.
+func (e *Engine) callParts(ctx context.Context, args any, text string) (json.RawMessage, error) {
+	return e.run(ctx, "inspect", args, []textArg{{"text", text}}, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
+		res, err := rt.callParts(goja.Undefined(), callArgs[1:]...)
+		if err != nil {
+			return nil, err
+		}
+		parts, ok := res.(*goja.Object)
+		if !ok { // a failure: the JSON error answer
+			return []byte(res.String()), nil
+		}
+		out, err := writeInspectParts(rt.vm, parts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrEngine, err)
+		}
+		return out, nil
+	})
+}
+
+// run borrows a runtime and runs body under the call's deadline. body gets the arguments of
+// the script's entry points (method, argsJSON, then the texts as name/value pairs) and
+// returns the answer's JSON; JavaScript-side input errors in it become *InputError. A body
+// that fails (interrupted, crashed, or malformed data) drops its runtime.
+func (e *Engine) run(ctx context.Context, method string, args any, texts []textArg, body func(*jsRuntime, []goja.Value) ([]byte, error)) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("werkbaum %s: %w", method, err)
 	}
@@ -341,7 +381,7 @@ func (e *Engine) call(ctx context.Context, method string, args any, texts ...tex
 		callArgs[n+1] = rt.vm.ToValue(t.value)
 		n += 2
 	}
-	res, callErr := rt.call(goja.Undefined(), callArgs[:n]...)
+	out, callErr := body(rt, callArgs[:n])
 
 	guard.Lock()
 	finished = true
@@ -360,17 +400,19 @@ func (e *Engine) call(ctx context.Context, method string, args any, texts ...tex
 				return nil, fmt.Errorf("werkbaum %s: interrupted: %w", method, cause)
 			}
 			e.log.Warn("werkbaum call stopped at its deadline", "method", method,
-				"ran", time.Since(start).Round(time.Millisecond), "inputBytes", len(argsJSON))
+				"ran", time.Since(start).Round(time.Millisecond), "inputBytes", len(argsJSON)+textBytes(texts))
 			return nil, fmt.Errorf("werkbaum %s after %v: %w", method, time.Since(start).Round(time.Millisecond), ErrTimeout)
+		}
+		if errors.Is(callErr, ErrEngine) {
+			return nil, fmt.Errorf("werkbaum %s: %w", method, callErr)
 		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrEngine, method, callErr)
 	}
-	out := res.String()
 	e.release(rt)
 
-	if len(out) > 10 && out[:10] == `{"error":{` {
+	if len(out) > 10 && string(out[:10]) == `{"error":{` {
 		var env errorEnvelope
-		if err := json.Unmarshal([]byte(out), &env); err == nil && env.Error != nil {
+		if err := json.Unmarshal(out, &env); err == nil && env.Error != nil {
 			if env.Error.Code == "internal" {
 				return nil, fmt.Errorf("%w: %s: %s", ErrEngine, method, env.Error.Message)
 			}
@@ -378,6 +420,14 @@ func (e *Engine) call(ctx context.Context, method string, args any, texts ...tex
 		}
 	}
 	return json.RawMessage(out), nil
+}
+
+func textBytes(texts []textArg) int {
+	n := 0
+	for _, t := range texts {
+		n += len(t.value)
+	}
+	return n
 }
 
 // checkSize rejects a text over the input limit before any JavaScript runs.

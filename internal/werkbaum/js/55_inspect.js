@@ -49,59 +49,39 @@
     };
   }
 
-  // ROW_FIELDS names the columns of a node row of inspectRows, in the order of the keys of
-  // inspectNode (js/test/inspect_rows.test.js and the Go host check that they agree).
-  var ROW_FIELDS = ['line', 'parentLine', 'depth', 'id', 'label', 'gate', 'optional', 'status', 'effectiveStatus',
-    'size', 'assumedSize', 'people', 'keywords', 'deps', 'url', 'desc', 'taigaSlug', 'ticketRef', 'focus', 'inView',
-    'needed', 'station'];
-
-  // inspectRow is inspectNode as a positional array: goja builds an array literal in one
-  // allocation but an object property by property, and serialises it in half the time.
-  function inspectRow(r, i) {
-    var m = r.m;
-    var n = m.all[i];
-    var inView = m.inView[i] === true;
-    var eff = null;
-    if (inView) {
-      var rank = n.status === null ? 0 : n.status.rank;
-      eff = m.eff[i] < rank ? T.RANK_KEYS[m.eff[i]] : n.status ? n.status.key : null;
-    }
-    return [
-      n.line,
-      n.parent >= 0 ? m.all[n.parent].line : null,
-      n.depth,
-      n.id,
-      n.label,
-      n.type,
-      n.optional,
-      n.status ? n.status.key : null,
-      eff,
-      n.size,
-      inView ? T.SIZES[m.assumed[i]] : null,
-      n.tags,
-      n.marks,
-      n.deps,
-      n.url,
-      n.desc,
-      m.taiga[i],
-      m.ticket[i],
-      n.focus,
-      inView,
-      inView && r.path.inSet[i] === 1,
-      inView && r.path.station[i] === 1
-    ];
-  }
-
-  // inspect returns the view with node records; inspectRows the same view with node rows
-  // (columns ROW_FIELDS), which the Go host turns into the records' JSON far faster.
+  // inspect returns the view with node records.
   function inspect(text, opts) {
-    return view(text, opts, inspectNode);
-  }
-  function inspectRows(text, opts) {
-    return view(text, opts, inspectRow);
+    var v = select(text, opts);
+    if (v.out.nodes) for (var i = v.lo; i < v.hi; i++) v.out.nodes.push(inspectNode(v.r, i));
+    return v.out;
   }
 
-  function view(text, opts, nodeOf) {
+  // inspectParts is inspect for a host that writes the node records itself (the Go engine:
+  // a record is 22 values, and building them as objects or rows and serialising them in goja
+  // cost a third of an inspect). It returns the JSON of the view with an empty node list and
+  // what the records are made of: the nodes [lo, hi) of all, the model's per-node arrays
+  // (m.inView, m.eff, m.assumed, m.taiga, m.ticket), the path's (path.inSet, path.station),
+  // and the tables RANK_KEYS and SIZES. The records must equal inspectNode's
+  // (TestHostRecordsEqualTheScriptsRecords in Go checks every field of many plans).
+  function inspectParts(text, opts) {
+    var v = select(text, opts);
+    return {
+      json: JSON.stringify(v.out),
+      tree: !!v.out.nodes,
+      lo: v.lo,
+      hi: v.hi,
+      all: v.r.m.all,
+      m: v.r.m,
+      path: v.r.path,
+      rankKeys: T.RANK_KEYS,
+      sizes: T.SIZES
+    };
+  }
+
+  // select computes the view of opts without its node records: out holds warnings and path
+  // as asked and an empty nodes list when the tree is asked; [lo, hi) are the indices of the
+  // nodes to list (a subtree is a contiguous range: doc.all is in pre-order).
+  function select(text, opts) {
     opts = opts || {};
     var include = opts.include && opts.include.length ? opts.include : ['tree', 'warnings', 'path'];
     var want = {};
@@ -126,11 +106,7 @@
       owned.last = root.lastTreeLine;
     }
     var out = {};
-    if (want.tree) {
-      var nodes = [];
-      for (i = lo; i < hi; i++) nodes.push(nodeOf(r, i));
-      out.nodes = nodes;
-    }
+    if (want.tree) out.nodes = [];
     if (want.warnings) {
       var ws = [];
       for (i = 0; i < r.warnings.length; i++) {
@@ -156,10 +132,9 @@
         overloadedAssignee: r.loads.overloadedAssignee
       };
     }
-    return out;
+    return { r: r, lo: lo, hi: hi, out: out };
   }
 
   W.inspect = inspect;
-  W.inspectRows = inspectRows;
-  W._inspectRowFields = ROW_FIELDS;
+  W.inspectParts = inspectParts;
 })(Werkbaum);

@@ -7,11 +7,12 @@
 // bad status, malformed ops. Methods:
 //   analyze  {text, checksum?, file?, showDiscarded?} → §28 analysis object
 //   inspect  {text, id?, include?}                    → MCP inspect view
-//   inspectRows {text, id?, include?}                 → the same view with node rows (55_inspect.js)
 //   warnings {text}                                   → [warning]
 //   parse    {text}                                   → parsed roots (debugging aid)
 //   apply    {text, verb, args}                       → {text}  (verbs of 60_edit.js)
 //   guard    {old, new, allowWarnings?, allowProd?}   → guard verdict (70_guard.js)
+// Werkbaum.callParts(argsJSON, "text", text) is inspect for the Go host, which writes the node
+// records itself: it returns inspectParts' object (55_inspect.js), not JSON.
 (function (W) {
   'use strict';
 
@@ -25,9 +26,6 @@
     },
     inspect: function (a) {
       return inspectWith(a, W.inspect);
-    },
-    inspectRows: function (a) {
-      return inspectWith(a, W.inspectRows);
     },
     warnings: function (a) { return W.warnings(str(a, 'text')); },
     parse: function (a) {
@@ -44,8 +42,8 @@
     }
   };
 
-  // inspectWith checks the arguments of inspect/inspectRows and runs fn (W.inspect or
-  // W.inspectRows).
+  // inspectWith checks the arguments of inspect/inspectParts and runs fn (W.inspect or
+  // W.inspectParts).
   function inspectWith(a, fn) {
     var text = str(a, 'text');
     var id = a.id || null;
@@ -80,6 +78,19 @@
     return a[key];
   }
 
+  function parseArgs(argsJSON) {
+    var args;
+    try {
+      args = argsJSON ? JSON.parse(argsJSON) : {};
+    } catch (e) {
+      throw W.inputError('badArgument', 'arguments are not valid JSON: ' + e.message);
+    }
+    if (args === null || typeof args !== 'object') {
+      throw W.inputError('badArgument', 'arguments must be a JSON object');
+    }
+    return args;
+  }
+
   W.methods = methods;
 
   // call(method, argsJSON[, name1, text1[, name2, text2]]): hosts may pass plan texts as
@@ -90,24 +101,35 @@
       if (!Object.prototype.hasOwnProperty.call(methods, method)) {
         throw W.inputError('unknownMethod', 'unknown method "' + method + '"');
       }
-      var args;
-      try {
-        args = argsJSON ? JSON.parse(argsJSON) : {};
-      } catch (e) {
-        throw W.inputError('badArgument', 'arguments are not valid JSON: ' + e.message);
-      }
-      if (args === null || typeof args !== 'object') {
-        throw W.inputError('badArgument', 'arguments must be a JSON object');
-      }
+      var args = parseArgs(argsJSON);
       if (typeof name1 === 'string') args[name1] = text1;
       if (typeof name2 === 'string') args[name2] = text2;
       var out = JSON.stringify(methods[method](args));
       return out === undefined ? 'null' : out;
     } catch (e) {
-      var code = e && e.werkbaumCode ? e.werkbaumCode : 'internal';
-      var msg = e && e.message ? e.message : String(e);
-      if (code === 'internal' && e && e.name && e.name !== 'Error') msg = e.name + ': ' + msg;
-      return JSON.stringify({ error: { code: code, message: msg } });
+      return failure(e);
     }
   };
+
+  // callParts(argsJSON, name1, text1) runs inspectParts (55_inspect.js) for a host that reads
+  // the node data itself: it returns the parts object, or on failure the same JSON error
+  // string as call.
+  W.callParts = function (argsJSON, name1, text1) {
+    try {
+      var args = parseArgs(argsJSON);
+      if (typeof name1 === 'string') args[name1] = text1;
+      return inspectWith(args, W.inspectParts);
+    } catch (e) {
+      return failure(e);
+    }
+  };
+
+  // failure turns an exception into the JSON error answer: code "internal" for a bug in
+  // these scripts, the input error's code otherwise.
+  function failure(e) {
+    var code = e && e.werkbaumCode ? e.werkbaumCode : 'internal';
+    var msg = e && e.message ? e.message : String(e);
+    if (code === 'internal' && e && e.name && e.name !== 'Error') msg = e.name + ': ' + msg;
+    return JSON.stringify({ error: { code: code, message: msg } });
+  }
 })(Werkbaum);
