@@ -1,9 +1,11 @@
 package werkbaum
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"unicode/utf8"
 
@@ -44,7 +46,7 @@ func (p *partsReader) object(o *goja.Object, key string) *goja.Object {
 	return nil
 }
 
-// values exports the JavaScript array v (plain or typed) as its element values.
+// values exports the JavaScript array v (a plain array of objects) as its element values.
 func (p *partsReader) values(v goja.Value, what string) []goja.Value {
 	var out []goja.Value
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
@@ -56,6 +58,75 @@ func (p *partsReader) values(v goja.Value, what string) []goja.Value {
 		return nil
 	}
 	return out
+}
+
+// column is a per-node array of the model (plain or typed), exported once.
+type column struct {
+	plain []any         // a plain array: int64, float64, bool, string or nil per entry
+	typed reflect.Value // a typed array: a Go slice of numbers
+	n     int
+}
+
+// column exports a per-node array: Export gives a plain array's values and a typed array's
+// Go slice without running any script.
+func (p *partsReader) column(v goja.Value, what string) column {
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		p.fail("%s is missing", what)
+		return column{}
+	}
+	switch x := v.Export().(type) {
+	case []any:
+		return column{plain: x, n: len(x)}
+	default:
+		rv := reflect.ValueOf(x)
+		if rv.Kind() == reflect.Slice {
+			switch rv.Type().Elem().Kind() {
+			case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint16,
+				reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+				return column{typed: rv, n: rv.Len()}
+			}
+		}
+	}
+	p.fail("%s is not an array", what)
+	return column{}
+}
+
+// at returns entry i as a Go value (numbers of typed arrays as float64).
+func (c column) at(i int) any {
+	if c.plain != nil {
+		return c.plain[i]
+	}
+	e := c.typed.Index(i)
+	switch e.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return e.Float()
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(e.Uint())
+	}
+	return float64(e.Int())
+}
+
+// number returns entry i as a number (ok false when it is none).
+func (c column) number(i int) (float64, bool) {
+	switch x := c.at(i).(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// isTrue is JavaScript's c[i] === true.
+func (c column) isTrue(i int) bool {
+	b, ok := c.at(i).(bool)
+	return ok && b
+}
+
+// isOne is JavaScript's c[i] === 1.
+func (c column) isOne(i int) bool {
+	x, ok := c.number(i)
+	return ok && x == 1
 }
 
 // writeInspectParts returns the inspect view's JSON: the parts' JSON with the records of the
@@ -82,21 +153,21 @@ func writeInspectParts(vm *goja.Runtime, parts *goja.Object) ([]byte, error) {
 	if lo < 0 || hi < lo || hi > len(all) {
 		return nil, fmt.Errorf("%w: node range [%d, %d) of %d nodes", errParts, lo, hi, len(all))
 	}
-	rankKeys := p.values(parts.Get("rankKeys"), "rankKeys")
-	sizes := p.values(parts.Get("sizes"), "sizes")
-	inView := p.values(m.Get("inView"), "m.inView")
-	eff := p.values(m.Get("eff"), "m.eff")
-	assumed := p.values(m.Get("assumed"), "m.assumed")
-	taiga := p.values(m.Get("taiga"), "m.taiga")
-	ticket := p.values(m.Get("ticket"), "m.ticket")
-	inSet := p.values(path.Get("inSet"), "path.inSet")
-	station := p.values(path.Get("station"), "path.station")
+	rankKeys := p.column(parts.Get("rankKeys"), "rankKeys")
+	sizes := p.column(parts.Get("sizes"), "sizes")
+	inView := p.column(m.Get("inView"), "m.inView")
+	eff := p.column(m.Get("eff"), "m.eff")
+	assumed := p.column(m.Get("assumed"), "m.assumed")
+	taiga := p.column(m.Get("taiga"), "m.taiga")
+	ticket := p.column(m.Get("ticket"), "m.ticket")
+	inSet := p.column(path.Get("inSet"), "path.inSet")
+	station := p.column(path.Get("station"), "path.station")
 	if p.err != nil {
 		return nil, p.err
 	}
-	for _, col := range [][]goja.Value{inView, eff, assumed, taiga, ticket, inSet, station} {
-		if len(col) < hi {
-			return nil, fmt.Errorf("%w: a per-node array has %d entries, %d nodes are listed", errParts, len(col), hi)
+	for _, col := range []column{inView, eff, assumed, taiga, ticket, inSet, station} {
+		if col.n < hi {
+			return nil, fmt.Errorf("%w: a per-node array has %d entries, %d nodes are listed", errParts, col.n, hi)
 		}
 	}
 
@@ -152,27 +223,29 @@ func writeInspectParts(vm *goja.Runtime, parts *goja.Object) ([]byte, error) {
 		}
 		out = append(out, `,"status":`...)
 		out = appendValue(out, statusKey)
-		visible := isTrue(inView[i])
+		visible := inView.isTrue(i)
 		out = append(out, `,"effectiveStatus":`...)
 		if !visible {
 			out = append(out, "null"...)
-		} else if e := eff[i].ToInteger(); e < rank {
-			if e < 0 || e >= int64(len(rankKeys)) {
-				return nil, fmt.Errorf("%w: node %d has effective rank %d", errParts, i, e)
+		} else if e, ok := eff.number(i); !ok {
+			return nil, fmt.Errorf("%w: node %d has no effective rank", errParts, i)
+		} else if e < float64(rank) {
+			k := int(e)
+			if float64(k) != e || k < 0 || k >= rankKeys.n {
+				return nil, fmt.Errorf("%w: node %d has effective rank %v", errParts, i, e)
 			}
-			out = appendValue(out, rankKeys[e])
+			out = appendAny(out, rankKeys.at(k))
 		} else {
 			out = appendValue(out, statusKey)
 		}
 		out = append(out, `,"size":`...)
 		out = appendValue(out, n.Get("size"))
 		out = append(out, `,"assumedSize":`...)
-		if !visible {
-			out = append(out, "null"...)
-		} else if a := assumed[i].ToInteger(); a >= 0 && a < int64(len(sizes)) {
-			out = appendValue(out, sizes[a])
+		a, ok := assumed.number(i)
+		if k := int(a); visible && ok && float64(k) == a && k >= 0 && k < sizes.n {
+			out = appendAny(out, sizes.at(k))
 		} else {
-			out = append(out, "null"...) // SIZES[a] is undefined, which JSON writes as null
+			out = append(out, "null"...) // out of view, or SIZES[a] is undefined: JSON writes null
 		}
 		out = append(out, `,"people":`...)
 		out = p.appendList(out, n.Get("tags"))
@@ -185,17 +258,17 @@ func writeInspectParts(vm *goja.Runtime, parts *goja.Object) ([]byte, error) {
 		out = append(out, `,"desc":`...)
 		out = appendValue(out, n.Get("desc"))
 		out = append(out, `,"taigaSlug":`...)
-		out = appendValue(out, taiga[i])
+		out = appendAny(out, taiga.at(i))
 		out = append(out, `,"ticketRef":`...)
-		out = appendValue(out, ticket[i])
+		out = appendAny(out, ticket.at(i))
 		out = append(out, `,"focus":`...)
 		out = appendValue(out, n.Get("focus"))
 		out = append(out, `,"inView":`...)
 		out = strconv.AppendBool(out, visible)
 		out = append(out, `,"needed":`...)
-		out = strconv.AppendBool(out, visible && isOne(inSet[i]))
+		out = strconv.AppendBool(out, visible && inSet.isOne(i))
 		out = append(out, `,"station":`...)
-		out = strconv.AppendBool(out, visible && isOne(station[i]))
+		out = strconv.AppendBool(out, visible && station.isOne(i))
 		out = append(out, '}')
 		if p.err != nil {
 			return nil, p.err
@@ -205,44 +278,45 @@ func writeInspectParts(vm *goja.Runtime, parts *goja.Object) ([]byte, error) {
 	return append(out, view[len(prefix):]...), nil
 }
 
-// appendList appends a list of strings (tags, marks, deps) as a JSON array.
+// appendList appends a list of strings (tags, marks, deps) as a JSON array. Most nodes share
+// the parser's one empty list, so the length is read first.
 func (p *partsReader) appendList(out []byte, v goja.Value) []byte {
-	items := p.values(v, "a node list")
+	o, ok := v.(*goja.Object)
+	if !ok {
+		p.fail("a node list is not an array")
+		return out
+	}
+	if o.Get("length").ToInteger() == 0 {
+		return append(out, '[', ']')
+	}
+	items, ok := o.Export().([]any)
+	if !ok {
+		p.fail("a node list is not an array")
+		return out
+	}
 	out = append(out, '[')
 	for k, item := range items {
 		if k > 0 {
 			out = append(out, ',')
 		}
-		out = appendValue(out, item)
+		out = appendAny(out, item)
 	}
 	return append(out, ']')
 }
 
-// isTrue is JavaScript's v === true.
-func isTrue(v goja.Value) bool {
-	b, ok := v.Export().(bool)
-	return ok && b
-}
-
-// isOne is JavaScript's v === 1.
-func isOne(v goja.Value) bool {
-	switch x := v.Export().(type) {
-	case int64:
-		return x == 1
-	case float64:
-		return x == 1
-	}
-	return false
-}
-
-// appendValue appends a primitive value as JSON.stringify writes it: null for null and
-// undefined, numbers, booleans and strings. Objects do not occur among the fields copied
-// here; they would be written as null, and the equality test would notice.
+// appendValue appends a primitive value as JSON.stringify writes it.
 func appendValue(out []byte, v goja.Value) []byte {
 	if v == nil {
 		return append(out, "null"...)
 	}
-	switch x := v.Export().(type) {
+	return appendAny(out, v.Export())
+}
+
+// appendAny appends an exported primitive as JSON.stringify writes it: null for null and
+// undefined, numbers, booleans and strings. Objects do not occur among the values copied
+// here; they would be written as null, and the equality test would notice.
+func appendAny(out []byte, x any) []byte {
+	switch x := x.(type) {
 	case string:
 		return appendJSONString(out, x)
 	case bool:
@@ -250,15 +324,28 @@ func appendValue(out []byte, v goja.Value) []byte {
 	case int64:
 		return strconv.AppendInt(out, x, 10)
 	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return append(out, "null"...)
-		}
-		if x == math.Trunc(x) && math.Abs(x) < 1e21 {
-			return strconv.AppendFloat(out, x, 'f', -1, 64)
-		}
-		return append(out, v.String()...) // JavaScript's own number formatting
+		return appendJSNumber(out, x)
 	}
 	return append(out, "null"...)
+}
+
+// appendJSNumber writes x as JSON.stringify does (Number::toString): the shortest digits that
+// round-trip, in fixed notation from 1e-6 to below 1e21, else as d.ddde±x; null for NaN and
+// the infinities.
+func appendJSNumber(out []byte, x float64) []byte {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return append(out, "null"...)
+	}
+	if x == 0 {
+		return append(out, '0') // also -0
+	}
+	if a := math.Abs(x); a >= 1e-6 && a < 1e21 {
+		return strconv.AppendFloat(out, x, 'f', -1, 64)
+	}
+	e := strconv.AppendFloat(nil, x, 'e', -1, 64) // e.g. 1e-07, 1.5e+22
+	i := bytes.IndexByte(e, 'e')
+	out = append(out, e[:i+2]...)                       // mantissa, 'e' and the sign
+	return append(out, bytes.TrimLeft(e[i+2:], "0")...) // JavaScript writes no leading zeros
 }
 
 // appendJSONString quotes s exactly like goja's JSON.stringify: `"` and `\` escaped, the

@@ -141,3 +141,18 @@ func TestAppendJSONStringMatchesStringify(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendJSNumberMatchesJavaScript: numbers are written as JSON.stringify writes them.
+func TestAppendJSNumberMatchesJavaScript(t *testing.T) {
+	vm := goja.New()
+	for _, x := range []float64{0, 1, -1, 3, 0.5, 0.1, 1.0 / 3, 123456789012, 1e20, 1e21, 1.5e22, 1e-6, 1e-7, 2.5e-9, -4e-7, 1 << 53} {
+		vm.Set("x", x)
+		want, err := vm.RunString(`JSON.stringify(x)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(appendJSNumber(nil, x)); got != want.String() {
+			t.Errorf("%v: got %s, want %s", x, got, want)
+		}
+	}
+}
