@@ -120,7 +120,7 @@ func BenchmarkGeneratorRoundTrip(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				st, err := p.post(context.Background(), "/mcp", body, mcpHeaders, &buf)
-				if err != nil || classifySpeakCall(st, buf.Bytes()).Kind != "queued" {
+				if err != nil || classifyCallFast(st, buf.Bytes()).Kind != "queued" {
 					b.Fatalf("%d %v %s", st, err, buf.Bytes())
 				}
 			}

@@ -31,8 +31,8 @@ func TestClassifyCall(t *testing.T) {
 		if got := classifyCall(c.status, []byte(c.body)); got != c.want {
 			t.Errorf("classifyCall(%d, %s) = %+v, want %+v", c.status, c.body, got, c.want)
 		}
-		if got := classifySpeakCall(c.status, []byte(c.body)); got != c.want {
-			t.Errorf("classifySpeakCall(%d, %s) = %+v, want %+v", c.status, c.body, got, c.want)
+		if got := classifyCallFast(c.status, []byte(c.body)); got != c.want {
+			t.Errorf("classifyCallFast(%d, %s) = %+v, want %+v", c.status, c.body, got, c.want)
 		}
 	}
 }

@@ -93,10 +93,16 @@ type sample struct {
 
 // runLoad drives target with conc concurrent keep-alive connections.
 func runLoad(ctx context.Context, t target, sc scenario, conc int, cfg runConfig) Result {
-	ctx, cancel := context.WithTimeout(ctx, cfg.Warmup+cfg.Duration)
-	defer cancel()
 	start := time.Now()
+	end := start.Add(cfg.Warmup + cfg.Duration)
+	ctx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
 	measureFrom := start.Add(cfg.Warmup)
+	// over reports the end of the run. The deadline is checked on the clock as well:
+	// the raw client's connections carry it, so they fail with a timeout at the deadline,
+	// before the context's timer has fired (late under load); without the clock check a
+	// worker would count thousands of such instant failures in that gap.
+	over := func() bool { return ctx.Err() != nil || !time.Now().Before(end) }
 
 	var (
 		measured atomic.Int64
@@ -115,11 +121,11 @@ func runLoad(ctx context.Context, t target, sc scenario, conc int, cfg runConfig
 			defer wg.Done()
 			defer p.close()
 			buf := make([]sample, 0, 1024)
-			for ctx.Err() == nil {
+			for !over() {
 				t0 := time.Now()
 				out := w(ctx, p)
 				lat := time.Since(t0)
-				if ctx.Err() != nil && out.Failed {
+				if out.Failed && over() {
 					break // cut off by the end of the run, not a server failure
 				}
 				if t0.Before(measureFrom) {
