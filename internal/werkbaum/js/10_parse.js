@@ -182,11 +182,11 @@
   //   word's end, and a first character that is no gate, box, quote or `-` so that the
   //   regexp cannot give the prefix back), then the tail: blank-separated size, @tag, &mark,
   //   #id (when no id came before) and :#dep tokens with ASCII names, then blanks and an
-  //   optional `%%` comment. The tail's usual start is read by groups of its own (7 a size,
-  //   8 a first tag, 9 a first mark, 10 a single dependency, in this order, each optional;
-  //   a token gives no string to slice and no list to split), 11 is the rest of the tail,
-  //   token by token in fastTail. The groups take tokens from the left only, so every list
-  //   keeps the line's order.
+  //   optional `%%` comment. The tail's usual start is read by groups of its own (7 an id,
+  //   8 a size, 9 a first tag, 10 a first mark, 11 a single dependency, in this order, each
+  //   optional; a token gives no string to slice and no list to split), 12 is the rest of the
+  //   tail, token by token in fastTail. The groups take tokens from the left only, so every
+  //   list keeps the line's order.
   // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a non-ASCII name, a
   // tab in the indentation or anything unusual fails the match. Without the `u` flag goja
   // runs it in Go's regexp over UTF-16 text with no per-call position map.
@@ -195,7 +195,8 @@
     '^(?:[ \\t]*"[ \\t]([^%\\\\]*)|' +
     '( *)(?:([-|+]|=[ \\t])[ \\t]*)?(?:\\[([^\\]])\\][ \\t]*)?(?:#(' + FA + '):?[ \\t]+)?' +
     '([^\\s@&#(!\\\\%:<>"|+=\\[\\-][^\\s@&#(!\\\\%:<>]*:?(?: [^\\s@&#(!\\\\%:<>]+:?)*)' +
-    '(?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?(?:[ \\t]+&(' + FA + '))?(?:[ \\t]+:#(' + FA + '))?' +
+    '(?:[ \\t]+#(' + FA + '):?)?(?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?(?:[ \\t]+&(' + FA + '))?' +
+    '(?:[ \\t]+:#(' + FA + '))?' +
     '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|#' + FA + ':?|:#' + FA + '(?:,#' + FA + ')*))*)' +
     '[ \\t]*(?:%%.*)?)$');
   var TAIL_TOKEN_RE = /[^ \t]+/g;
@@ -459,11 +460,18 @@
         if (fm[4] !== undefined) node.box = fm[4];
         if (fm[5] !== undefined) node.id = fm[5];
         node.label = fm[6];
-        if (fm[7] !== undefined) node.size = fm[7];
-        if (fm[8] !== undefined) node.tags = [fm[8]];
-        if (fm[9] !== undefined) node.marks = [fm[9]];
-        if (fm[10] !== undefined) node.deps = [fm[10]];
-        if (fm[11] !== '' && !fastTail(fm[11], node)) node = null;
+        if (fm[7] !== undefined) {
+          // a second free-standing #token stays in the label: general path
+          if (node.id === null) node.id = fm[7];
+          else node = null;
+        }
+        if (node !== null) {
+          if (fm[8] !== undefined) node.size = fm[8];
+          if (fm[9] !== undefined) node.tags = [fm[9]];
+          if (fm[10] !== undefined) node.marks = [fm[10]];
+          if (fm[11] !== undefined) node.deps = [fm[11]];
+          if (fm[12] !== '' && !fastTail(fm[12], node)) node = null;
+        }
       }
       if (node === null) {
         s = lines[i];
