@@ -1,6 +1,7 @@
 package werkbaum
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,6 +85,14 @@ func FuzzInspect(f *testing.F) {
 		}
 		if in.Path == nil {
 			t.Fatal("no path")
+		}
+		// The records Go writes (view.go) are the script's own, byte for byte.
+		want, err := e.call(context.Background(), "inspect", struct{}{}, textArg{"text", text})
+		if err != nil {
+			t.Fatalf("the script's inspect failed: %v", err)
+		}
+		if !bytes.Equal(in.JSON, want) {
+			t.Fatalf("InspectJSON differs from the script's inspect:\n%s\n%s", in.JSON, want)
 		}
 	})
 }
