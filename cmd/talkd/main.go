@@ -166,8 +166,10 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
 	}
 	srv.SetListenAddr(ln.Addr().String())
+	releaser := newMemoryReleaser(idleRelease, log)
+	go releaser.run(runCtx)
 	httpSrv := &http.Server{
-		Handler:           srv.Handler(),
+		Handler:           releaser.wrap(srv.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+)
+
+// idleRelease is how long the daemon must have answered no request before the memory
+// left over by the last burst of work is handed back to the operating system. It is
+// longer than the notation engine's memo trim (2 s after a plan call, internal/werkbaum
+// memoIdle), so the parsed plans that trim drops are returned too.
+const idleRelease = 3 * time.Second
+
+// memoryReleaser returns the garbage of the last work to the operating system once the
+// daemon has been idle for a while, so that an idle talkd is small.
+//
+// Without it an idle daemon keeps what its last requests left behind: the Go runtime
+// collects only when the heap has grown by GOGC percent (or after two minutes), and
+// returns freed pages gradually. After one werkbaum_inspect that was 3–5 MB of the daemon's
+// resident memory (docs/bench-memory.md). debug.FreeOSMemory (a full collection and a
+// release of every free page) costs a few milliseconds of CPU, so it runs once per idle
+// period, never per request, and never while a request is being answered. An idle daemon
+// does not wake up for it: the watcher sleeps on a channel until a request arrives.
+type memoryReleaser struct {
+	delay   time.Duration
+	log     *slog.Logger
+	active  atomic.Int64  // requests being answered
+	lastEnd atomic.Int64  // when the last request was answered (Unix nanoseconds)
+	dirty   atomic.Bool   // a request was answered since the last release
+	wake    chan struct{} // the first request after a release wakes the watcher
+	release func()        // debug.FreeOSMemory; tests count the calls instead
+}
+
+func newMemoryReleaser(delay time.Duration, log *slog.Logger) *memoryReleaser {
+	return &memoryReleaser{delay: delay, log: log, wake: make(chan struct{}, 1), release: debug.FreeOSMemory}
+}
+
+// wrap counts the requests of h. Per request this is a clock read and four atomic
+// operations; only the first request after a release also sends on a channel.
+func (m *memoryReleaser) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.active.Add(1)
+		defer func() {
+			m.lastEnd.Store(time.Now().UnixNano())
+			m.active.Add(-1)
+			if !m.dirty.Load() && m.dirty.CompareAndSwap(false, true) {
+				select {
+				case m.wake <- struct{}{}:
+				default:
+				}
+			}
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// run waits for work, then until delay has passed since the last request ended with
+// none running, then releases memory; until ctx ends.
+func (m *memoryReleaser) run(ctx context.Context) {
+	timer := time.NewTimer(m.delay)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.wake:
+		}
+		for wait := m.delay; wait > 0; {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			wait = m.delay - time.Since(time.Unix(0, m.lastEnd.Load()))
+			if wait <= 0 && m.active.Load() > 0 {
+				wait = m.delay
+			}
+		}
+		// Requests answered from here on set dirty again and wake the next round.
+		m.dirty.Store(false)
+		start := time.Now()
+		m.release()
+		m.log.Debug("idle: memory returned to the system", "took", time.Since(start))
+	}
+}

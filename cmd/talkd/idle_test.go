@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// releaserUnderTest runs a memoryReleaser with a short delay that counts its releases
+// instead of freeing memory, behind a handler that blocks while block is non-nil.
+func releaserUnderTest(t *testing.T, delay time.Duration, block chan struct{}) (*memoryReleaser, *atomic.Int32, http.Handler) {
+	t.Helper()
+	m := newMemoryReleaser(delay, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var n atomic.Int32
+	m.release = func() { n.Add(1) }
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go m.run(ctx)
+	h := m.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if block != nil && r.URL.Path == "/block" {
+			<-block
+		}
+	}))
+	return m, &n, h
+}
+
+func hit(h http.Handler, path string) {
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+}
+
+// waitReleases waits up to within for the count to reach want and returns it.
+func waitReleases(n *atomic.Int32, want int32, within time.Duration) int32 {
+	deadline := time.Now().Add(within)
+	for n.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return n.Load()
+}
+
+func TestMemoryReleaserOncePerIdlePeriod(t *testing.T) {
+	const delay = 60 * time.Millisecond
+	_, n, h := releaserUnderTest(t, delay, nil)
+	time.Sleep(3 * delay)
+	if got := n.Load(); got != 0 {
+		t.Fatalf("%d releases without any request, want 0", got)
+	}
+	// A burst with gaps shorter than the delay: one release, after the last request.
+	start := time.Now()
+	for range 5 {
+		hit(h, "/")
+		time.Sleep(delay / 3)
+	}
+	last := time.Now()
+	if got := waitReleases(n, 1, 10*delay); got != 1 {
+		t.Fatalf("%d releases after a burst, want 1", got)
+	}
+	if since := time.Since(last); since < delay-delay/3 {
+		t.Fatalf("released %v after the last request, want about %v (burst began %v before)", since, delay, time.Since(start))
+	}
+	time.Sleep(3 * delay)
+	if got := n.Load(); got != 1 {
+		t.Fatalf("%d releases while idle after the first, want still 1", got)
+	}
+	// The next work leads to the next release.
+	hit(h, "/")
+	if got := waitReleases(n, 2, 10*delay); got != 2 {
+		t.Fatalf("%d releases after new work, want 2", got)
+	}
+}
+
+func TestMemoryReleaserWaitsForRunningRequest(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	block := make(chan struct{})
+	_, n, h := releaserUnderTest(t, delay, block)
+	hit(h, "/")
+	done := make(chan struct{})
+	go func() { hit(h, "/block"); close(done) }()
+	time.Sleep(5 * delay) // the first request is long idle, but one is running
+	if got := n.Load(); got != 0 {
+		t.Fatalf("%d releases while a request runs, want 0", got)
+	}
+	close(block)
+	<-done
+	if got := waitReleases(n, 1, 10*delay); got != 1 {
+		t.Fatalf("%d releases after the request ended, want 1", got)
+	}
+}
