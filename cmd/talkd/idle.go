@@ -29,7 +29,7 @@ type memoryReleaser struct {
 	delay   time.Duration
 	log     *slog.Logger
 	active  atomic.Int64  // requests being answered
-	lastEnd atomic.Int64  // when the last request was answered (Unix nanoseconds)
+	done    atomic.Uint64 // requests answered so far
 	dirty   atomic.Bool   // a request was answered since the last release
 	wake    chan struct{} // the first request after a release wakes the watcher
 	release func()        // debug.FreeOSMemory; tests count the calls instead
@@ -39,13 +39,14 @@ func newMemoryReleaser(delay time.Duration, log *slog.Logger) *memoryReleaser {
 	return &memoryReleaser{delay: delay, log: log, wake: make(chan struct{}, 1), release: debug.FreeOSMemory}
 }
 
-// wrap counts the requests of h. Per request this is a clock read and four atomic
-// operations; only the first request after a release also sends on a channel.
+// wrap counts the requests of h. Per request this is four atomic operations (no clock
+// read: on some virtual machines that is a system call); only the first request after a
+// release also sends on a channel.
 func (m *memoryReleaser) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.active.Add(1)
 		defer func() {
-			m.lastEnd.Store(time.Now().UnixNano())
+			m.done.Add(1)
 			m.active.Add(-1)
 			if !m.dirty.Load() && m.dirty.CompareAndSwap(false, true) {
 				select {
@@ -58,8 +59,8 @@ func (m *memoryReleaser) wrap(h http.Handler) http.Handler {
 	})
 }
 
-// run waits for work, then until delay has passed since the last request ended with
-// none running, then releases memory; until ctx ends.
+// run waits for work, then until no request has run for delay (give or take a quarter
+// of it), then releases memory; until ctx ends.
 func (m *memoryReleaser) run(ctx context.Context) {
 	timer := time.NewTimer(m.delay)
 	timer.Stop()
@@ -69,18 +70,24 @@ func (m *memoryReleaser) run(ctx context.Context) {
 			return
 		case <-m.wake:
 		}
-		for wait := m.delay; wait > 0; {
-			timer.Reset(wait)
+		// Look every quarter of the delay whether requests were answered since the last
+		// look; release once none was for the whole delay. This polling happens only
+		// between work and its release.
+		tick := m.delay / 4
+		seen, quiet := m.done.Load(), time.Duration(0)
+		for quiet < m.delay {
+			timer.Reset(tick)
 			select {
 			case <-ctx.Done():
 				timer.Stop()
 				return
 			case <-timer.C:
 			}
-			wait = m.delay - time.Since(time.Unix(0, m.lastEnd.Load()))
-			if wait <= 0 && m.active.Load() > 0 {
-				wait = m.delay
+			if now := m.done.Load(); now != seen || m.active.Load() > 0 {
+				seen, quiet = now, 0
+				continue
 			}
+			quiet += tick
 		}
 		// Requests answered from here on set dirty again and wake the next round.
 		m.dirty.Store(false)

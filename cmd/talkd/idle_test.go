@@ -90,3 +90,27 @@ func TestMemoryReleaserWaitsForRunningRequest(t *testing.T) {
 		t.Fatalf("%d releases after the request ended, want 1", got)
 	}
 }
+
+// BenchmarkReleaserWrap is the cost the releaser adds to every request (compare with
+// /bare; a request to /speak costs talkd 50–110 µs of CPU, docs/bench-load.md).
+func BenchmarkReleaserWrap(b *testing.B) {
+	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	m := newMemoryReleaser(time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m.release = func() {}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.run(ctx)
+	w, r := httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil)
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{{"bare", noop}, {"wrapped", m.wrap(noop)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					c.h.ServeHTTP(w, r)
+				}
+			})
+		})
+	}
+}
