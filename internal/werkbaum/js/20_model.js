@@ -1,15 +1,28 @@
 // The model of a parsed plan (NOTATION.md §8–§19): the editor's view (discarded roots
 // dropped), effective status through the dependency closure, assumed sizes and own costs,
-// taiga slugs, ticket references and the initially collapsed set.
+// taiga slugs, ticket references, the initially collapsed set and the renderer's mixedGate
+// warnings.
 //
 // Werkbaum._model(doc, opts) → model; all per-node values are arrays indexed by node.index
 // (doc.all order). opts.showDiscarded keeps discarded roots (editor option, default off).
+//
+// Cost model (goja): every property read, array access or call is an interpreted operation
+// of 0.1–0.3 µs and every object or array an allocation, so the model is two passes over
+// doc.all that write per-node columns, with no per-node objects or lists:
+//   * forward (pre-order): view, progress rank, taiga, ticket, fold marks, mixedGate, deps;
+//   * reverse (children before parents): assumed size, own cost, the path children of each
+//     node as a linked list (first[i], next[c] in document order), the local choice of each
+//     alternative group and the coupled groups of §20 (30_path.js reads these columns).
+// doc.all is pre-order, so a parent always precedes its children and the reverse pass sees
+// every child of a node before the node itself.
 (function (W) {
   'use strict';
 
   var T = W._text;
+  var SIZE_RANK = T.SIZE_RANK;
   var TICKET_ID_RE = /^(?:US|T)-\d+$/;
   var TICKET_LABEL_RE = /[ ]#((?:US|T)-\d+)[ ]/;
+  var NONE = Object.freeze([]);
 
   function isDiscarded(n) {
     return n.status !== null && n.status.code === '-';
@@ -32,136 +45,103 @@
   }
 
   // ticketRefOf: an id of the form US-n / T-n, else the first free-standing #US-n / #T-n
-  // inside the label (§12–16).
+  // inside the label (§12–16). Ids that do not start with T or U skip the regexp (a string
+  // comparison is far cheaper than a method call in goja).
   function ticketRefOf(n) {
-    if (n.id !== null) {
-      var c = n.id.charCodeAt(0); // U or T: skip the regexp for every other id
-      if ((c === 85 || c === 84) && TICKET_ID_RE.test(n.id)) return n.id;
-    }
-    if (n.label.indexOf('#') < 0) return null;
-    var m = TICKET_LABEL_RE.exec(' ' + n.label + ' ');
+    var id = n.id;
+    if (id !== null && id >= 'T' && id < 'V' && TICKET_ID_RE.test(id)) return id;
+    var label = n.label;
+    if (label.indexOf('#') < 0) return null;
+    var m = TICKET_LABEL_RE.exec(' ' + label + ' ');
     return m ? m[1] : null;
   }
 
-  function ownTaiga(n) {
-    for (var i = 0; i < n.marks.length; i++) {
-      var k = n.marks[i];
+  function ownTaiga(marks) {
+    for (var i = 0; i < marks.length; i++) {
+      var k = marks[i];
       if (k.length > 6 && k.slice(0, 6) === 'taiga.') return k.slice(6);
     }
     return null;
   }
 
-  // assumedRanks computes §11 for every node (children first: reverse document order).
-  function assumedRanks(all) {
-    var rank = new Array(all.length);
-    for (var i = all.length - 1; i >= 0; i--) {
-      var n = all[i];
-      if (n.size !== null) {
-        rank[i] = T.SIZE_RANK[n.size];
-        continue;
-      }
-      var counting = [];
-      var ch = n.children;
-      for (var j = 0; j < ch.length; j++) {
-        if (!ch[j].optional && !isDiscarded(ch[j])) counting.push(ch[j]);
-      }
-      if (!counting.length) {
-        rank[i] = 2; // M
-        continue;
-      }
-      var kids = [];
-      var disj = isDisjunctive(counting);
-      if (disj) {
-        var pool = [];
-        for (j = 0; j < counting.length; j++) if (isRealized(counting[j])) pool.push(counting[j]);
-        if (!pool.length) pool = counting;
-        var anyDone = false;
-        for (j = 0; j < pool.length; j++) if (isDone(pool[j])) anyDone = true;
-        if (!anyDone) kids = pool;
-      } else {
-        for (j = 0; j < counting.length; j++) if (!isDone(counting[j])) kids.push(counting[j]);
-      }
-      if (!kids.length) {
-        rank[i] = 0; // everything named is done ⇒ XS
-        continue;
-      }
-      var r;
-      if (disj) {
-        r = 5;
-        for (j = 0; j < kids.length; j++) if (rank[kids[j].index] < r) r = rank[kids[j].index];
-      } else {
-        var max = -1;
-        var k = 0;
-        for (j = 0; j < kids.length; j++) {
-          var kr = rank[kids[j].index];
-          if (kr > max) {
-            max = kr;
-            k = 1;
-          } else if (kr === max) k++;
+  // assumedUnsized computes §11 steps 2–6 for a node without a stated size from its path
+  // children (first/next): the counting children (not optional, not discarded) are exactly
+  // the path children that are not optional.
+  function assumedUnsized(all, rk, A, next, fk) {
+    var c = fk;
+    while (c >= 0 && all[c].optional) c = next[c];
+    if (c < 0) return 2; // no counting children: M
+    var r, a;
+    if (all[c].type !== 'and') {
+      // Disjunctive: pool = realized counting children, else all; a done pool member ⇒ XS.
+      var cntR = 0;
+      var doneR = false;
+      var minR = 5;
+      var doneAll = false;
+      var minAll = 5;
+      for (; c >= 0; c = next[c]) {
+        if (all[c].optional) continue;
+        r = rk[c];
+        a = A[c];
+        if (r >= 2) {
+          cntR++;
+          if (r >= 4) doneR = true;
+          if (a < minR) minR = a;
         }
-        r = max + (k >= 3 ? 1 : 0);
-        if (r > 5) r = 5;
+        if (r >= 4) doneAll = true;
+        if (a < minAll) minAll = a;
       }
-      rank[i] = r;
+      if (cntR) return doneR ? 0 : minR;
+      return doneAll ? 0 : minAll;
     }
-    return rank;
+    // Conjunctive: the largest rank among the open counting children, +1 if three share it.
+    var max = -1;
+    var k = 0;
+    for (; c >= 0; c = next[c]) {
+      if (rk[c] >= 4 || all[c].optional) continue;
+      a = A[c];
+      if (a > max) {
+        max = a;
+        k = 1;
+      } else if (a === max) k++;
+    }
+    if (max < 0) return 0; // everything named is done ⇒ XS
+    r = max + (k >= 3 ? 1 : 0);
+    return r > 5 ? 5 : r;
   }
 
   // effectiveRanks computes §19 over the nodes in view: eff(n) = the minimum progress rank
   // over everything n reaches through resolvable dependencies (itself included). Solved
   // bottom-up by rank (a bottleneck search over reversed edges), linear in nodes + deps.
-  function effectiveRanks(all, inView, byId) {
-    var eff = new Array(all.length);
-    var dependents = new Array(all.length);
+  // targets lists the nodes others depend on (any, discarded included), depOn[dependents[t]]
+  // the nodes in view that depend on t; the result does not depend on the order of targets.
+  function effectiveRanks(eff, targets, dependents, depOn) {
     var buckets = [[], [], [], [], [], []];
-    var i, j;
-    for (i = 0; i < all.length; i++) {
-      if (!inView[i]) {
-        eff[i] = -1;
-        continue;
-      }
-      eff[i] = rankOf(all[i]);
-      var deps = all[i].deps;
-      for (j = 0; j < deps.length; j++) {
-        var t = byId[deps[j]];
-        if (t === undefined) continue;
-        (dependents[t.index] || (dependents[t.index] = [])).push(i);
-      }
-    }
-    // Only nodes that others depend on propagate: they start in the bucket of their rank,
-    // and a lowered node joins the bucket of its new rank when others depend on it.
-    for (i = 0; i < all.length; i++) if (dependents[i]) buckets[eff[i]].push(i);
+    var j;
+    // Only targets propagate: they start in the bucket of their rank, and a lowered node
+    // joins the bucket of its new rank when others depend on it.
+    for (j = 0; j < targets.length; j++) buckets[eff[targets[j]]].push(targets[j]);
     for (var r = 0; r < 6; r++) {
       var b = buckets[r];
       for (var q = 0; q < b.length; q++) {
         var x = b[q];
         if (eff[x] !== r) continue;
-        var ds = dependents[x];
-        if (!ds) continue;
+        var ds = depOn[dependents[x]];
         for (j = 0; j < ds.length; j++) {
-          if (eff[ds[j]] > r) {
-            eff[ds[j]] = r;
-            if (dependents[ds[j]]) b.push(ds[j]);
+          var d = ds[j];
+          if (eff[d] > r) {
+            eff[d] = r;
+            if (dependents[d] !== 0) b.push(d);
           }
         }
       }
     }
-    return eff;
   }
 
-  // initialCollapsed implements §17 on the roots in view (focus rescues too): 1 = collapsed.
-  function initialCollapsed(all, inView) {
-    var set = new Uint8Array(all.length);
-    var targets = [];
-    var focused = [];
-    var i;
-    for (i = 0; i < all.length; i++) {
-      if (!inView[i]) continue;
-      if (all[i].fold === '>') set[i] = 1;
-      if (all[i].fold === '<') targets.push(i);
-      if (all[i].focus) focused.push(i);
-    }
-    targets = targets.concat(focused);
+  // rescue implements the rescue part of §17 for the '<' targets followed by the focused
+  // nodes (in view): every collapsed ancestor on the root-to-target path is opened and its
+  // other children that have children are collapsed instead; the target itself is opened.
+  function rescue(all, set, targets) {
     for (var t = 0; t < targets.length; t++) {
       var path = [];
       for (var x = targets[t]; x >= 0; x = all[x].parent) path.push(x);
@@ -177,51 +157,256 @@
       }
       set[targets[t]] = 0;
     }
-    return set;
+  }
+
+  function byIndex(a, b) {
+    return a - b;
   }
 
   function model(doc, opts) {
     var all = doc.all;
-    var showDiscarded = !!(opts && opts.showDiscarded);
+    var N = all.length;
+    var show = !!(opts && opts.showDiscarded);
     var roots = [];
+    var rootIdx = [];
     var dropped = 0;
-    var inView = new Array(all.length);
-    var i;
+    var i, j, n, p, st, r;
     for (i = 0; i < doc.roots.length; i++) {
-      if (!showDiscarded && isDiscarded(doc.roots[i])) dropped++;
-      else roots.push(doc.roots[i]);
+      n = doc.roots[i];
+      if (!show && n.status !== null && n.status.code === '-') dropped++;
+      else {
+        roots.push(n);
+        rootIdx.push(n.index);
+      }
     }
-    // byId over the nodes in view (first per id, pre-order); parent is in view iff child is.
-    var byId = Object.create(null);
-    var taiga = new Array(all.length);
-    var ticket = new Array(all.length);
-    for (i = 0; i < all.length; i++) {
-      var n = all[i];
-      if (n.parent < 0) inView[i] = showDiscarded || !isDiscarded(n);
-      else inView[i] = inView[n.parent];
-      if (inView[i] && n.id !== null && byId[n.id] === undefined) byId[n.id] = n;
-      var own = n.marks.length ? ownTaiga(n) : null;
-      taiga[i] = own !== null ? own : n.parent >= 0 ? taiga[n.parent] : null;
+    // With no dropped root every node is in view and doc.byId (first node per id) is the
+    // model's byId; otherwise byId holds the first node per id among the nodes in view.
+    var allIn = dropped === 0;
+    var byId = allIn ? doc.byId : Object.create(null);
+    var inView = new Array(N);
+    var rk = new Int32Array(N); // progress rank (§9; neutral and discarded 0)
+    var taiga = new Array(N);
+    var ticket = new Array(N);
+    var collapsed = new Uint8Array(N);
+    // mixedGate: visType[p] = gate type of p's first visible child (unset: none yet; null:
+    // already reported). Only parents are ever written, so the array stays small.
+    var visType = new Array(N);
+    var mixedAt = null; // parents whose visible children mix gates
+    var depNodes = null; // nodes in view with dependencies
+    var rescues = null; // '<' targets, then focused nodes
+    var focused = null;
+    var hideDepth = -1; // depth of the hidden (discarded, not shown) subtree being walked
+    var inV = true;
+
+    // Forward pass.
+    for (i = 0; i < N; i++) {
+      n = all[i];
+      p = n.parent;
+      st = n.status;
+      r = 0;
+      var disc = false;
+      if (st !== null) {
+        r = st.rank;
+        disc = r === 0 && st.code === '-';
+      }
+      rk[i] = r;
+      if (!allIn) {
+        inV = p < 0 ? !disc : inView[p];
+        if (inV && n.id !== null && byId[n.id] === undefined) byId[n.id] = n;
+      }
+      inView[i] = inV;
+      var marks = n.marks;
+      var own = marks.length ? ownTaiga(marks) : null;
+      taiga[i] = own !== null ? own : p >= 0 ? taiga[p] : null;
       ticket[i] = ticketRefOf(n);
+      if (!inV) continue;
+      if (n.deps.length) (depNodes || (depNodes = [])).push(i);
+      var fold = n.fold;
+      if (fold !== null) {
+        if (fold === '>') collapsed[i] = 1;
+        else if (fold === '<') (rescues || (rescues = [])).push(i);
+      }
+      if (n.focus) (focused || (focused = [])).push(i);
+      // mixedGate: the rendered tree hides discarded children (and their subtrees) unless
+      // discarded nodes are shown; roots are never compared with each other.
+      if (hideDepth >= 0) {
+        if (n.depth > hideDepth) continue;
+        hideDepth = -1;
+      }
+      if (p < 0) continue;
+      if (disc && !show) {
+        hideDepth = n.depth;
+        continue;
+      }
+      var vt = visType[p];
+      if (vt === undefined) visType[p] = n.type;
+      else if (vt !== null && vt !== n.type) {
+        (mixedAt || (mixedAt = [])).push(p);
+        visType[p] = null; // reported once
+      }
     }
-    var assumed = assumedRanks(all);
-    var ownCost = new Array(all.length);
-    for (i = 0; i < all.length; i++) ownCost[i] = isDone(all[i]) ? 0 : assumed[i] + 1;
+
+    // Dependencies resolve against byId (complete only now: forward references).
+    var anyDep = depNodes !== null;
+    var referenced = null;
+    var depT = null; // depT[i] > 0: depLists[depT[i]] = resolvable, not discarded targets of i
+    var depLists = null;
+    var eff = rk;
+    if (!allIn) {
+      eff = new Int32Array(N);
+      for (i = 0; i < N; i++) eff[i] = inView[i] ? rk[i] : -1;
+    }
+    if (anyDep) {
+      referenced = Object.create(null);
+      depT = new Int32Array(N);
+      depLists = [NONE];
+      var targets = [];
+      // dependents[t] > 0: depOn[dependents[t]] = the nodes in view that depend on t.
+      var dependents = new Int32Array(N);
+      var depOn = [NONE];
+      if (allIn) eff = rk.slice();
+      for (var q = 0; q < depNodes.length; q++) {
+        i = depNodes[q];
+        var deps = all[i].deps;
+        var t = [];
+        for (j = 0; j < deps.length; j++) {
+          referenced[deps[j]] = true;
+          var target = byId[deps[j]];
+          if (target === undefined) continue;
+          var ti = target.index;
+          var ds = dependents[ti];
+          if (ds === 0) {
+            dependents[ti] = depOn.length;
+            depOn.push([i]);
+            targets.push(ti);
+          } else depOn[ds].push(i);
+          if (!isDiscarded(target)) t.push(ti);
+        }
+        if (t.length) {
+          depT[i] = depLists.length;
+          depLists.push(t);
+        }
+      }
+      effectiveRanks(eff, targets, dependents, depOn);
+    }
+
+    // Reverse pass.
+    var A = new Int32Array(N); // assumed size rank (§11)
+    var O = new Int32Array(N); // own cost (§11)
+    var first = new Int32Array(N).fill(-1); // first path child (§20), -1 if none
+    var next = new Int32Array(N); // next path child of the same parent, -1 at the end
+    var pick = new Int32Array(N); // disjunctive nodes: local choice + 1 (§20.3); else 0
+    var touch = anyDep ? new Uint8Array(N) : null; // §20.2
+    var coupled = null; // coupled groups, reverse pre-order for now
+    var coupledOf = null; // parent index → coupled group
+    for (i = N - 1; i >= 0; i--) {
+      n = all[i];
+      r = rk[i];
+      var fk = first[i];
+      var size = n.size;
+      var a = size !== null ? SIZE_RANK[size] : assumedUnsized(all, rk, A, next, fk);
+      A[i] = a;
+      O[i] = r >= 4 ? 0 : a + 1;
+      p = n.parent;
+      if (anyDep && (allIn || inView[i])) {
+        if (touch[i] || n.deps.length || (n.id !== null && referenced[n.id] === true)) {
+          touch[i] = 1;
+          if (p >= 0) touch[p] = 1;
+        }
+      }
+      if (fk >= 0 && all[fk].type !== 'and') {
+        if (next[fk] < 0) pick[i] = fk + 1;
+        else if (allIn || inView[i]) {
+          // A choice group (§20.3): local choice = cheapest of the pool (realized path
+          // children if any, else all), ties to the earliest.
+          var lAll = fk;
+          var lR = -1;
+          var nAll = 0;
+          var nR = 0;
+          var tAll = false;
+          var tR = false;
+          for (var c = fk; c >= 0; c = next[c]) {
+            var oc = O[c];
+            nAll++;
+            if (oc < O[lAll]) lAll = c;
+            var tc = anyDep && touch[c] === 1;
+            if (tc) tAll = true;
+            if (rk[c] >= 2) {
+              nR++;
+              if (lR < 0 || oc < O[lR]) lR = c;
+              if (tc) tR = true;
+            }
+          }
+          pick[i] = (nR ? lR : lAll) + 1;
+          if (anyDep && (nR ? nR : nAll) > 1 && (nR ? tR : tAll)) {
+            var pool = [];
+            for (c = fk; c >= 0; c = next[c]) if (!nR || rk[c] >= 2) pool.push(c);
+            var g = { parent: i, pool: pool, local: pick[i] - 1, coupled: true, ci: -1 };
+            (coupled || (coupled = [])).push(g);
+            (coupledOf || (coupledOf = Object.create(null)))[i] = g;
+          }
+        }
+      }
+      // Link i into its parent's path children (§20): not discarded, and not optional
+      // unless started.
+      if (p >= 0 && (r !== 0 || !isDiscarded(n)) && (r === 2 || r === 3 || !n.optional)) {
+        next[i] = first[p];
+        first[p] = i;
+      }
+    }
+    if (coupled === null) coupled = NONE;
+    else {
+      coupled.reverse();
+      for (i = 0; i < coupled.length; i++) coupled[i].ci = i;
+    }
+
+    if (rescues !== null || focused !== null) {
+      rescue(all, collapsed, rescues === null ? focused : focused === null ? rescues : rescues.concat(focused));
+    }
+    var mixed = NONE;
+    if (mixedAt !== null) {
+      mixed = [];
+      if (mixedAt.length > 1) mixedAt.sort(byIndex); // pre-order of the parents
+      for (i = 0; i < mixedAt.length; i++) {
+        n = all[mixedAt[i]];
+        mixed.push({ type: 'mixedGate', line: all[firstVisOf(all, mixedAt[i], show)].line, label: n.label });
+      }
+    }
     return {
       doc: doc,
       all: all,
       roots: roots,
-      showDiscarded: showDiscarded,
+      showDiscarded: show,
       discardedRootsDropped: dropped,
       inView: inView,
       byId: byId,
-      assumed: assumed,
-      ownCost: ownCost,
-      eff: effectiveRanks(all, inView, byId),
+      assumed: A,
+      ownCost: O,
+      eff: eff,
       taiga: taiga,
       ticket: ticket,
-      collapsed: initialCollapsed(all, inView)
+      collapsed: collapsed,
+      // Columns for 30_path.js, 35_loads.js and 40_warnings.js.
+      N: N,
+      rootIdx: rootIdx,
+      rank: rk,
+      first: first,
+      next: next,
+      pick: pick,
+      depT: depT,
+      depLists: depLists,
+      coupled: coupled,
+      coupledOf: coupledOf,
+      mixed: mixed
     };
+  }
+
+  // firstVisOf returns the first visible child of a parent whose group mixes gates (rare:
+  // one lookup per warning instead of a column written for every parent).
+  function firstVisOf(all, p, show) {
+    var ch = all[p].children;
+    for (var i = 0; i < ch.length; i++) if (show || !isDiscarded(ch[i])) return ch[i].index;
+    return -1;
   }
 
   W._model = model;

@@ -20,131 +20,53 @@
 (function (W) {
   'use strict';
 
-  var S = W._status;
   var LIMIT = 20000;
   var NONE = Object.freeze([]); // shared empty list (no allocation per leaf)
 
-  // prepare derives what both searches need from the model.
-  function prepare(m) {
-    var all = m.all;
-    var N = all.length;
-    var pc = new Array(N);
-    var disj = new Array(N);
-    var depT = new Array(N);
-    var referenced = Object.create(null);
-    var anyDep = false;
-    var i, j, n;
-    for (i = 0; i < N; i++) {
-      if (!m.inView[i]) continue;
-      n = all[i];
-      var kids = NONE;
-      var ch = n.children;
-      for (j = 0; j < ch.length; j++) {
-        var c = ch[j];
-        if (c.status !== null && c.status.code === '-') continue;
-        if (c.optional && !S.isStarted(c)) continue;
-        if (kids === NONE) kids = [];
-        kids.push(c.index);
-      }
-      pc[i] = kids;
-      disj[i] = kids.length > 0 && all[kids[0]].type !== 'and';
-      if (!n.deps.length) {
-        depT[i] = NONE;
-        continue;
-      }
-      var t = [];
-      for (j = 0; j < n.deps.length; j++) {
-        anyDep = true;
-        referenced[n.deps[j]] = true;
-        var target = m.byId[n.deps[j]];
-        if (target !== undefined && !S.isDiscarded(target)) t.push(target.index);
-      }
-      depT[i] = t;
-    }
-    // touches (§20.2): children first.
-    var touches = new Array(N);
-    for (i = N - 1; i >= 0; i--) {
-      if (!m.inView[i]) continue;
-      n = all[i];
-      var tc = touches[i] === true || n.deps.length > 0 || (n.id !== null && referenced[n.id] === true);
-      touches[i] = tc;
-      if (tc && n.parent >= 0) touches[n.parent] = true;
-    }
-    // Choice groups in pre-order.
-    var groups = [];
-    var groupOf = new Array(N);
-    var own = m.ownCost;
-    for (i = 0; i < N; i++) {
-      if (!m.inView[i] || pc[i].length < 2 || !disj[i]) continue;
-      var ks = pc[i];
-      var pool = [];
-      for (j = 0; j < ks.length; j++) if (S.isRealized(all[ks[j]])) pool.push(ks[j]);
-      if (!pool.length) pool = ks;
-      var local = pool[0];
-      for (j = 1; j < pool.length; j++) if (own[pool[j]] < own[local]) local = pool[j];
-      var coupled = false;
-      if (anyDep && pool.length > 1) {
-        for (j = 0; j < pool.length; j++) if (touches[pool[j]]) coupled = true;
-      }
-      var g = { parent: i, pool: pool, local: local, coupled: coupled, ci: -1 };
-      groupOf[i] = g;
-      groups.push(g);
-    }
-    var coupledGroups = [];
-    for (i = 0; i < groups.length; i++) {
-      if (groups[i].coupled) {
-        groups[i].ci = coupledGroups.length;
-        coupledGroups.push(groups[i]);
-      }
-    }
-    var rootIdx = [];
-    for (i = 0; i < m.roots.length; i++) rootIdx.push(m.roots[i].index);
-    return {
-      m: m,
-      N: N,
-      pc: pc,
-      disj: disj,
-      depT: depT,
-      own: own,
-      groupOf: groupOf,
-      coupled: coupledGroups,
-      roots: rootIdx
-    };
-  }
+  // The searches read the model directly (P and m below are the model): its reverse pass
+  // (20_model.js) already built the path children (first/next), the local choice of every
+  // alternative group (pick), the resolvable dependency targets (depT/depLists), the coupled
+  // groups in pre-order (coupled, coupledOf) and the indices of the roots in view (rootIdx).
 
   // neededSet: §20.4 with choice[ci] = chosen child per coupled group (null → local).
-  function neededSet(P, choice) {
-    var inSet = new Uint8Array(P.N);
-    var queue = P.roots.slice();
+  function neededSet(m, choice) {
+    var first = m.first;
+    var next = m.next;
+    var pick = m.pick;
+    var depT = m.depT;
+    var depLists = m.depLists;
+    var cOf = choice ? m.coupledOf : null;
+    var inSet = new Uint8Array(m.N);
+    var queue = m.rootIdx.slice();
     for (var q = 0; q < queue.length; q++) {
       var x = queue[q];
       if (inSet[x]) continue;
       inSet[x] = 1;
-      var kids = P.pc[x];
-      if (kids.length) {
-        if (!P.disj[x]) {
-          for (var j = 0; j < kids.length; j++) queue.push(kids[j]);
-        } else if (kids.length === 1) {
-          queue.push(kids[0]);
-        } else {
-          var g = P.groupOf[x];
-          queue.push(g.coupled && choice ? choice[g.ci] : g.local);
-        }
+      var pk = pick[x];
+      if (pk > 0) {
+        var g = cOf !== null ? cOf[x] : undefined;
+        queue.push(g !== undefined ? choice[g.ci] : pk - 1);
+      } else {
+        for (var c = first[x]; c >= 0; c = next[c]) queue.push(c);
       }
-      var d = P.depT[x];
-      for (var k = 0; k < d.length; k++) queue.push(d[k]);
+      if (depT !== null && depT[x] !== 0) {
+        var d = depLists[depT[x]];
+        for (var k = 0; k < d.length; k++) queue.push(d[k]);
+      }
     }
     return inSet;
   }
 
   // costOf: §20.5 margin sum.
   function costOf(P, inSet) {
+    var first = P.first;
+    var next = P.next;
+    var own = P.ownCost;
     var total = 0;
     for (var i = 0; i < P.N; i++) {
       if (!inSet[i]) continue;
-      var c = P.own[i];
-      var kids = P.pc[i];
-      for (var j = 0; j < kids.length; j++) if (inSet[kids[j]]) c -= P.own[kids[j]];
+      var c = own[i];
+      for (var k = first[i]; k >= 0; k = next[k]) if (inSet[k]) c -= own[k];
       if (c > 0) total += c;
     }
     return total;
@@ -156,9 +78,9 @@
     return p;
   }
 
+  // result: the needed set of an assignment; finish adds its cost, margins and stations.
   function result(P, choice, exact) {
-    var inSet = neededSet(P, choice);
-    return { exact: exact, choice: choice, inSet: inSet, cost: costOf(P, inSet) };
+    return { exact: exact, choice: choice, inSet: neededSet(P, choice), cost: 0 };
   }
 
   // naive: the literal reference enumeration (kept for tests).
@@ -186,8 +108,14 @@
 
   // closure from the start nodes, skipping nodes marked in `stop`, not entering options of
   // coupled groups; reached coupled-group parents are reported through onGroup.
-  function closure(P, starts, stop, onGroup) {
-    var seen = new Uint8Array(P.N);
+  function closure(m, starts, stop, onGroup) {
+    var first = m.first;
+    var next = m.next;
+    var pick = m.pick;
+    var depT = m.depT;
+    var depLists = m.depLists;
+    var cOf = m.coupledOf;
+    var seen = new Uint8Array(m.N);
     var out = [];
     var queue = starts.slice();
     for (var q = 0; q < queue.length; q++) {
@@ -195,33 +123,56 @@
       if (seen[x] || (stop && stop[x])) continue;
       seen[x] = 1;
       out.push(x);
-      var kids = P.pc[x];
-      if (kids.length) {
-        if (!P.disj[x]) {
-          for (var j = 0; j < kids.length; j++) queue.push(kids[j]);
-        } else if (kids.length === 1) {
-          queue.push(kids[0]);
-        } else {
-          var g = P.groupOf[x];
-          if (g.coupled) onGroup(g);
-          else queue.push(g.local);
-        }
+      var pk = pick[x];
+      if (pk > 0) {
+        var g = cOf !== null ? cOf[x] : undefined;
+        if (g !== undefined) onGroup(g);
+        else queue.push(pk - 1);
+      } else {
+        for (var c = first[x]; c >= 0; c = next[c]) queue.push(c);
       }
-      var d = P.depT[x];
-      for (var k = 0; k < d.length; k++) queue.push(d[k]);
+      if (depT !== null && depT[x] !== 0) {
+        var d = depLists[depT[x]];
+        for (var k = 0; k < d.length; k++) queue.push(d[k]);
+      }
     }
     return out;
   }
 
+  // kidArrays lists the path children of every node as arrays (the exact search reads them
+  // many times; built only when there are coupled groups to search).
+  function kidArrays(P) {
+    var first = P.first;
+    var next = P.next;
+    var pc = new Array(P.N);
+    for (var i = 0; i < P.N; i++) {
+      var kids = NONE;
+      for (var c = first[i]; c >= 0; c = next[c]) {
+        if (kids === NONE) kids = [];
+        kids.push(c);
+      }
+      pc[i] = kids;
+    }
+    return pc;
+  }
+
   function exactSearch(P) {
-    var G = P.coupled;
-    if (!G.length) return result(P, [], true);
+    if (!P.coupled.length) return result(P, [], true);
     if (product(P) > LIMIT) return result(P, null, false);
+    return decomposed(P);
+  }
+
+  // decomposed: the exact search over independent components (file comment). Its helpers
+  // are nested functions, so it is a function of its own: calls without coupled groups do
+  // not create them.
+  function decomposed(P) {
+    var G = P.coupled;
     var N = P.N;
+    var pc = kidArrays(P);
     var i, j, k, g;
     var base = new Uint8Array(N);
     var baseActive = [];
-    var r0 = closure(P, P.roots, null, function (grp) {
+    var r0 = closure(P, P.rootIdx, null, function (grp) {
       baseActive.push(grp.ci);
     });
     for (i = 0; i < r0.length; i++) base[r0[i]] = 1;
@@ -279,7 +230,7 @@
         first = comps[x][0];
         for (k = 1; k < comps[x].length; k++) union(first, comps[x][k]);
       }
-      var kids = P.pc[x];
+      var kids = pc[x];
       for (j = 0; j < kids.length; j++) {
         var ck = comps[kids[j]];
         if (!ck) continue;
@@ -289,8 +240,8 @@
       }
       if (dep) termNodes.push(x);
       else {
-        var c = P.own[x];
-        for (j = 0; j < kids.length; j++) if (base[kids[j]]) c -= P.own[kids[j]];
+        var c = P.ownCost[x];
+        for (j = 0; j < kids.length; j++) if (base[kids[j]]) c -= P.ownCost[kids[j]];
         if (c > 0) baseCost += c;
       }
     }
@@ -309,7 +260,7 @@
       x = termNodes[i];
       var gi = comps[x] ? comps[x][0] : -1;
       if (gi < 0) {
-        kids = P.pc[x];
+        kids = pc[x];
         for (j = 0; j < kids.length && gi < 0; j++) if (comps[kids[j]]) gi = comps[kids[j]][0];
       }
       compGroups[find(gi)].nodes.push(x);
@@ -325,10 +276,10 @@
     // termCost: the margin term of node x under the current stamp.
     function termCost(x) {
       if (!base[x] && mark[x] !== stamp) return 0;
-      var cc = P.own[x];
-      var ks = P.pc[x];
+      var cc = P.ownCost[x];
+      var ks = pc[x];
       for (var q = 0; q < ks.length; q++) {
-        if (base[ks[q]] || mark[ks[q]] === stamp) cc -= P.own[ks[q]];
+        if (base[ks[q]] || mark[ks[q]] === stamp) cc -= P.ownCost[ks[q]];
       }
       return cc > 0 ? cc : 0;
     }
@@ -394,7 +345,7 @@
       var q, x, y, cs;
       for (q = 0; q < comp.nodes.length; q++) {
         x = comp.nodes[q];
-        var members = [x].concat(P.pc[x]);
+        var members = [x].concat(pc[x]);
         var last = -1;
         for (var b = 0; b < members.length; b++) {
           cs = comps[members[b]];
@@ -501,34 +452,63 @@
     return res;
   }
 
-  // stations (§20): needed, not done, no open needed node anywhere below.
-  function stations(P, inSet) {
-    var all = P.m.all;
-    var openBelow = new Uint8Array(P.N);
-    var st = new Uint8Array(P.N);
-    for (var i = P.N - 1; i >= 0; i--) {
-      if (!P.m.inView[i]) continue;
-      var open = inSet[i] && !S.isDone(all[i]);
-      if (open && !openBelow[i]) st[i] = 1;
-      var p = all[i].parent;
-      if (p >= 0 && (open || openBelow[i])) openBelow[p] = 1;
+  // finish walks the needed set once, children before parents, and adds to the result:
+  //   cost      §20.5 (= the total of §21),
+  //   margin    per needed node max(0, own − Σ own of its needed path children) (§20.5, §21),
+  //   station   §20: needed, not done, no open needed node anywhere below (all descendants),
+  //   hot       the needed nodes with a margin or a station, in reverse document order:
+  //             the only nodes 35_loads.js has to visit.
+  function finish(m, res) {
+    var all = m.all;
+    var first = m.first;
+    var next = m.next;
+    var rk = m.rank;
+    var own = m.ownCost;
+    var inSet = res.inSet;
+    var N = m.N;
+    var openBelow = new Uint8Array(N);
+    var station = new Uint8Array(N);
+    var margin = new Int32Array(N);
+    var hot = [];
+    var cost = 0;
+    for (var i = N - 1; i >= 0; i--) {
+      var p;
+      if (inSet[i] === 0) {
+        if (openBelow[i] === 1) {
+          p = all[i].parent;
+          if (p >= 0) openBelow[p] = 1;
+        }
+        continue;
+      }
+      var c = own[i];
+      for (var k = first[i]; k >= 0; k = next[k]) if (inSet[k] === 1) c -= own[k];
+      var open = rk[i] < 4;
+      var st = open && openBelow[i] === 0;
+      if (c > 0) {
+        margin[i] = c;
+        cost += c;
+        hot.push(i);
+      } else if (st) hot.push(i);
+      if (st) station[i] = 1;
+      if (open || openBelow[i] === 1) {
+        p = all[i].parent;
+        if (p >= 0) openBelow[p] = 1;
+      }
     }
-    return st;
-  }
-
-  function finish(P, res) {
-    res.station = stations(P, res.inSet);
-    res.P = P;
+    res.cost = cost;
+    res.margin = margin;
+    res.station = station;
+    res.hot = hot;
+    res.P = m;
     return res;
   }
 
-  // cheapPath(model) → {exact, inSet (Uint8Array by node index), cost, station, choice, P}.
+  // cheapPath(model) → {exact, inSet (Uint8Array by node index), cost, station (Uint8Array),
+  // choice, margin, hot, P}.
   W._cheapPath = function (m) {
-    var P = prepare(m);
-    return finish(P, exactSearch(P));
+    return finish(m, exactSearch(m));
   };
   W._naivePath = function (m) {
-    var P = prepare(m);
-    return finish(P, naive(P));
+    return finish(m, naive(m));
   };
 })(Werkbaum);

@@ -2,52 +2,62 @@
 (function (W) {
   'use strict';
 
+  var NONE = Object.freeze([]);
+
+  // ownersOf: the tags of the nearest node with tags, the node itself first (§21: a node's
+  // own tags, else the inherited owners); none above a root.
+  function ownersOf(all, i) {
+    for (var x = i; x >= 0; x = all[x].parent) {
+      var t = all[x].tags;
+      if (t.length) return t;
+    }
+    return NONE;
+  }
+
   // loads(model, path) → {assigneeLoads, unassignedLoad, assigneeStations, totalStations,
   // total, overloadedAssignee}. Loads are accumulated in pre-order (JavaScript doubles, the
-  // same order as the reference), keys in first-contribution order.
+  // same order as the reference), keys in first-contribution order. Only the needed nodes
+  // with a margin or a station contribute: path.hot lists them (reverse document order) with
+  // path.margin, so nothing else is visited.
   W._loads = function (m, path) {
     var all = m.all;
-    var P = path.P;
-    var inSet = path.inSet;
-    var owners = new Array(all.length);
+    var hot = path.hot;
+    var margin = path.margin;
+    var station = path.station;
     var loads = {};
     var loadOrder = [];
     var stationsBy = {};
     var total = 0;
     var unassigned = 0;
     var totalStations = 0;
-    for (var i = 0; i < all.length; i++) {
-      if (!m.inView[i]) continue;
-      var n = all[i];
-      var o = n.tags.length ? n.tags : n.parent >= 0 ? owners[n.parent] : [];
-      owners[i] = o;
-      if (!inSet[i]) continue;
-      var mg = P.own[i];
-      var kids = P.pc[i];
-      for (var j = 0; j < kids.length; j++) if (inSet[kids[j]]) mg -= P.own[kids[j]];
-      if (mg < 0) mg = 0;
-      total += mg;
+    var j;
+    for (var h = hot.length - 1; h >= 0; h--) {
+      var i = hot[h];
+      var o = ownersOf(all, i);
+      var mg = margin[i];
       if (mg > 0) {
+        total += mg;
         if (!o.length) unassigned += mg;
         for (j = 0; j < o.length; j++) {
-          if (loads[o[j]] === undefined) {
-            loads[o[j]] = 0;
-            loadOrder.push(o[j]);
+          var t = o[j];
+          if (loads[t] === undefined) {
+            loads[t] = 0;
+            loadOrder.push(t);
           }
-          loads[o[j]] += mg / o.length;
+          loads[t] += mg / o.length;
         }
       }
-      if (path.station[i]) {
+      if (station[i] === 1) {
         totalStations++;
         for (j = 0; j < o.length; j++) stationsBy[o[j]] = (stationsBy[o[j]] || 0) + 1;
       }
     }
     var people = 0;
     var top = null;
-    for (i = 0; i < loadOrder.length; i++) {
-      var t = loadOrder[i];
-      if (loads[t] > 0) people++;
-      if (top === null || loads[t] > loads[top]) top = t;
+    for (j = 0; j < loadOrder.length; j++) {
+      var k = loadOrder[j];
+      if (loads[k] > 0) people++;
+      if (top === null || loads[k] > loads[top]) top = k;
     }
     var over = null;
     if (people >= 2 && total > 0 && loads[top] * 2 > total) {

@@ -3,33 +3,12 @@
 (function (W) {
   'use strict';
 
-  var S = W._status;
-
   // mixedGate walks the rendered tree (roots in view; discarded children hidden unless
-  // showDiscarded) in pre-order; roots are never compared with each other (§8).
+  // showDiscarded) in pre-order; roots are never compared with each other (§8). The model's
+  // forward pass already did the walk (20_model.js): this returns its list, {type, line,
+  // label} per parent in pre-order.
   function mixedGate(m) {
-    var out = [];
-    var stack = [];
-    for (var r = m.roots.length - 1; r >= 0; r--) stack.push(m.roots[r]);
-    while (stack.length) {
-      var n = stack.pop();
-      var vis = [];
-      for (var i = 0; i < n.children.length; i++) {
-        var c = n.children[i];
-        if (m.showDiscarded || !S.isDiscarded(c)) vis.push(c);
-      }
-      if (vis.length > 1) {
-        var t = vis[0].type;
-        for (i = 1; i < vis.length; i++) {
-          if (vis[i].type !== t) {
-            out.push({ type: 'mixedGate', line: vis[0].line, label: n.label });
-            break;
-          }
-        }
-      }
-      for (i = vis.length - 1; i >= 0; i--) stack.push(vis[i]);
-    }
-    return out;
+    return m.mixed;
   }
 
   // textOf returns the English sentence of a warning ("Line N: …" where it has a line).
@@ -65,15 +44,40 @@
   }
 
   // finalOrder concatenates parser, cheapApprox, assigneeOverload and mixedGate warnings and
-  // sorts stably by line (line-less first). Array sort is stable in goja and V8, but the
-  // index tie-break keeps it independent of that.
+  // sorts stably by line (line-less first). The lists arrive nearly sorted (the parser's
+  // walk and its post-passes are in document order, the line-less ones move to the front),
+  // so an insertion sort does it in about one step per warning; if that takes more moves
+  // than MOVES_PER_WARNING per warning (many warnings far out of order), the list is
+  // sorted by (line, position) instead, which gives the same stable order.
+  var MOVES_PER_WARNING = 4;
   function finalOrder(parser, approx, overload, mixed) {
-    var list = parser.concat(approx, overload, mixed);
+    var out = parser.concat(approx, overload, mixed);
+    var budget = MOVES_PER_WARNING * out.length + 16;
+    for (var i = 1; i < out.length; i++) {
+      var w = out[i];
+      var k = w.line || 0;
+      var j = i - 1;
+      if ((out[j].line || 0) <= k) continue;
+      while (j >= 0 && (out[j].line || 0) > k) {
+        out[j + 1] = out[j];
+        j--;
+        if (--budget < 0) return sortedByLine(parser.concat(approx, overload, mixed));
+      }
+      out[j + 1] = w;
+    }
+    return out;
+  }
+
+  function byKey(a, b) {
+    return a.k - b.k || a.i - b.i;
+  }
+
+  // sortedByLine is the stable sort by line for any order (index tie-break, so it does not
+  // depend on the engine's sort being stable).
+  function sortedByLine(list) {
     var keyed = [];
     for (var i = 0; i < list.length; i++) keyed.push({ w: list[i], k: list[i].line || 0, i: i });
-    keyed.sort(function (a, b) {
-      return a.k - b.k || a.i - b.i;
-    });
+    keyed.sort(byKey);
     var out = [];
     for (i = 0; i < keyed.length; i++) out.push(keyed[i].w);
     return out;
