@@ -44,14 +44,11 @@
     return kids.length > 0 && (kids[0].type === 'or' || kids[0].type === 'xor');
   }
 
-  // ticketRefOf: an id of the form US-n / T-n, else the first free-standing #US-n / #T-n
-  // inside the label (§12–16). Ids that do not start with T or U skip the regexp (a string
-  // comparison is far cheaper than a method call in goja).
-  function ticketRefOf(n) {
-    var id = n.id;
-    if (id !== null && id >= 'T' && id < 'V' && TICKET_ID_RE.test(id)) return id;
-    var label = n.label;
-    if (label.indexOf('#') < 0) return null;
+  // Ticket refs (§12–16): an id of the form US-n / T-n, else the first free-standing
+  // #US-n / #T-n inside the label. The forward pass tests the id (only ids that start with
+  // T or U: a string comparison is far cheaper than a regexp in goja) and calls
+  // ticketInLabel for labels that contain '#'.
+  function ticketInLabel(label) {
     var m = TICKET_LABEL_RE.exec(' ' + label + ' ');
     return m ? m[1] : null;
   }
@@ -138,6 +135,38 @@
     }
   }
 
+  // touchedBySelf marks the nodes in view that touch by themselves (§20.2): those with
+  // dependencies and those whose id some dependency names. The named nodes are byId's node
+  // (the first in view) plus the later nodes with the same id, which the parser reports as
+  // duplicateId warnings (their line is the node's first line; all is sorted by line), so
+  // no node's id has to be looked up. The reverse pass then adds the ancestors. (A marked
+  // duplicate outside the view only marks its own ancestors, which are outside the view
+  // too, and touches are only read for options of groups in view.)
+  function touchedBySelf(doc, byId, depNodes, referenced) {
+    var all = doc.all;
+    var touch = new Uint8Array(all.length);
+    var i;
+    for (i = 0; i < depNodes.length; i++) touch[depNodes[i]] = 1;
+    for (var id in referenced) {
+      var t = byId[id];
+      if (t !== undefined) touch[t.index] = 1;
+    }
+    var ws = doc.warnings;
+    for (i = 0; i < ws.length; i++) {
+      var w = ws[i];
+      if (w.type !== 'duplicateId' || referenced[w.id] !== true) continue;
+      var lo = 0;
+      var hi = all.length - 1;
+      while (lo < hi) {
+        var mid = (lo + hi) >> 1;
+        if (all[mid].line < w.line) lo = mid + 1;
+        else hi = mid;
+      }
+      if (all[lo].line === w.line) touch[lo] = 1;
+    }
+    return touch;
+  }
+
   // rescue implements the rescue part of §17 for the '<' targets followed by the focused
   // nodes (in view): every collapsed ancestor on the root-to-target path is opened and its
   // other children that have children are collapsed instead; the target itself is opened.
@@ -188,9 +217,9 @@
     var taiga = new Array(N);
     var ticket = new Array(N);
     var collapsed = new Uint8Array(N);
-    // mixedGate: visType[p] = gate type of p's first visible child (unset: none yet; null:
-    // already reported). Only parents are ever written, so the array stays small.
-    var visType = new Array(N);
+    // mixedGate: visGate[p] = gate code (GATE_CODE) of p's first visible child; 0 = none yet,
+    // -1 = already reported.
+    var visGate = new Int8Array(N);
     var mixedAt = null; // parents whose visible children mix gates
     var depNodes = null; // nodes in view with dependencies
     var rescues = null; // '<' targets, then focused nodes
@@ -218,7 +247,13 @@
       var marks = n.marks;
       var own = marks.length ? ownTaiga(marks) : null;
       taiga[i] = own !== null ? own : p >= 0 ? taiga[p] : null;
-      ticket[i] = ticketRefOf(n);
+      // ticketRefOf, inlined: only ids starting with T or U can be refs.
+      var id = n.id;
+      if (id !== null && id >= 'T' && id < 'V' && TICKET_ID_RE.test(id)) ticket[i] = id;
+      else {
+        var label = n.label;
+        ticket[i] = label.indexOf('#') < 0 ? null : ticketInLabel(label);
+      }
       if (!inV) continue;
       if (n.deps.length) (depNodes || (depNodes = [])).push(i);
       var fold = n.fold;
@@ -238,11 +273,13 @@
         hideDepth = n.depth;
         continue;
       }
-      var vt = visType[p];
-      if (vt === undefined) visType[p] = n.type;
-      else if (vt !== null && vt !== n.type) {
+      var type = n.type;
+      var gc = type === 'and' ? 1 : type === 'or' ? 2 : 3;
+      var vg = visGate[p];
+      if (vg === 0) visGate[p] = gc;
+      else if (vg > 0 && vg !== gc) {
         (mixedAt || (mixedAt = [])).push(p);
-        visType[p] = null; // reported once
+        visGate[p] = -1; // reported once
       }
     }
 
@@ -296,7 +333,7 @@
     var first = new Int32Array(N).fill(-1); // first path child (§20), -1 if none
     var next = new Int32Array(N); // next path child of the same parent, -1 at the end
     var pick = new Int32Array(N); // disjunctive nodes: local choice + 1 (§20.3); else 0
-    var touch = anyDep ? new Uint8Array(N) : null; // §20.2
+    var touch = anyDep ? touchedBySelf(doc, byId, depNodes, referenced) : null;
     var coupled = null; // coupled groups, reverse pre-order for now
     var coupledOf = null; // parent index → coupled group
     for (i = N - 1; i >= 0; i--) {
@@ -308,12 +345,7 @@
       A[i] = a;
       O[i] = r >= 4 ? 0 : a + 1;
       p = n.parent;
-      if (anyDep && (allIn || inView[i])) {
-        if (touch[i] || n.deps.length || (n.id !== null && referenced[n.id] === true)) {
-          touch[i] = 1;
-          if (p >= 0) touch[p] = 1;
-        }
-      }
+      if (anyDep && p >= 0 && touch[i] === 1) touch[p] = 1; // §20.2: ancestors touch
       if (fk >= 0 && all[fk].type !== 'and') {
         if (next[fk] < 0) pick[i] = fk + 1;
         else if (allIn || inView[i]) {
