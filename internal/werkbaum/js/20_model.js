@@ -142,13 +142,13 @@
   // no node's id has to be looked up. The reverse pass then adds the ancestors. (A marked
   // duplicate outside the view only marks its own ancestors, which are outside the view
   // too, and touches are only read for options of groups in view.)
-  function touchedBySelf(doc, byId, depNodes, referenced) {
+  function touchedBySelf(doc, byId, depNodes, referenced, refIds) {
     var all = doc.all;
     var touch = new Uint8Array(all.length);
     var i;
     for (i = 0; i < depNodes.length; i++) touch[depNodes[i]] = 1;
-    for (var id in referenced) {
-      var t = byId[id];
+    for (i = 0; i < refIds.length; i++) {
+      var t = byId[refIds[i]];
       if (t !== undefined) touch[t.index] = 1;
     }
     var ws = doc.warnings;
@@ -295,6 +295,7 @@
     }
     if (anyDep) {
       referenced = Object.create(null);
+      var refIds = []; // the keys of referenced (for-in is slow in goja)
       depT = new Int32Array(N);
       depLists = [NONE];
       var targets = [];
@@ -307,7 +308,10 @@
         var deps = all[i].deps;
         var t = [];
         for (j = 0; j < deps.length; j++) {
-          referenced[deps[j]] = true;
+          if (referenced[deps[j]] !== true) {
+            referenced[deps[j]] = true;
+            refIds.push(deps[j]);
+          }
           var target = byId[deps[j]];
           if (target === undefined) continue;
           var ti = target.index;
@@ -333,7 +337,7 @@
     var first = new Int32Array(N).fill(-1); // first path child (§20), -1 if none
     var next = new Int32Array(N); // next path child of the same parent, -1 at the end
     var pick = new Int32Array(N); // disjunctive nodes: local choice + 1 (§20.3); else 0
-    var touch = anyDep ? touchedBySelf(doc, byId, depNodes, referenced) : null;
+    var touch = anyDep ? touchedBySelf(doc, byId, depNodes, referenced, refIds) : null;
     var coupled = null; // coupled groups, reverse pre-order for now
     var coupledOf = null; // parent index → coupled group
     for (i = N - 1; i >= 0; i--) {
