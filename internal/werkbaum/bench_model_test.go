@@ -2,6 +2,8 @@ package werkbaum
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -99,4 +101,103 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// equivScript loads the previous implementation of the model passes (js/test/ref/*.js.ref,
+// the straightforward rule-by-rule code the fused passes replaced) as Werkbaum._ref, a
+// namespace that inherits the parser and texts, and adds _equiv(text, show), which returns
+// the JSON of everything 50_analyze.js and 55_inspect.js read from the model, the path and
+// the loads, once from the current passes and once from the reference.
+func equivScript(t *testing.T) string {
+	src := "Werkbaum._ref = (function (Werkbaum) {\n"
+	for _, f := range []string{"20_model.js", "30_path.js", "35_loads.js", "40_warnings.js"} {
+		b, err := os.ReadFile(filepath.Join("js", "test", "ref", f+".ref"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src += string(b) + "\n"
+	}
+	return src + `return Werkbaum;
+})(Object.create(Werkbaum));
+Werkbaum._equiv = function (text, show) {
+  function view(X) {
+    var doc = Werkbaum.parse(text);
+    var m = X._model(doc, { showDiscarded: show });
+    var p = X._cheapPath(m);
+    var l = X._loads(m, p);
+    var mixed = X._mixedGate(m);
+    var N = doc.all.length;
+    var cols = {};
+    ['inView', 'assumed', 'ownCost', 'eff', 'taiga', 'ticket', 'collapsed'].forEach(function (k) {
+      var a = [];
+      for (var i = 0; i < N; i++) a.push(m[k][i]);
+      cols[k] = a;
+    });
+    var inSet = [], station = [];
+    for (var i = 0; i < N; i++) {
+      inSet.push(p.inSet[i]);
+      station.push(p.station[i]);
+    }
+    var over = l.overloadedAssignee ? [{ type: 'assigneeOverload', tag: l.overloadedAssignee.tag }] : [];
+    var ws = X._finalWarnings(doc.warnings, p.exact ? [] : [{ type: 'cheapApprox' }], over, mixed);
+    return JSON.stringify({
+      roots: m.roots.length, dropped: m.discardedRootsDropped, cols: cols,
+      path: { exact: p.exact, choice: p.choice, cost: p.cost, inSet: inSet, station: station },
+      loads: l, mixed: mixed, warnings: ws.map(function (w) { return [w.type, w.line, X._warningText(w)]; })
+    });
+  }
+  return [view(Werkbaum), view(Werkbaum._ref)];
+};`
+}
+
+// TestModelPassesEqualTheReferenceInGoja runs the current and the previous model passes in
+// goja (typed arrays, fill, slice and the rest of what the fused passes use) on the shared
+// examples and the generated benchmark plans, with and without showDiscarded, and requires
+// identical results. js/test/model_equiv.test.js does the same under Node on thousands of
+// generated plans.
+func TestModelPassesEqualTheReferenceInGoja(t *testing.T) {
+	e, err := newEngine(Options{CacheEntries: -1}, equivScript(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := e.borrow(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.release(rt)
+	fn, ok := goja.AssertFunction(rt.vm.Get("Werkbaum").ToObject(rt.vm).Get("_equiv"))
+	if !ok {
+		t.Fatal("no _equiv")
+	}
+	plans := map[string]string{
+		"small":     smallPlan,
+		"big2000":   bigPlan(2000, 7),
+		"coupled14": coupledPlan(14),
+		"coupled15": coupledPlan(15),
+		"dropped":   "[-] Old #old\n  - A #a\nNew (L) @ann\n  - [~] B :#a,#b @bo\n  | > C #b (S)\n  = D\n  + [/] E !!!\n",
+	}
+	dir := filepath.Join(sharedDir(t), "werkbaum", "examples")
+	names, _ := filepath.Glob(filepath.Join(dir, "*.werkbaum"))
+	for _, n := range names {
+		src, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans[filepath.Base(n)] = string(src)
+	}
+	if len(names) == 0 {
+		t.Log("shared examples not available; generated plans only")
+	}
+	for name, text := range plans {
+		for _, show := range []bool{false, true} {
+			v, err := fn(goja.Undefined(), rt.vm.ToValue(text), rt.vm.ToValue(show))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			pair := v.Export().([]any)
+			if pair[0] != pair[1] {
+				t.Errorf("%s (showDiscarded %v): current and reference passes differ\ncurrent:   %.600s\nreference: %.600s", name, show, pair[0], pair[1])
+			}
+		}
+	}
 }
