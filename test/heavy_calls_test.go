@@ -1,0 +1,96 @@
+package test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestHeavyCallsKeepHealthzAnswering: a burst of werkbaum_inspect calls on the big
+// example plan (more calls at once than the daemon lets run) is answered completely and
+// identically, and /healthz keeps answering 200 while they run. The heavy-call bound
+// (api.Options.HeavyCalls) makes the excess calls wait instead of crowding out the cheap
+// doors; this test asserts the behaviour, docs/bench-load.md records the latencies.
+func TestHeavyCallsKeepHealthzAnswering(t *testing.T) {
+	example, err := os.ReadFile(filepath.Join(sharedDir(), "werkbaum", "examples", "werkbaum.werkbaum"))
+	if err != nil {
+		t.Skipf("the Werkbaum example plan is not available: %v", err)
+	}
+	d, _ := startPlanDaemon(t, planFile{Key: "big", Text: string(example)})
+	c := newMCPClient(d)
+	first := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "big"}, nil)
+
+	const callers, perCaller = 32, 2
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		answered atomic.Int32
+		mu       sync.Mutex
+		failures []string
+	)
+	stopProbe := make(chan struct{})
+	probes := make(chan [2]int, 1)
+	var worst time.Duration // written by the probe goroutine, read after it reported
+	go func() { // /healthz on its own connection, every 20 ms, until the burst is over
+		hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+		ok, failed := 0, 0
+		for {
+			select {
+			case <-stopProbe:
+				probes <- [2]int{ok, failed}
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			t0 := time.Now()
+			resp, err := hc.Get(d.URL + "/healthz")
+			worst = max(worst, time.Since(t0))
+			if err == nil {
+				resp.Body.Close()
+			}
+			if err != nil || resp.StatusCode != http.StatusOK {
+				failed++
+			} else if answered.Load() < callers*perCaller {
+				ok++ // answered while inspections were still outstanding
+			}
+		}
+	}()
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range perCaller {
+				a, err := c.call(ctx, "werkbaum_inspect", map[string]any{"plan": "big"})
+				answered.Add(1)
+				mu.Lock()
+				switch {
+				case err != nil:
+					failures = append(failures, err.Error())
+				case a.IsError:
+					failures = append(failures, "tool error: "+a.Text)
+				case string(a.Structured) != string(first.Structured):
+					failures = append(failures, "an inspection differs from the first one")
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(stopProbe)
+	p := <-probes
+	if len(failures) > 0 {
+		t.Fatalf("%d of %d inspections failed, first: %s", len(failures), callers*perCaller, failures[0])
+	}
+	if p[1] > 0 {
+		t.Errorf("/healthz failed %d times during the burst", p[1])
+	}
+	if p[0] == 0 {
+		t.Errorf("/healthz was never answered while inspections were outstanding")
+	}
+	t.Logf("%d inspections answered; /healthz answered %d times meanwhile, the slowest in %s", callers*perCaller, p[0], worst)
+}
