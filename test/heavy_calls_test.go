@@ -36,8 +36,10 @@ func TestHeavyCallsKeepHealthzAnswering(t *testing.T) {
 	)
 	stopProbe := make(chan struct{})
 	probes := make(chan [2]int, 1)
-	var worst time.Duration // written by the probe goroutine, read after it reported
-	go func() { // /healthz on its own connection, every 20 ms, until the burst is over
+	// worst is written by the probe goroutine and read after it reported.
+	var worst time.Duration
+	// /healthz on its own connection, every 20 ms, until the burst is over.
+	go func() {
 		hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 		ok, failed := 0, 0
 		for {
