@@ -7,14 +7,15 @@
 // (doc.all order). opts.showDiscarded keeps discarded roots (editor option, default off).
 //
 // Cost model (goja): every property read, array access or call is an interpreted operation
-// of 0.1–0.3 µs and every object or array an allocation, so the model is two passes over
-// doc.all that write per-node columns, with no per-node objects or lists:
-//   * forward (pre-order): view, progress rank, taiga, ticket, fold marks, mixedGate, deps;
-//   * reverse (children before parents): assumed size, own cost, the path children of each
-//     node as a linked list (first[i], next[c] in document order), the local choice of each
-//     alternative group and the coupled groups of §20 (30_path.js reads these columns).
-// doc.all is pre-order, so a parent always precedes its children and the reverse pass sees
-// every child of a node before the node itself.
+// of 0.1–0.3 µs (an index or number of 256 and more is also a small allocation), and every
+// object or array an allocation. So the model is ONE pass over doc.all (pre-order: a parent
+// before its children) that writes per-node columns, with no per-node objects or lists: view,
+// progress rank, taiga, ticket, fold marks, the renderer's mixedGate walk, dependencies, the
+// assumed size and own cost of nodes with a stated size, and the path children of every node
+// as linked columns (first[i], next[c], in document order). What needs the children first
+// works on short lists afterwards: the assumed size of unsized nodes (reverse pre-order),
+// §20.2 touches (marked upwards from the nodes that touch by themselves) and the local choice
+// and coupling of the choice groups. 30_path.js and 35_loads.js read these columns.
 (function (W) {
   'use strict';
 
@@ -135,21 +136,22 @@
     }
   }
 
-  // touchedBySelf marks the nodes in view that touch by themselves (§20.2): those with
-  // dependencies and those whose id some dependency names. The named nodes are byId's node
-  // (the first in view) plus the later nodes with the same id, which the parser reports as
-  // duplicateId warnings (their line is the node's first line; all is sorted by line), so
-  // no node's id has to be looked up. The reverse pass then adds the ancestors. (A marked
-  // duplicate outside the view only marks its own ancestors, which are outside the view
-  // too, and touches are only read for options of groups in view.)
-  function touchedBySelf(doc, byId, depNodes, referenced, refIds) {
+  // touches computes §20.2 for the nodes in view: a node touches if it has dependencies,
+  // if some dependency names its id, or if a descendant touches. The nodes named by an id
+  // are byId's node (the first in view) and the later nodes with the same id, which the
+  // parser reports as duplicateId warnings (their line is the node's first line; all is
+  // sorted by line), so no node's id has to be looked up. Each such node marks itself and
+  // its ancestors up to the first one already marked (2 = marked with all its ancestors).
+  // A marked duplicate outside the view only marks ancestors outside the view, and touches
+  // are only read for options of groups in view.
+  function touches(doc, byId, depNodes, referenced, refIds) {
     var all = doc.all;
     var touch = new Uint8Array(all.length);
     var i;
-    for (i = 0; i < depNodes.length; i++) touch[depNodes[i]] = 1;
+    for (i = 0; i < depNodes.length; i++) up(all, touch, depNodes[i]);
     for (i = 0; i < refIds.length; i++) {
       var t = byId[refIds[i]];
-      if (t !== undefined) touch[t.index] = 1;
+      if (t !== undefined) up(all, touch, t.index);
     }
     var ws = doc.warnings;
     for (i = 0; i < ws.length; i++) {
@@ -162,9 +164,17 @@
         if (all[mid].line < w.line) lo = mid + 1;
         else hi = mid;
       }
-      if (all[lo].line === w.line) touch[lo] = 1;
+      if (all[lo].line === w.line) up(all, touch, lo);
     }
     return touch;
+  }
+
+  function up(all, touch, x) {
+    for (; x >= 0 && touch[x] !== 2; x = all[x].parent) touch[x] = 2;
+  }
+
+  function byParent(a, b) {
+    return a.parent - b.parent;
   }
 
   // rescue implements the rescue part of §17 for the '<' targets followed by the focused
@@ -226,8 +236,16 @@
     var focused = null;
     var hideDepth = -1; // depth of the hidden (discarded, not shown) subtree being walked
     var inV = true;
+    var A = new Int32Array(N); // assumed size rank (§11)
+    var O = new Int32Array(N); // own cost (§11)
+    var first = new Int32Array(N).fill(-1); // first path child (§20), -1 if none
+    var last = new Int32Array(N).fill(-1); // last path child so far
+    var next = new Int32Array(N).fill(-1); // next path child of the same parent, -1 at the end
+    var pick = new Int32Array(N); // disjunctive nodes: local choice + 1 (§20.3); else 0
+    var unsized = null; // nodes without a stated size (§11 needs their children first)
+    var groupsAt = null; // parents with two or more path children, the first disjunctive
 
-    // Forward pass.
+    // The pass over the nodes (pre-order: a parent before its children).
     for (i = 0; i < N; i++) {
       n = all[i];
       p = n.parent;
@@ -253,6 +271,27 @@
       else {
         var label = n.label;
         ticket[i] = label.indexOf('#') < 0 ? null : ticketInLabel(label);
+      }
+      // §11 for a stated size; the others after the pass.
+      var size = n.size;
+      if (size !== null) {
+        var a = SIZE_RANK[size];
+        A[i] = a;
+        O[i] = r >= 4 ? 0 : a + 1;
+      } else (unsized || (unsized = [])).push(i);
+      // §20 path children (not discarded, not optional unless started), appended in
+      // document order; a parent whose first path child is disjunctive gets that child as
+      // its pick, and becomes a choice group with its second path child.
+      if (p >= 0 && !disc && (r === 2 || r === 3 || !n.optional)) {
+        var lk = last[p];
+        if (lk < 0) {
+          first[p] = i;
+          if (n.type !== 'and') pick[p] = i + 1;
+        } else {
+          next[lk] = i;
+          if (pick[p] === lk + 1 && first[p] === lk) (groupsAt || (groupsAt = [])).push(p);
+        }
+        last[p] = i;
       }
       if (!inV) continue;
       if (n.deps.length) (depNodes || (depNodes = [])).push(i);
@@ -283,6 +322,17 @@
       }
     }
 
+    // §11 for the nodes without a stated size, children before parents: their children
+    // come later in pre-order, so the reverse of the list will do.
+    if (unsized !== null) {
+      for (j = unsized.length - 1; j >= 0; j--) {
+        i = unsized[j];
+        var au = assumedUnsized(all, rk, A, next, first[i]);
+        A[i] = au;
+        O[i] = rk[i] >= 4 ? 0 : au + 1;
+      }
+    }
+
     // Dependencies resolve against byId (complete only now: forward references).
     var anyDep = depNodes !== null;
     var referenced = null;
@@ -293,6 +343,7 @@
       eff = new Int32Array(N);
       for (i = 0; i < N; i++) eff[i] = inView[i] ? rk[i] : -1;
     }
+    var touch = null;
     if (anyDep) {
       referenced = Object.create(null);
       var refIds = []; // the keys of referenced (for-in is slow in goja)
@@ -329,70 +380,51 @@
         }
       }
       effectiveRanks(eff, targets, dependents, depOn);
+      touch = touches(doc, byId, depNodes, referenced, refIds);
     }
 
-    // Reverse pass.
-    var A = new Int32Array(N); // assumed size rank (§11)
-    var O = new Int32Array(N); // own cost (§11)
-    var first = new Int32Array(N).fill(-1); // first path child (§20), -1 if none
-    var next = new Int32Array(N); // next path child of the same parent, -1 at the end
-    var pick = new Int32Array(N); // disjunctive nodes: local choice + 1 (§20.3); else 0
-    var touch = anyDep ? touchedBySelf(doc, byId, depNodes, referenced, refIds) : null;
-    var coupled = null; // coupled groups, reverse pre-order for now
+    // Choice groups (§20.3): local choice = cheapest of the pool (realized path children if
+    // any, else all), ties to the earliest; coupled if the document has dependencies, the
+    // pool has more than one member and one of them touches.
+    var coupled = null;
     var coupledOf = null; // parent index → coupled group
-    for (i = N - 1; i >= 0; i--) {
-      n = all[i];
-      r = rk[i];
-      var fk = first[i];
-      var size = n.size;
-      var a = size !== null ? SIZE_RANK[size] : assumedUnsized(all, rk, A, next, fk);
-      A[i] = a;
-      O[i] = r >= 4 ? 0 : a + 1;
-      p = n.parent;
-      if (anyDep && p >= 0 && touch[i] === 1) touch[p] = 1; // §20.2: ancestors touch
-      if (fk >= 0 && all[fk].type !== 'and') {
-        if (next[fk] < 0) pick[i] = fk + 1;
-        else if (allIn || inView[i]) {
-          // A choice group (§20.3): local choice = cheapest of the pool (realized path
-          // children if any, else all), ties to the earliest.
-          var lAll = fk;
-          var lR = -1;
-          var nAll = 0;
-          var nR = 0;
-          var tAll = false;
-          var tR = false;
-          for (var c = fk; c >= 0; c = next[c]) {
-            var oc = O[c];
-            nAll++;
-            if (oc < O[lAll]) lAll = c;
-            var tc = anyDep && touch[c] === 1;
-            if (tc) tAll = true;
-            if (rk[c] >= 2) {
-              nR++;
-              if (lR < 0 || oc < O[lR]) lR = c;
-              if (tc) tR = true;
-            }
-          }
-          pick[i] = (nR ? lR : lAll) + 1;
-          if (anyDep && (nR ? nR : nAll) > 1 && (nR ? tR : tAll)) {
-            var pool = [];
-            for (c = fk; c >= 0; c = next[c]) if (!nR || rk[c] >= 2) pool.push(c);
-            var g = { parent: i, pool: pool, local: pick[i] - 1, coupled: true, ci: -1 };
-            (coupled || (coupled = [])).push(g);
-            (coupledOf || (coupledOf = Object.create(null)))[i] = g;
+    if (groupsAt !== null) {
+      for (j = 0; j < groupsAt.length; j++) {
+        i = groupsAt[j];
+        if (!allIn && !inView[i]) continue;
+        var fk = first[i];
+        var lAll = fk;
+        var lR = -1;
+        var nAll = 0;
+        var nR = 0;
+        var tAll = false;
+        var tR = false;
+        for (var c = fk; c >= 0; c = next[c]) {
+          var oc = O[c];
+          nAll++;
+          if (oc < O[lAll]) lAll = c;
+          var tc = anyDep && touch[c] !== 0;
+          if (tc) tAll = true;
+          if (rk[c] >= 2) {
+            nR++;
+            if (lR < 0 || oc < O[lR]) lR = c;
+            if (tc) tR = true;
           }
         }
-      }
-      // Link i into its parent's path children (§20): not discarded, and not optional
-      // unless started.
-      if (p >= 0 && (r !== 0 || !isDiscarded(n)) && (r === 2 || r === 3 || !n.optional)) {
-        next[i] = first[p];
-        first[p] = i;
+        pick[i] = (nR ? lR : lAll) + 1;
+        if (anyDep && (nR ? nR : nAll) > 1 && (nR ? tR : tAll)) {
+          var pool = [];
+          for (c = fk; c >= 0; c = next[c]) if (!nR || rk[c] >= 2) pool.push(c);
+          var g = { parent: i, pool: pool, local: pick[i] - 1, coupled: true, ci: -1 };
+          (coupled || (coupled = [])).push(g);
+          (coupledOf || (coupledOf = Object.create(null)))[i] = g;
+        }
       }
     }
     if (coupled === null) coupled = NONE;
     else {
-      coupled.reverse();
+      // groupsAt is in the order of the second children: back to pre-order of the parents.
+      if (coupled.length > 1) coupled.sort(byParent);
       for (i = 0; i < coupled.length; i++) coupled[i].ci = i;
     }
 
