@@ -76,7 +76,7 @@ func (o Options) mapSize() int {
 }
 
 // errNotOpen is returned while the database is closed: after Close, or after a reopen
-// failed entirely (the next transaction tries again).
+// failed entirely (then the next transaction tries again).
 var errNotOpen = errors.New("state database is not open")
 
 // DB is the daemon's state database.
@@ -97,6 +97,7 @@ type DB struct {
 	mu       sync.RWMutex // read-locked by each transaction, write-locked to reopen
 	bolt     *bbolt.DB    // nil while not open
 	readOnly bool         // opened read-only after opening for writing failed
+	closed   bool         // Close was called: no reopen any more
 }
 
 // Open opens (or creates) the database at path. A second daemon on the same state
@@ -159,6 +160,7 @@ func (d *DB) Bolt() *bbolt.DB {
 func (d *DB) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.closed = true
 	if d.bolt == nil {
 		return nil
 	}
@@ -192,9 +194,12 @@ func (d *DB) Batch(fn func(*bbolt.Tx) error) error {
 func (d *DB) run(write bool, tx func(*bbolt.DB) error) error {
 	for attempt := 0; ; attempt++ {
 		d.mu.RLock()
-		b, readOnly := d.bolt, d.readOnly
+		b, readOnly, closed := d.bolt, d.readOnly, d.closed
 		var err error
 		switch {
+		case closed:
+			d.mu.RUnlock()
+			return errNotOpen
 		case b == nil:
 			err = errNotOpen
 		case write && readOnly:
@@ -232,6 +237,9 @@ func (d *DB) needsReopen(b *bbolt.DB, readOnly, write bool, err error) bool {
 func (d *DB) reopen(old *bbolt.DB, write bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed {
+		return errNotOpen
+	}
 	if d.bolt != old {
 		return nil
 	}

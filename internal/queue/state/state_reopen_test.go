@@ -174,3 +174,26 @@ func TestReadOnlyDiskThenWritableAgain(t *testing.T) {
 	defer db2.Close()
 	checkSeeded(t, db2, until, 43)
 }
+
+// TestNoReopenAfterClose: a transaction after Close (a late history flush during
+// shutdown) fails and does not open the file again, so its lock is free for the next
+// daemon.
+func TestNoReopenAfterClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "talkd.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := db.SaveMute(queue.MuteState{Muted: true}); !errors.Is(err, errNotOpen) {
+		t.Fatalf("write after Close: %v, want %v", err, errNotOpen)
+	}
+	if _, err := db.LoadMute(); !errors.Is(err, errNotOpen) {
+		t.Fatalf("read after Close: %v, want %v", err, errNotOpen)
+	}
+	next, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("the file is still held after Close: %v", err)
+	}
+	next.Close()
+}
