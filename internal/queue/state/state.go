@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -130,14 +131,22 @@ func Open(path string, opts Options) (*DB, error) {
 	return d, nil
 }
 
-// open opens the file with bbolt, read-write or read-only.
+// open opens the file with bbolt, read-write or read-only. Where the address space is
+// limited (ulimit -v) so that the reserved mapping is refused, it opens the file with
+// bbolt's growing mapping instead and says so in the log.
 func (d *DB) open(readOnly bool) (*bbolt.DB, error) {
-	b, err := bbolt.Open(d.path, 0o600, &bbolt.Options{
+	opts := bbolt.Options{
 		Timeout:         lockTimeout,
 		InitialMmapSize: d.opts.mapSize(),
 		ReadOnly:        readOnly,
 		OpenFile:        d.opts.openFile,
-	})
+	}
+	b, err := bbolt.Open(d.path, 0o600, &opts)
+	if err != nil && opts.InitialMmapSize > 0 && errors.Is(err, syscall.ENOMEM) {
+		d.opts.Log.Warn("state database: the address space for its mapping was refused; it is mapped as it grows", "path", d.path, "size", opts.InitialMmapSize, "err", err)
+		opts.InitialMmapSize = 0
+		b, err = bbolt.Open(d.path, 0o600, &opts)
+	}
 	if err != nil {
 		if errors.Is(err, bbolt.ErrTimeout) {
 			return nil, fmt.Errorf("state database %s is locked: is another talkd running with the same state directory?", d.path)

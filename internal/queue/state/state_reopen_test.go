@@ -197,3 +197,23 @@ func TestNoReopenAfterClose(t *testing.T) {
 	}
 	next.Close()
 }
+
+// TestMappingRefusedFallsBack: when the reserved mapping is refused (here: more address
+// space than a process has; in the field: ulimit -v), the database opens with bbolt's
+// growing mapping and works.
+func TestMappingRefusedFallsBack(t *testing.T) {
+	var logs bytes.Buffer
+	db, err := Open(filepath.Join(t.TempDir(), "talkd.db"), Options{MapSize: 1 << 47, Log: logTo(&logs)})
+	if err != nil {
+		t.Fatalf("open with a refused mapping: %v", err)
+	}
+	defer db.Close()
+	if !strings.Contains(logs.String(), "mapped as it grows") {
+		t.Fatalf("no fallback logged:\n%s", logs.String())
+	}
+	until := seed(t, db)
+	if err := db.SaveHistory(bigEntries(4, 40), 1000); err != nil {
+		t.Fatal(err)
+	}
+	checkSeeded(t, db, until, 43)
+}
