@@ -146,12 +146,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("notation engine: %w", err)
 		}
-		gitMirror, err := mirror.NewMirror(mirror.MirrorOptions{DB: db.Bolt(), Log: log})
+		gitMirror, err := mirror.NewMirror(mirror.MirrorOptions{DB: db, Log: log})
 		if err != nil {
 			return err
 		}
 		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: q, Log: log})
-		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: db.Bolt(), Lanes: &queue.Lanes{}, Log: log,
+		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: db, Lanes: &queue.Lanes{}, Log: log,
 			AfterWrite: recorder.AfterWrite, MirrorState: recorder.State})
 		if err != nil {
 			return err

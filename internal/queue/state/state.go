@@ -156,10 +156,10 @@ func (d *DB) open(readOnly bool) (*bbolt.DB, error) {
 	return b, nil
 }
 
-// Bolt returns the current bbolt handle, for stores that have not moved to View, Update
-// and Batch yet. The handle is closed and replaced when the database is reopened after a
-// failed mapping; a holder of the old handle then gets bbolt.ErrDatabaseNotOpen.
-func (d *DB) Bolt() *bbolt.DB {
+// handle returns the current bbolt handle (tests). It is closed and replaced when the
+// database is reopened after a failed mapping, which is why every store goes through View,
+// Update and Batch instead of holding it.
+func (d *DB) handle() *bbolt.DB {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.bolt

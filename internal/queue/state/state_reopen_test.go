@@ -20,7 +20,7 @@ import (
 // breakNextMapping makes bbolt's next remap of db fail (a file mapping with MAP_HUGETLB
 // is refused with EINVAL), as an ext4 file system that turned read-only refuses it with
 // EROFS. A handle opened afterwards maps normally: the flag lives on the old handle.
-func breakNextMapping(db *DB) { db.Bolt().MmapFlags = syscall.MAP_HUGETLB }
+func breakNextMapping(db *DB) { db.handle().MmapFlags = syscall.MAP_HUGETLB }
 
 // bigEntries returns n history entries from seq on whose texts need several pages, so
 // that saving them grows the file beyond a small mapping.
@@ -75,12 +75,12 @@ func TestReopenAfterFailedMapping(t *testing.T) {
 	}
 	defer db.Close()
 	until := seed(t, db)
-	old := db.Bolt()
+	old := db.handle()
 	breakNextMapping(db)
 	if err := db.SaveHistory(bigEntries(4, 40), 1000); err != nil {
 		t.Fatalf("write across the failed mapping: %v", err)
 	}
-	if db.Bolt() == old || !strings.Contains(logs.String(), "reopened after a failed mapping") {
+	if db.handle() == old || !strings.Contains(logs.String(), "reopened after a failed mapping") {
 		t.Fatalf("the database was not reopened; log:\n%s", logs.String())
 	}
 	checkSeeded(t, db, until, 43)
@@ -109,12 +109,12 @@ func TestDefaultMappingNeverRemaps(t *testing.T) {
 	}
 	defer db.Close()
 	until := seed(t, db)
-	old := db.Bolt()
+	old := db.handle()
 	breakNextMapping(db)
 	if err := db.SaveHistory(bigEntries(4, 400), 1000); err != nil {
 		t.Fatalf("write of 1.6 MB: %v", err)
 	}
-	if db.Bolt() != old || logs.Len() != 0 {
+	if db.handle() != old || logs.Len() != 0 {
 		t.Fatalf("reopened although the mapping should not have changed; log:\n%s", logs.String())
 	}
 	checkSeeded(t, db, until, 403)

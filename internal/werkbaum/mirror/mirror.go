@@ -23,7 +23,7 @@ import (
 // staged or changed stays exactly as it was. Writes whose commit failed stay pending and
 // go into the next commit; the pending list survives a restart in the state database.
 type Mirror struct {
-	db      *bbolt.DB
+	db      Database
 	log     *slog.Logger
 	now     func() time.Time
 	gitBin  string
@@ -33,11 +33,18 @@ type Mirror struct {
 	states map[string]*planState
 }
 
+// Database runs the mirror's transactions: a *bbolt.DB, or the daemon's state.DB, which
+// reopens its file after a failed mapping.
+type Database interface {
+	View(fn func(*bbolt.Tx) error) error
+	Update(fn func(*bbolt.Tx) error) error
+}
+
 // MirrorOptions wire a Mirror.
 type MirrorOptions struct {
 	// DB keeps each plan's pending writes and last commit across restarts (bucket
 	// "mirror"); nil keeps them in memory only.
-	DB  *bbolt.DB
+	DB  Database
 	Log *slog.Logger
 	Now func() time.Time
 	// Git is the git command; default "git" from PATH.

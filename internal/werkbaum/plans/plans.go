@@ -32,11 +32,20 @@ type Serializer interface {
 	Do(ctx context.Context, key string, fn func() error) error
 }
 
+// Database runs the transactions that keep revisions and the request journal: a
+// *bbolt.DB, or the daemon's state.DB, which reopens its file after a failed mapping (a disk
+// gone read-only) so that the plan store keeps working without a restart.
+type Database interface {
+	View(fn func(*bbolt.Tx) error) error
+	Update(fn func(*bbolt.Tx) error) error
+	Batch(fn func(*bbolt.Tx) error) error
+}
+
 // Options wire a Service.
 type Options struct {
 	Plans  []config.Plan
 	Engine *werkbaum.Engine
-	DB     *bbolt.DB
+	DB     Database
 	Lanes  Serializer
 	Log    *slog.Logger
 	Now    func() time.Time
@@ -67,7 +76,7 @@ type WriteEvent struct {
 // Service is the plan store: files, revisions and the request journal.
 type Service struct {
 	engine *werkbaum.Engine
-	db     *bbolt.DB
+	db     Database
 	lanes  Serializer
 	log    *slog.Logger
 	now    func() time.Time
