@@ -198,6 +198,15 @@
     }
   }
 
+  // minusOnes returns an Int32Array of n entries -1. A native call on a typed array costs
+  // about as much as filling a few dozen entries in script.
+  function minusOnes(n) {
+    var a = new Int32Array(n);
+    if (n > 48) a.fill(-1);
+    else for (var i = 0; i < n; i++) a[i] = -1;
+    return a;
+  }
+
   function byIndex(a, b) {
     return a - b;
   }
@@ -238,9 +247,9 @@
     var inV = true;
     var A = new Int32Array(N); // assumed size rank (§11)
     var O = new Int32Array(N); // own cost (§11)
-    var first = new Int32Array(N).fill(-1); // first path child (§20), -1 if none
-    var last = new Int32Array(N).fill(-1); // last path child so far
-    var next = new Int32Array(N).fill(-1); // next path child of the same parent, -1 at the end
+    var first = minusOnes(N); // first path child (§20), -1 if none
+    var last = minusOnes(N); // last path child so far
+    var next = minusOnes(N); // next path child of the same parent, -1 at the end
     var pick = new Int32Array(N); // disjunctive nodes: local choice + 1 (§20.3); else 0
     var unsized = null; // nodes without a stated size (§11 needs their children first)
     var groupsAt = null; // parents with two or more path children, the first disjunctive
