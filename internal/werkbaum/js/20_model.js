@@ -403,7 +403,9 @@
         if (!allIn && !inView[i]) continue;
         var fk = first[i];
         var lAll = fk;
+        var oAll = O[fk];
         var lR = -1;
+        var oR = 0;
         var nAll = 0;
         var nR = 0;
         var tAll = false;
@@ -411,12 +413,18 @@
         for (var c = fk; c >= 0; c = next[c]) {
           var oc = O[c];
           nAll++;
-          if (oc < O[lAll]) lAll = c;
+          if (oc < oAll) {
+            lAll = c;
+            oAll = oc;
+          }
           var tc = anyDep && touch[c] !== 0;
           if (tc) tAll = true;
           if (rk[c] >= 2) {
             nR++;
-            if (lR < 0 || oc < O[lR]) lR = c;
+            if (lR < 0 || oc < oR) {
+              lR = c;
+              oR = oc;
+            }
             if (tc) tR = true;
           }
         }
