@@ -35,19 +35,26 @@ func TestHeavyCallsKeepHealthzAnswering(t *testing.T) {
 		failures []string
 	)
 	stopProbe := make(chan struct{})
+	began := make(chan struct{}) // closed when the first inspection is sent
+	var beganOnce sync.Once
 	probes := make(chan [2]int, 1)
 	// worst is written by the probe goroutine and read after it reported.
 	var worst time.Duration
-	// /healthz on its own connection, every 20 ms, until the burst is over.
+	// /healthz on its own connection, from the first inspection on, every 5 ms until the
+	// burst is over.
 	go func() {
 		hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 		ok, failed := 0, 0
+		select {
+		case <-began:
+		case <-stopProbe:
+		}
 		for {
 			select {
 			case <-stopProbe:
 				probes <- [2]int{ok, failed}
 				return
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(5 * time.Millisecond):
 			}
 			t0 := time.Now()
 			resp, err := hc.Get(d.URL + "/healthz")
@@ -58,7 +65,7 @@ func TestHeavyCallsKeepHealthzAnswering(t *testing.T) {
 			if err != nil || resp.StatusCode != http.StatusOK {
 				failed++
 			} else if answered.Load() < callers*perCaller {
-				ok++ // answered while inspections were still outstanding
+				ok++ // answered while inspections were still outstanding (counted after the answer)
 			}
 		}
 	}()
@@ -67,6 +74,7 @@ func TestHeavyCallsKeepHealthzAnswering(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range perCaller {
+				beganOnce.Do(func() { close(began) })
 				a, err := c.call(ctx, "werkbaum_inspect", map[string]any{"plan": "big"})
 				answered.Add(1)
 				mu.Lock()
