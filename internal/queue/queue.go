@@ -154,7 +154,7 @@ type Voice struct {
 	stopCurrent  context.CancelFunc // ends the current utterance, in synthesis or playing
 	cancelAhead  context.CancelFunc // ends the look-ahead synthesis of the next one
 	cancelRun    context.CancelFunc // ends Run (Close past its deadline)
-	history      []*Entry           // oldest first, bounded by cfg.HistorySize
+	history      []*Entry           // oldest first; the newest cfg.HistorySize count (recentLocked)
 	dirty        map[*Entry]struct{}
 	wake         chan struct{}
 	runDone      chan struct{}
@@ -282,7 +282,12 @@ func (v *Voice) newEntry(a Announcement, now time.Time) *Entry {
 		Received: now,
 	}
 	v.history = append(v.history, e)
-	if over := len(v.history) - v.cfg.HistorySize; over > 0 {
+	// The history keeps its newest HistorySize entries (recentLocked). Dropping the oldest
+	// one per announcement copied the whole slice every time once it was full (the largest
+	// of talkd's own costs per tools/call under load); trimming only when the slice holds
+	// twice the bound copies once per HistorySize announcements.
+	if size := v.cfg.HistorySize; len(v.history) >= 2*size {
+		over := len(v.history) - size
 		for _, old := range v.history[:over] {
 			delete(v.dirty, old)
 		}
@@ -290,6 +295,15 @@ func (v *Voice) newEntry(a Announcement, now time.Time) *Entry {
 	}
 	v.dirty[e] = struct{}{}
 	return e
+}
+
+// recentLocked returns the history's newest HistorySize entries, oldest first. Caller holds
+// v.mu.
+func (v *Voice) recentLocked() []*Entry {
+	if over := len(v.history) - v.cfg.HistorySize; over > 0 {
+		return v.history[over:]
+	}
+	return v.history
 }
 
 func (v *Voice) touch(e *Entry) { v.dirty[e] = struct{}{} }
@@ -410,12 +424,13 @@ func (v *Voice) Status() Status {
 func (v *Voice) History(limit int) []Entry {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if limit <= 0 || limit > len(v.history) {
-		limit = len(v.history)
+	recent := v.recentLocked()
+	if limit <= 0 || limit > len(recent) {
+		limit = len(recent)
 	}
 	out := make([]Entry, 0, limit)
-	for i := len(v.history) - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, *v.history[i])
+	for i := len(recent) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, *recent[i])
 	}
 	return out
 }

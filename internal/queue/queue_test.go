@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -569,5 +570,66 @@ func TestNextIsSynthesizedWhileCurrentPlays(t *testing.T) {
 	}
 	if sp.preparedW[third.ID] != second.ID {
 		t.Errorf("the third was synthesized while %q played, want during the second (%s)", sp.preparedW[third.ID], second.ID)
+	}
+}
+
+// TestHistoryKeepsTheNewestEntries: the history answers the newest HistorySize entries at
+// every point, also while its slice holds more (it is trimmed only at twice the bound).
+func TestHistoryKeepsTheNewestEntries(t *testing.T) {
+	cfg := testConfig()
+	cfg.HistorySize = 4
+	v, _, _ := newTestVoice(t, cfg, &recSpeaker{})
+	if _, err := v.Mute(nil); err != nil { // muted: every announcement is recorded and dropped
+		t.Fatal(err)
+	}
+	for i := 1; i <= 19; i++ {
+		if _, err := v.Submit(context.Background(), Announcement{Text: strconv.Itoa(i), Priority: Normal}); err != nil {
+			t.Fatal(err)
+		}
+		got := v.History(0)
+		want := min(i, 4)
+		if len(got) != want {
+			t.Fatalf("after %d announcements: %d entries, want %d", i, len(got), want)
+		}
+		for k, e := range got { // newest first
+			if e.Text != strconv.Itoa(i-k) {
+				t.Fatalf("after %d announcements: entry %d is %q, want %q", i, k, e.Text, strconv.Itoa(i-k))
+			}
+		}
+		if last := v.History(2); len(last) != min(i, 2) || last[0].Text != strconv.Itoa(i) {
+			t.Fatalf("after %d announcements: History(2) = %+v", i, last)
+		}
+		v.mu.Lock()
+		n := len(v.history)
+		v.mu.Unlock()
+		if n >= 2*cfg.HistorySize {
+			t.Fatalf("after %d announcements the slice holds %d entries", i, n)
+		}
+	}
+}
+
+// BenchmarkSubmitFullHistory: the cost of recording an announcement once the history is
+// full (muted, so nothing waits or plays).
+//
+//	go test -run '^$' -bench SubmitFullHistory -benchmem ./internal/queue
+func BenchmarkSubmitFullHistory(b *testing.B) {
+	cfg := testConfig()
+	v, err := New(cfg, &recSpeaker{}, newMemStore(), time.Now, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := v.Mute(nil); err != nil {
+		b.Fatal(err)
+	}
+	a := Announcement{Text: "x", Priority: Normal}
+	for i := 0; i < cfg.HistorySize; i++ {
+		v.Submit(context.Background(), a)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := v.Submit(context.Background(), a); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -235,7 +235,7 @@ func (v *Voice) flush() {
 	if err := v.store.SaveHistory(batch, v.cfg.HistorySize); err != nil {
 		v.log.Error("save history", "err", err)
 		v.mu.Lock()
-		for _, e := range v.history {
+		for _, e := range v.recentLocked() {
 			for _, b := range batch {
 				if e.Seq == b.Seq {
 					v.dirty[e] = struct{}{}
