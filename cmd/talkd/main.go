@@ -31,6 +31,7 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
+	tuneGC(os.Getenv)
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
