@@ -412,7 +412,8 @@
   var fastOff = false;
 
   function parse(text) {
-    var lines = T.lines(text);
+    var norm = T.normalize(text);
+    var lines = norm.split('\n');
     var n = lines.length;
     var roots = [];
     var all = [];
@@ -573,23 +574,33 @@
     }
 
     // Description part (§7): lines after the first separator, comment-stripped, never glued.
+    // Most lines are text lines of an open block: the loop keeps the open block's lists in
+    // locals, and the comment and separator checks run per line only when the part has a
+    // `%%` or a `---` at all (two searches over the text instead of two per line).
     if (separatorLine !== null) {
+      var partStart = 0; // offset of the part in norm
+      for (i = 0; i < separatorLine; i++) partStart += lines[i].length + 1;
+      var mayComment = norm.indexOf('%%', partStart) >= 0;
+      var maySeparator = norm.indexOf('---', partStart) >= 0;
       var block = null; // null = none, {node: null} = SKIP, else a real block
+      var blockLines = null; // block.lines of the open block
+      var descList = null; // the target node's description entries (null: no target)
+      var descOwned = null; // the target node's owned lines
       for (i = separatorLine; i < n; i++) {
-        s = stripComment(lines[i]);
+        s = lines[i];
+        if (mayComment) s = stripComment(s);
         var ln = i + 1;
         // A later separator (also an indented one) is ignored and keeps the open block (§2);
         // like the first one it is recognised before anything else.
-        if (s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) continue;
+        if (maySeparator && s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) continue;
         var trimmed = s.trim();
         if (trimmed === '') {
-          if (block && block.node) {
-            var ba = auxOf(block.node);
-            addDescEntry(ba.desc, '');
-            ba.lines.push(ln);
-            block.lines.push(ln);
-          } else if (block) {
-            block.lines.push(ln);
+          if (block) {
+            blockLines.push(ln);
+            if (descList !== null) {
+              if (descList.length && descList[descList.length - 1] !== '') descList.push('');
+              descOwned.push(ln);
+            }
           }
           continue;
         }
@@ -597,11 +608,10 @@
         if (c0 === 32 || c0 === 9) {
           if (!block) warnings.push({ type: 'descStray', line: ln });
           else {
-            block.lines.push(ln);
-            if (block.node) {
-              var ta = auxOf(block.node);
-              addDescEntry(ta.desc, trimmed);
-              ta.lines.push(ln);
+            blockLines.push(ln);
+            if (descList !== null) {
+              descList.push(trimmed);
+              descOwned.push(ln);
             }
           }
           continue;
@@ -609,14 +619,21 @@
         var h = HEADING_RE.exec(s);
         if (h) {
           var target = byId[h[1]] || null;
-          block = { line: ln, id: h[1], node: target, lines: [ln] };
+          blockLines = [ln];
+          block = { line: ln, id: h[1], node: target, lines: blockLines };
           descBlocks.push(block);
-          if (target) auxOf(target).lines.push(ln);
-          else warnings.push({ type: 'unknownDesc', line: ln, id: h[1] });
+          descList = null;
+          if (target) {
+            var ta = auxOf(target);
+            ta.lines.push(ln);
+            descList = ta.desc;
+            descOwned = ta.lines;
+          } else warnings.push({ type: 'unknownDesc', line: ln, id: h[1] });
           continue;
         }
         warnings.push({ type: 'descStray', line: ln });
         block = null;
+        descList = null;
       }
     }
 
