@@ -1,7 +1,6 @@
 package werkbaum
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -78,19 +77,8 @@ func BenchmarkModelPasses(b *testing.B) {
 		{"big2000", bigPlan(2000, 7)},
 		{"coupled14", coupledPlan(14)},
 	}
-	e, err := newEngine(Options{CacheEntries: -1}, modelScript)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rt, err := e.borrow(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.release(rt)
-	fn, ok := goja.AssertFunction(rt.vm.Get("Werkbaum").ToObject(rt.vm).Get("_benchModel"))
-	if !ok {
-		b.Fatal("no _benchModel")
-	}
+	fns, rt := scriptFuncs(b, modelScript, "_benchModel")
+	fn := fns[0]
 	for _, plan := range plans {
 		for _, phase := range []string{"passes", "model", "path", "loads", "warnings"} {
 			b.Run(plan.name+"/"+phase, func(b *testing.B) {
@@ -172,19 +160,8 @@ Werkbaum._equiv = function (text, show) {
 // identical results. js/test/model_equiv.test.js does the same under Node on thousands of
 // generated plans.
 func TestModelPassesEqualTheReferenceInGoja(t *testing.T) {
-	e, err := newEngine(Options{CacheEntries: -1}, equivScript(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := e.borrow(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.release(rt)
-	fn, ok := goja.AssertFunction(rt.vm.Get("Werkbaum").ToObject(rt.vm).Get("_equiv"))
-	if !ok {
-		t.Fatal("no _equiv")
-	}
+	fns, rt := scriptFuncs(t, equivScript(t), "_equiv")
+	fn := fns[0]
 	plans := map[string]string{
 		"small":     smallPlan,
 		"big2000":   bigPlan(2000, 7),

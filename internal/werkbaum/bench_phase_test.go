@@ -55,21 +55,8 @@ func BenchmarkPhase(b *testing.B) {
 		{"werkbaum", readExample(b, "werkbaum.werkbaum")},
 		{"big2000", bigPlan(2000, 7)},
 	}
-	e, err := newEngine(Options{CacheEntries: -1}, phaseScript)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rt, err := e.borrow(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.release(rt)
-	ns := rt.vm.Get("Werkbaum").ToObject(rt.vm)
-	prepare, ok1 := goja.AssertFunction(ns.Get("_benchPrepare"))
-	fn, ok2 := goja.AssertFunction(ns.Get("_benchPhase"))
-	if !ok1 || !ok2 {
-		b.Fatal("no _benchPrepare/_benchPhase")
-	}
+	fns, rt := scriptFuncs(b, phaseScript, "_benchPrepare", "_benchPhase")
+	prepare, fn := fns[0], fns[1]
 	for _, plan := range plans {
 		if _, err := prepare(goja.Undefined(), rt.vm.ToValue(plan.text)); err != nil {
 			b.Fatal(err)
@@ -86,4 +73,30 @@ func BenchmarkPhase(b *testing.B) {
 			})
 		}
 	}
+}
+
+// scriptFuncs builds an engine (memo off) with a test-only script loaded after the embedded
+// ones, borrows its runtime for the rest of the test, and returns the named functions of
+// the Werkbaum namespace.
+func scriptFuncs(tb testing.TB, script string, names ...string) ([]goja.Callable, *jsRuntime) {
+	tb.Helper()
+	e, err := newEngine(Options{CacheEntries: -1}, script)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rt, err := e.borrow(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { e.release(rt) })
+	ns := rt.vm.Get("Werkbaum").ToObject(rt.vm)
+	fns := make([]goja.Callable, len(names))
+	for i, name := range names {
+		fn, ok := goja.AssertFunction(ns.Get(name))
+		if !ok {
+			tb.Fatalf("the test script defines no Werkbaum.%s", name)
+		}
+		fns[i] = fn
+	}
+	return fns, rt
 }
