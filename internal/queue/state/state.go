@@ -156,15 +156,6 @@ func (d *DB) open(readOnly bool) (*bbolt.DB, error) {
 	return b, nil
 }
 
-// handle returns the current bbolt handle (tests). It is closed and replaced when the
-// database is reopened after a failed mapping, which is why every store goes through View,
-// Update and Batch instead of holding it.
-func (d *DB) handle() *bbolt.DB {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return d.bolt
-}
-
 // Close closes the database file.
 func (d *DB) Close() error {
 	d.mu.Lock()

@@ -5,6 +5,7 @@ package state
 import (
 	"bytes"
 	"errors"
+	"go.etcd.io/bbolt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,6 +21,15 @@ import (
 // breakNextMapping makes bbolt's next remap of db fail (a file mapping with MAP_HUGETLB
 // is refused with EINVAL), as an ext4 file system that turned read-only refuses it with
 // EROFS. A handle opened afterwards maps normally: the flag lives on the old handle.
+// handle returns the current bbolt handle. It is closed and replaced when the database is
+// reopened after a failed mapping, which is why every store goes through View, Update and
+// Batch instead of holding it.
+func (d *DB) handle() *bbolt.DB {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.bolt
+}
+
 func breakNextMapping(db *DB) { db.handle().MmapFlags = syscall.MAP_HUGETLB }
 
 // bigEntries returns n history entries from seq on whose texts need several pages, so
