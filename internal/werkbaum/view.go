@@ -62,33 +62,43 @@ func (p *partsReader) values(v goja.Value, what string) []goja.Value {
 
 // column is a per-node array of the model (plain or typed), exported once.
 type column struct {
-	plain []any         // a plain array: int64, float64, bool, string or nil per entry
-	typed reflect.Value // a typed array: a Go slice of numbers
+	plain []any     // a plain array: int64, float64, bool, string or nil per entry
+	nums  []float64 // a typed array's numbers
 	n     int
 }
 
 // column exports a per-node array: Export gives a plain array's values and a typed array's
-// Go slice without running any script.
+// Go slice without running any script; a typed array's numbers are converted once here,
+// not per read.
 func (p *partsReader) column(v goja.Value, what string) column {
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
 		p.fail("%s is missing", what)
 		return column{}
 	}
-	switch x := v.Export().(type) {
-	case []any:
+	exported := v.Export()
+	if x, ok := exported.([]any); ok {
 		return column{plain: x, n: len(x)}
-	default:
-		rv := reflect.ValueOf(x)
-		if rv.Kind() == reflect.Slice {
-			switch rv.Type().Elem().Kind() {
-			case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint16,
-				reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-				return column{typed: rv, n: rv.Len()}
-			}
+	}
+	rv := reflect.ValueOf(exported)
+	if rv.Kind() != reflect.Slice {
+		p.fail("%s is not an array", what)
+		return column{}
+	}
+	nums := make([]float64, rv.Len())
+	for i := range nums {
+		switch e := rv.Index(i); e.Kind() {
+		case reflect.Float32, reflect.Float64:
+			nums[i] = e.Float()
+		case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			nums[i] = float64(e.Uint())
+		case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			nums[i] = float64(e.Int())
+		default:
+			p.fail("%s is not an array of numbers", what)
+			return column{}
 		}
 	}
-	p.fail("%s is not an array", what)
-	return column{}
+	return column{nums: nums, n: len(nums)}
 }
 
 // at returns entry i as a Go value (numbers of typed arrays as float64).
@@ -96,14 +106,7 @@ func (c column) at(i int) any {
 	if c.plain != nil {
 		return c.plain[i]
 	}
-	e := c.typed.Index(i)
-	switch e.Kind() {
-	case reflect.Float32, reflect.Float64:
-		return e.Float()
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return float64(e.Uint())
-	}
-	return float64(e.Int())
+	return c.nums[i]
 }
 
 // number returns entry i as a number (ok false when it is none).
