@@ -328,7 +328,7 @@ func (e *Engine) callParts(ctx context.Context, args any, text string) (json.Raw
 		if !ok { // a failure: the JSON error answer
 			return []byte(res.String()), nil
 		}
-		out, err := writeInspectParts(rt.vm, parts)
+		out, err := writeInspectParts(parts)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrEngine, err)
 		}

@@ -109,14 +109,14 @@ func TestHostRecordsRefuseMalformedParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := writeInspectParts(vm, v.(*goja.Object))
+		out, err := writeInspectParts(v.(*goja.Object))
 		if !errors.Is(err, errParts) {
 			t.Errorf("%s: got %q, %v; want errParts", src, out, err)
 		}
 	}
 	// A view without the tree is the parts' JSON as it is.
 	v, _ := vm.RunString(`({json: '{"warnings":[],"path":{"cost":1}}', tree: false})`)
-	out, err := writeInspectParts(vm, v.(*goja.Object))
+	out, err := writeInspectParts(v.(*goja.Object))
 	if err != nil || string(out) != `{"warnings":[],"path":{"cost":1}}` {
 		t.Errorf("no tree: %s %v", out, err)
 	}
