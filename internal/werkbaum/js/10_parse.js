@@ -38,8 +38,8 @@
 //   lastTreeLine  last physical line of the node's subtree in the tree part: the maximum of
 //                 lastLine and shortDescLines over the node and all its descendants
 //                 (continued short-description lines are included in this extent)
-// Every list field is an array; empty lists are ONE shared frozen array, so node lists are
-// read-only for consumers. The description block of a node is found via doc.descBlocks
+// Every list field is an array; empty lists are ONE shared frozen array and most one-entry
+// lists are shared and frozen too, so node lists are read-only for consumers. The description block of a node is found via doc.descBlocks
 // (block.node === node.index).
 (function (W) {
   'use strict';
@@ -342,14 +342,14 @@
     'labelFromId', 'desc', 'descLines', 'shortDescLines', 'sizeConflict', 'lastTreeLine'];
   function Node() {}
   // Desc is a node's description data (_d): the entries of its description and the lines it
-  // owns while parsing, the assembled text and owned lines (null when none) after it, the
-  // first lines of its short descriptions and the last line of the last one.
+  // owns while parsing, the owned lines (null when none) after it, the first lines of its
+  // short descriptions and the last line of the last one. The assembled text is the node's
+  // own desc (read for every record, so no getter).
   function Desc() {
     this.entries = [];
     this.lines = [];
     this.short = NONE;
     this.shortEnd = 0;
-    this.text = null;
     this.owned = null;
   }
   // SIZE_MIN: the lower bound 2^rank of each size's range (§10).
@@ -378,6 +378,7 @@
     label: '',
     labelFromId: false,
     sizeConflict: false,
+    desc: null,
     _d: null, // Desc, or null for a node without description lines
     _box: null, // the box character when it is not its status's code ('X', an unknown code)
     // The last line of the logical node line: its last continuation line, if any.
@@ -398,9 +399,6 @@
       if (this._box !== null) return this._box;
       var st = this.status;
       return st === null ? null : st.code;
-    },
-    get desc() {
-      return this._d === null ? null : this._d.text;
     },
     get descLines() {
       return this._d === null ? null : this._d.owned;
@@ -463,10 +461,14 @@
     var warnings = [];
     var descBlocks = [];
     var separatorLine = null;
-    var stackNodes = [null]; // hierarchy stack (§5): nodes and their widths
+    // The hierarchy stack (§5): nodes and their widths, [0, top) in use. Index writes instead
+    // of push and pop: a native call costs more than the write in goja.
+    var stackNodes = [null];
     var stackWidths = [-1];
+    var top = 1;
     var lastNode = null;
     var described = []; // nodes with description data, in the order it was created
+    var single = Object.create(null); // name → the frozen list of that one name
     var i, s, box;
 
     // Tree part: build logical lines (comments removed, continuation glued) and walk them.
@@ -511,10 +513,17 @@
         }
         if (node !== null) {
           if (fm[8] !== undefined) node.size = fm[8];
-          if (fm[9] !== undefined) node.tags = [fm[9]];
-          if (fm[10] !== undefined) node.marks = [fm[10]];
-          if (fm[11] !== undefined) node.deps = [fm[11]];
-          if (fm[12] !== '' && !fastTail(fm[12], node)) node = null;
+          if (fm[12] === '') {
+            // The lists have one entry each: shared frozen lists, one per name and parse.
+            if (fm[9] !== undefined) node.tags = single[fm[9]] || (single[fm[9]] = Object.freeze([fm[9]]));
+            if (fm[10] !== undefined) node.marks = single[fm[10]] || (single[fm[10]] = Object.freeze([fm[10]]));
+            if (fm[11] !== undefined) node.deps = single[fm[11]] || (single[fm[11]] = Object.freeze([fm[11]]));
+          } else {
+            if (fm[9] !== undefined) node.tags = [fm[9]];
+            if (fm[10] !== undefined) node.marks = [fm[10]];
+            if (fm[11] !== undefined) node.deps = [fm[11]];
+            if (!fastTail(fm[12], node)) node = null;
+          }
         }
       }
       if (node === null) {
@@ -594,24 +603,23 @@
         if (prev) warnings.push({ type: 'duplicateId', line: first, id: node.id, firstLine: prev.line });
         else byId[node.id] = node;
       }
-      while (stackWidths[stackWidths.length - 1] >= width) {
-        stackWidths.pop();
-        stackNodes.pop();
-      }
-      var parent = stackNodes[stackNodes.length - 1];
+      while (stackWidths[top - 1] >= width) top--;
+      var parent = stackNodes[top - 1];
       node.index = all.length;
-      all.push(node);
+      all[node.index] = node;
       if (cont) descOf(node, described).lines = cont.slice();
       if (parent) {
         node.parent = parent.index;
         node.depth = parent.depth + 1;
-        if (parent.children === NONE) parent.children = [];
-        parent.children.push(node);
+        var siblings = parent.children;
+        if (siblings === NONE) parent.children = siblings = [];
+        siblings[siblings.length] = node;
       } else {
-        roots.push(node);
+        roots[roots.length] = node;
       }
-      stackNodes.push(node);
-      stackWidths.push(width);
+      stackNodes[top] = node;
+      stackWidths[top] = width;
+      top++;
       lastNode = node;
     }
 
@@ -684,7 +692,7 @@
       var dd = described[i]._d;
       var list = dd.entries;
       while (list.length && list[list.length - 1] === '') list.pop();
-      if (list.length) dd.text = list.join('\n');
+      if (list.length) described[i].desc = list.join('\n');
       if (dd.lines.length) dd.owned = dd.lines;
       dd.entries = NONE;
     }
