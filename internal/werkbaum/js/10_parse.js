@@ -175,27 +175,28 @@
   // plain, and every line it does not match takes the general path, so it may reject
   // freely but must never accept a line the general path reads differently:
   //   1: a short description line `"` + blank + text (no `%`, no `\`)
-  //   or a node line: 2 indentation (spaces only), 3 gate (`-`, `|`, `+` or `=` + blank),
-  //   4 box character, 5 a leading `#id` (ASCII name; its colon is swallowed because a
-  //   blank follows), 6 the label: words of characters that start no token (no blank
-  //   other than single spaces between words, no `@ & # ( ! \ % < >`, a colon only at a
-  //   word's end, and a first character that is no gate, box, quote or `-` so that the
-  //   regexp cannot give the prefix back), then the tail: blank-separated size, @tag, &mark,
-  //   #id (when no id came before) and :#dep tokens with ASCII names, then blanks and an
-  //   optional `%%` comment. The tail's usual start is read by groups of its own (7 an id,
-  //   8 a size, 9 a first tag, 10 a first mark, 11 a single dependency, in this order, each
-  //   optional; a token gives no string to slice and no list to split), 12 is the rest of the
-  //   tail, token by token in fastTail. The groups take tokens from the left only, so every
-  //   list keeps the line's order.
+  //   or a node line: 2 the prefix, made of 3 indentation (spaces only), 4 gate (`-`, `|`,
+  //   `+` or `=` + blank) and 5 box character, then 6 a leading `#id` (ASCII name; its colon
+  //   is swallowed because a blank follows), 7 the label: words of characters that start no
+  //   token (no blank other than single spaces between words, no `@ & # ( ! \ % < >`, a
+  //   colon only at a word's end, and a first character that is no gate, box, quote or `-`
+  //   so that the regexp cannot give the prefix back), then the tail: blank-separated size,
+  //   @tag, &mark, #id (when no id came before) and :#dep tokens with ASCII names, then
+  //   blanks and an optional `%%` comment. The tail's usual start is read by groups of its
+  //   own (8 an id; 9 made of 10 a size and 11 a first tag; 12 a first mark, 13 a single
+  //   dependency; in this order, each optional; a token gives no string to slice and no list
+  //   to split), 14 is the rest of the tail, token by token in fastTail. The groups take
+  //   tokens from the left only, so every list keeps the line's order. Groups 2 and 9 are
+  //   the node's shape (see Shape).
   // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a non-ASCII name, a
   // tab in the indentation or anything unusual fails the match. Without the `u` flag goja
   // runs it in Go's regexp over UTF-16 text with no per-call position map.
   var FA = '[A-Za-z0-9._-]+';
   var FAST_RE = new RegExp(
     '^(?:[ \\t]*"[ \\t]([^%\\\\]*)|' +
-    '( *)(?:([-|+]|=[ \\t])[ \\t]*)?(?:\\[([^\\]])\\][ \\t]*)?(?:#(' + FA + '):?[ \\t]+)?' +
+    '(( *)(?:([-|+]|=[ \\t])[ \\t]*)?(?:\\[([^\\]])\\][ \\t]*)?)(?:#(' + FA + '):?[ \\t]+)?' +
     '([^\\s@&#(!\\\\%:<>"|+=\\[\\-][^\\s@&#(!\\\\%:<>]*:?(?: [^\\s@&#(!\\\\%:<>]+:?)*)' +
-    '(?:[ \\t]+#(' + FA + '):?)?(?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?(?:[ \\t]+&(' + FA + '))?' +
+    '(?:[ \\t]+#(' + FA + '):?)?((?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?)(?:[ \\t]+&(' + FA + '))?' +
     '(?:[ \\t]+:#(' + FA + '))?' +
     '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|#' + FA + ':?|:#' + FA + '(?:,#' + FA + ')*))*)' +
     '[ \\t]*(?:%%.*)?)$');
@@ -413,6 +414,53 @@
     }
   };
 
+  // setGate sets the fields of a gate character (for FAST_RE, `=` comes with its blank).
+  function setGate(node, gate) {
+    var c = gate.charAt(0);
+    node.gate = c;
+    if (c === '|') node.type = 'or';
+    else if (c === '=') node.type = 'xor';
+    else if (c === '+') node.optional = true;
+  }
+
+  // setBox sets the status of a box character (st: its status, undefined when unknown).
+  function setBox(node, box, st) {
+    if (st) node.status = st;
+    if (!st || box === 'X') node._box = box;
+  }
+
+  // Shapes. A goja object keeps its own properties in a Go map, whose storage is rebuilt at
+  // 9 entries; a node that owned its indentation, gate, box, size and tag besides its line,
+  // id, label and place in the tree passed 8, and parsing 2,000 such nodes took 4 ms more.
+  // Most lines of a plan repeat a few combinations of these five, so a fast-path line
+  // without further tail tokens gets them from a shared prototype, its shape, keyed by
+  // FAST_RE's groups 2 and 9 (the text they cover determines the five). A shape is a Node
+  // whose fields are never written after it is made. The shapes stay with the runtime for
+  // the next parse; when there are too many, the table starts afresh.
+  var MAX_SHAPES = 256;
+  var shapes = Object.create(null); // group 2's text → group 9's text → Shape
+  var shapeCount = 0;
+
+  function newShape(fm) {
+    if (shapeCount >= MAX_SHAPES) {
+      shapes = Object.create(null);
+      shapeCount = 0;
+    }
+    var proto = new Node();
+    if (fm[3] !== '') proto.indent = fm[3];
+    if (fm[4] !== undefined) setGate(proto, fm[4]);
+    if (fm[5] !== undefined) setBox(proto, fm[5], STATUS_BY_CODE[fm[5] === 'X' ? 'x' : fm[5]]);
+    if (fm[10] !== undefined) proto.size = fm[10];
+    if (fm[11] !== undefined) proto.tags = Object.freeze([fm[11]]);
+    var Shape = function () {};
+    Shape.prototype = proto;
+    var byTail = shapes[fm[2]];
+    if (byTail === undefined) shapes[fm[2]] = byTail = Object.create(null);
+    byTail[fm[9]] = Shape;
+    shapeCount++;
+    return Shape;
+  }
+
   // gateOf returns the gate of a sibling group from its first member (§8).
   function gateOf(kids) {
     if (!kids.length) return 'and';
@@ -477,6 +525,7 @@
       var cont = null;
       var node = null;
       var width = 0;
+      var shaped = false;
       var fm = fastOff ? null : FAST_RE.exec(lines[i]);
       if (fm !== null) {
         if (fm[1] !== undefined) {
@@ -484,46 +533,42 @@
           else warnings.push({ type: 'descStray', line: first });
           continue;
         }
-        node = new Node();
-        node.line = first;
-        width = fm[2].length;
-        if (width !== 0) node.indent = fm[2];
-        box = null;
-        var fg = fm[3];
-        if (fg !== undefined) {
-          if (fg === '-') node.gate = '-';
-          else if (fg === '|') {
-            node.gate = '|';
-            node.type = 'or';
-          } else if (fg === '+') {
-            node.gate = '+';
-            node.optional = true;
-          } else {
-            node.gate = '=';
-            node.type = 'xor';
-          }
+        width = fm[3].length;
+        box = fm[5] === undefined ? null : fm[5];
+        var id = fm[6] === undefined ? null : fm[6];
+        if (fm[8] !== undefined) {
+          if (id !== null) {
+            // a second free-standing #token stays in the label: general path
+            fm = null;
+          } else id = fm[8];
         }
-        if (fm[4] !== undefined) box = fm[4];
-        if (fm[5] !== undefined) node.id = fm[5];
-        node.label = fm[6];
-        if (fm[7] !== undefined) {
-          // a second free-standing #token stays in the label: general path
-          if (node.id === null) node.id = fm[7];
-          else node = null;
-        }
-        if (node !== null) {
-          if (fm[8] !== undefined) node.size = fm[8];
-          if (fm[12] === '') {
-            // The lists have one entry each: shared frozen lists, one per name and parse.
-            if (fm[9] !== undefined) node.tags = single[fm[9]] || (single[fm[9]] = Object.freeze([fm[9]]));
-            if (fm[10] !== undefined) node.marks = single[fm[10]] || (single[fm[10]] = Object.freeze([fm[10]]));
-            if (fm[11] !== undefined) node.deps = single[fm[11]] || (single[fm[11]] = Object.freeze([fm[11]]));
-          } else {
-            if (fm[9] !== undefined) node.tags = [fm[9]];
-            if (fm[10] !== undefined) node.marks = [fm[10]];
-            if (fm[11] !== undefined) node.deps = [fm[11]];
-            if (!fastTail(fm[12], node)) node = null;
-          }
+      }
+      if (fm !== null) {
+        if (fm[14] === '') {
+          // Indentation, gate, box, size and tag come from the node's shape (see Shape).
+          var byTail = shapes[fm[2]];
+          var Shape = byTail === undefined ? undefined : byTail[fm[9]];
+          if (Shape === undefined) Shape = newShape(fm);
+          node = new Shape();
+          shaped = true;
+          node.line = first;
+          if (id !== null) node.id = id;
+          node.label = fm[7];
+          // The lists have one entry each: shared frozen lists, one per name and parse.
+          if (fm[12] !== undefined) node.marks = single[fm[12]] || (single[fm[12]] = Object.freeze([fm[12]]));
+          if (fm[13] !== undefined) node.deps = single[fm[13]] || (single[fm[13]] = Object.freeze([fm[13]]));
+        } else {
+          node = new Node();
+          node.line = first;
+          if (width !== 0) node.indent = fm[3];
+          if (fm[4] !== undefined) setGate(node, fm[4]);
+          if (id !== null) node.id = id;
+          node.label = fm[7];
+          if (fm[10] !== undefined) node.size = fm[10];
+          if (fm[11] !== undefined) node.tags = [fm[11]];
+          if (fm[12] !== undefined) node.marks = [fm[12]];
+          if (fm[13] !== undefined) node.deps = [fm[13]];
+          if (!fastTail(fm[14], node)) node = null;
         }
       }
       if (node === null) {
@@ -576,12 +621,7 @@
         node.line = first;
         if (cont) node.cont = cont;
         if (pxIndent !== 0) node.indent = s.slice(0, pxIndent);
-        if (gate !== '') {
-          node.gate = gate;
-          if (gate === '|') node.type = 'or';
-          else if (gate === '=') node.type = 'xor';
-          else if (gate === '+') node.optional = true;
-        }
+        if (gate !== '') setGate(node, gate);
         if (pxFold !== null) node.fold = pxFold;
         box = pxBox;
         extract(s.slice(pxRest), node);
@@ -594,9 +634,8 @@
       }
       if (box !== null) {
         var st = STATUS_BY_CODE[box === 'X' ? 'x' : box];
-        if (st) node.status = st;
-        else warnings.push({ type: 'unknownStatus', line: first, code: box });
-        if (!st || box === 'X') node._box = box;
+        if (!st) warnings.push({ type: 'unknownStatus', line: first, code: box });
+        if (!shaped) setBox(node, box, st);
       }
       if (node.id !== null) {
         var prev = byId[node.id];

@@ -70,3 +70,38 @@ test('fast and general path agree on generated lines full of near-tokens', () =>
     assertSame(lines.join('\n'), 'generated');
   }
 });
+
+test('nodes that share a shape read like nodes that own their fields, across parses', () => {
+  // More distinct shapes (indentation, gate, box, size, tag) than the table keeps, so it
+  // starts afresh during the parse; every document is parsed again after the others.
+  const boxes = ['', '[ ] ', '[x] ', '[X] ', '[k] ', '[~] '];
+  const gates = ['', '- ', '| ', '+ ', '= '];
+  const sizes = ['', ' (S)', ' (XL)'];
+  const docs = [];
+  for (let d = 0; d < 3; d++) {
+    const lines = ['Root (XXL)'];
+    for (let k = 0; k < 400; k++) {
+      lines.push('  ' + gates[k % 5] + boxes[(k + d) % 6] + 'Item ' + k + sizes[k % 3] + (k % 7 ? ' @p' + (k % 97) : '') +
+        (k % 11 ? '' : ' &mark' + k) + (k % 13 ? '' : ' :#i' + (k - 1)) + (k % 4 ? '' : ' #i' + k));
+    }
+    docs.push(lines.join('\n'));
+  }
+  const first = docs.map((t) => both(t));
+  for (let d = 0; d < docs.length; d++) {
+    assert.strictEqual(first[d].fast, first[d].slow, 'document ' + d);
+    assert.strictEqual(both(docs[d]).fast, first[d].fast, 'document ' + d + ' parsed again');
+  }
+  const doc = W._parseFresh(docs[0]);
+  const k9 = doc.all[10]; // "  = [X] Item 9 @p9": gate, box and tag come from its shape
+  assert.strictEqual(k9.label, 'Item 9');
+  assert.strictEqual(k9.gate, '=');
+  assert.strictEqual(k9.type, 'xor');
+  assert.strictEqual(k9.status.key, 'done');
+  assert.strictEqual(k9.box, 'X');
+  assert.strictEqual(k9.indent, '  ');
+  assert.strictEqual(k9.size, null);
+  assert.deepStrictEqual(Array.from(k9.tags), ['p9']);
+  let unknown = 0;
+  for (let k = 0; k < 400; k++) if (k % 6 === 4) unknown++;
+  assert.strictEqual(doc.warnings.filter((w) => w.type === 'unknownStatus').length, unknown);
+});
