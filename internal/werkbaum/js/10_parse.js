@@ -342,17 +342,11 @@
     'optional', 'fold', 'box', 'status', 'url', 'size', 'tags', 'marks', 'id', 'deps', 'focus', 'label',
     'labelFromId', 'desc', 'descLines', 'shortDescLines', 'sizeConflict', 'lastTreeLine'];
   function Node() {}
-  // Desc is a node's description data (_d): the entries of its description and the lines it
-  // owns while parsing, the owned lines (null when none) after it, the first lines of its
-  // short descriptions and the last line of the last one. The assembled text is the node's
-  // own desc (read for every record, so no getter).
-  function Desc() {
-    this.entries = [];
-    this.lines = [];
-    this.short = NONE;
-    this.shortEnd = 0;
-    this.owned = null;
-  }
+  // A node's description data (_d) is {entries, lines, short, shortEnd, owned}: the entries
+  // of its description and the lines it owns while parsing, the first lines of its short
+  // descriptions and the last line of the last one, and the owned lines (null when none)
+  // after parsing. The assembled text is the node's own desc (read for every record, so no
+  // getter). Object literals, not a constructor: a call costs in goja.
   // SIZE_MIN: the lower bound 2^rank of each size's range (§10).
   var SIZE_MIN = { XS: 1, S: 2, M: 4, L: 8, XL: 16, XXL: 32 };
   Node.prototype = {
@@ -480,15 +474,21 @@
   // descOf returns the node's description data, created on first use and listed in described.
   function descOf(node, described) {
     if (node._d === null) {
-      node._d = new Desc();
-      described.push(node);
+      node._d = { entries: [], lines: [], short: NONE, shortEnd: 0, owned: null };
+      described[described.length] = node;
     }
     return node._d;
   }
 
   // shortDesc adds a short description line (§6) to the node above it.
   function shortDesc(node, text, first, cont, described) {
-    var d = descOf(node, described);
+    if (node._d === null) { // the usual case, without calls
+      node._d = { entries: text === '' ? [] : [text], lines: [first], short: [first],
+        shortEnd: cont ? cont[cont.length - 1] : first, owned: null };
+      described[described.length] = node;
+      return;
+    }
+    var d = node._d;
     addDescEntry(d.entries, text);
     d.lines.push(first);
     if (d.short === NONE) d.short = [];
@@ -517,6 +517,8 @@
     var lastNode = null;
     var described = []; // nodes with description data, in the order it was created
     var single = Object.create(null); // name → the frozen list of that one name
+    var withDeps = []; // nodes with dependencies, in pre-order
+    var parents = []; // nodes with children, in pre-order
     var i, s, box;
 
     // Tree part: build logical lines (comments removed, continuation glued) and walk them.
@@ -651,7 +653,10 @@
         node.parent = parent.index;
         node.depth = parent.depth + 1;
         var siblings = parent.children;
-        if (siblings === NONE) parent.children = siblings = [];
+        if (siblings === NONE) {
+          parent.children = siblings = [];
+          parents[parents.length] = parent; // in pre-order: a first child follows its parent
+        }
         siblings[siblings.length] = node;
       } else {
         roots[roots.length] = node;
@@ -659,6 +664,7 @@
       stackNodes[top] = node;
       stackWidths[top] = width;
       top++;
+      if (node.deps !== NONE) withDeps[withDeps.length] = node;
       lastNode = node;
     }
 
@@ -731,7 +737,7 @@
       var dd = described[i]._d;
       var list = dd.entries;
       while (list.length && list[list.length - 1] === '') list.pop();
-      if (list.length) described[i].desc = list.join('\n');
+      if (list.length) described[i].desc = list.length === 1 ? list[0] : list.join('\n');
       if (dd.lines.length) dd.owned = dd.lines;
       dd.entries = NONE;
     }
@@ -739,20 +745,22 @@
       descBlocks[i].node = descBlocks[i].node ? descBlocks[i].node.index : -1;
     }
 
-    // Post-passes in pre-order, one walk: unknownDep, xorConflict, sizeConflict lists,
-    // appended in that order.
+    // Post-passes in pre-order over the nodes with dependencies and the parents: unknownDep,
+    // xorConflict, sizeConflict lists, appended in that order.
     var unknownDeps = [];
     var xorConflicts = [];
     var sizeConflicts = [];
-    for (var k = 0; k < all.length; k++) {
-      var p = all[k];
+    var k, p, j;
+    for (k = 0; k < withDeps.length; k++) {
+      p = withDeps[k];
       var deps = p.deps;
-      var j;
       for (j = 0; j < deps.length; j++) {
         if (!byId[deps[j]]) unknownDeps.push({ type: 'unknownDep', line: p.line, id: deps[j] });
       }
+    }
+    for (k = 0; k < parents.length; k++) {
+      p = parents[k];
       var ch = p.children;
-      if (!ch.length) continue;
       if (ch[0].type === 'xor') {
         var seen = 0;
         for (j = 0; j < ch.length; j++) {
