@@ -175,28 +175,33 @@
   // plain, and every line it does not match takes the general path, so it may reject
   // freely but must never accept a line the general path reads differently:
   //   1: a short description line `"` + blank + text (no `%`, no `\`)
-  //   or a node line: 2 the prefix, made of 3 indentation (spaces only), 4 gate (`-`, `|`,
-  //   `+` or `=` + blank) and 5 box character, then 6 a leading `#id` (ASCII name; its colon
-  //   is swallowed because a blank follows), 7 the label: words of characters that start no
-  //   token (no blank other than single spaces between words, no `@ & # ( ! \ % < >`, a
-  //   colon only at a word's end, and a first character that is no gate, box, quote or `-`
-  //   so that the regexp cannot give the prefix back), then the tail: blank-separated size,
-  //   @tag, &mark, #id (when no id came before) and :#dep tokens with ASCII names, then
-  //   blanks and an optional `%%` comment. The tail's usual start is read by groups of its
-  //   own (8 an id; 9 made of 10 a size and 11 a first tag; 12 a first mark, 13 a single
-  //   dependency; in this order, each optional; a token gives no string to slice and no list
-  //   to split), 14 is the rest of the tail, token by token in fastTail. The groups take
-  //   tokens from the left only, so every list keeps the line's order. Groups 2 and 9 are
-  //   the node's shape (see Shape).
+  //   or a node line: 2 the prefix (indentation of spaces only, gate `-`, `|`, `+` or `=` +
+  //   blank, box), then 3 a leading `#id` (ASCII name; its colon is swallowed because a
+  //   blank follows), 4 the label: words of characters that start no token (no blank other
+  //   than single spaces between words, no `@ & # ( ! \ % < >`, a colon only at a word's
+  //   end, and a first character that is no gate, box, quote or `-` so that the regexp
+  //   cannot give the prefix back), then the tail: blank-separated size, @tag, &mark, #id
+  //   (when no id came before) and :#dep tokens with ASCII names, then blanks and an
+  //   optional `%%` comment. The tail's usual start is read by groups of its own (5 an id;
+  //   6 a size and a first tag; 7 a first mark, 8 a single dependency; in this order, each
+  //   optional; a token gives no string to slice and no list to split), 9 is the rest of the
+  //   tail, token by token in fastTail. The groups take tokens from the left only, so every
+  //   list keeps the line's order. Groups 2 and 6 are the node's shape (see Shape).
   // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a non-ASCII name, a
   // tab in the indentation or anything unusual fails the match. Without the `u` flag goja
   // runs it in Go's regexp over UTF-16 text with no per-call position map.
   var FA = '[A-Za-z0-9._-]+';
+  // The prefix (indentation, gate, box) and the size-and-tag part of a node line; PREFIX_RE
+  // and SIZE_TAG_RE take them apart when a shape is made (see Shape).
+  var PREFIX = ' *(?:(?:[-|+]|=[ \\t])[ \\t]*)?(?:\\[[^\\]]\\][ \\t]*)?';
+  var PREFIX_RE = /^( *)(?:([-|+]|=[ \t])[ \t]*)?(?:\[([^\]])\][ \t]*)?$/;
+  var SIZE_TAG = '(?:[ \\t]+\\((?:XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@' + FA + ')?';
+  var SIZE_TAG_RE = new RegExp('^(?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?$');
   var FAST_RE = new RegExp(
     '^(?:[ \\t]*"[ \\t]([^%\\\\]*)|' +
-    '(( *)(?:([-|+]|=[ \\t])[ \\t]*)?(?:\\[([^\\]])\\][ \\t]*)?)(?:#(' + FA + '):?[ \\t]+)?' +
+    '(' + PREFIX + ')(?:#(' + FA + '):?[ \\t]+)?' +
     '([^\\s@&#(!\\\\%:<>"|+=\\[\\-][^\\s@&#(!\\\\%:<>]*:?(?: [^\\s@&#(!\\\\%:<>]+:?)*)' +
-    '(?:[ \\t]+#(' + FA + '):?)?((?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?)(?:[ \\t]+&(' + FA + '))?' +
+    '(?:[ \\t]+#(' + FA + '):?)?(' + SIZE_TAG + ')(?:[ \\t]+&(' + FA + '))?' +
     '(?:[ \\t]+:#(' + FA + '))?' +
     '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|#' + FA + ':?|:#' + FA + '(?:,#' + FA + ')*))*)' +
     '[ \\t]*(?:%%.*)?)$');
@@ -205,9 +210,13 @@
 
   // fastTail applies the tail tokens of a FAST_RE match to the node; false when the tail
   // holds two size tokens or a second id (only the last size and the first id count, the
-  // others stay in the label: general path).
+  // others stay in the label: general path). The node's lists may be shared (its shape's,
+  // NONE): a list gets a copy of its own before its first new entry.
   function fastTail(tail, node) {
     var toks = tail.match(TAIL_TOKEN_RE);
+    var tags = null;
+    var marks = null;
+    var deps = null;
     for (var i = 0; i < toks.length; i++) {
       var t = toks[i];
       var c = t.charCodeAt(0);
@@ -215,18 +224,18 @@
         if (node.size !== null) return false;
         node.size = FAST_SIZE[t];
       } else if (c === 64) { // @
-        if (node.tags === NONE) node.tags = [];
-        node.tags.push(t.slice(1));
+        if (tags === null) node.tags = tags = node.tags.slice();
+        tags.push(t.slice(1));
       } else if (c === 38) { // &
-        if (node.marks === NONE) node.marks = [];
-        node.marks.push(t.slice(1));
+        if (marks === null) node.marks = marks = node.marks.slice();
+        marks.push(t.slice(1));
       } else if (c === 35) { // #id or #id: (a blank or the end follows, so the colon goes)
         if (node.id !== null) return false; // a second free-standing #token stays in the label
         node.id = t.charCodeAt(t.length - 1) === 58 ? t.slice(1, -1) : t.slice(1);
       } else { // :#a,#b
-        if (node.deps === NONE) node.deps = [];
+        if (deps === null) node.deps = deps = node.deps.slice();
         var parts = t.slice(2).split(',#');
-        for (var j = 0; j < parts.length; j++) node.deps.push(parts[j]);
+        for (var j = 0; j < parts.length; j++) deps.push(parts[j]);
       }
     }
     return true;
@@ -426,31 +435,50 @@
   // Shapes. A goja object keeps its own properties in a Go map, whose storage is rebuilt at
   // 9 entries; a node that owned its indentation, gate, box, size and tag besides its line,
   // id, label and place in the tree passed 8, and parsing 2,000 such nodes took 4 ms more.
-  // Most lines of a plan repeat a few combinations of these five, so a fast-path line
-  // without further tail tokens gets them from a shared prototype, its shape, keyed by
-  // FAST_RE's groups 2 and 9 (the text they cover determines the five). A shape is a Node
-  // whose fields are never written after it is made. The shapes stay with the runtime for
-  // the next parse; when there are too many, the table starts afresh.
+  // Most lines of a plan repeat a few combinations of these five, so a fast-path node gets
+  // them from a shared prototype, its shape, keyed by the text of FAST_RE's groups 2 (the
+  // prefix) and 6 (size and tag), which determines the five; the regexp does not capture
+  // them one by one, which saves five strings per line. A shape is a Node whose fields are
+  // never written after it is made; a node that reads more tail tokens owns what they
+  // change. The shapes stay with the runtime for the next parse; when there are too many,
+  // the table starts afresh.
   var MAX_SHAPES = 256;
-  var shapes = Object.create(null); // group 2's text → group 9's text → Shape
+  var prefixes = Object.create(null); // group 2's text → Prefix
   var shapeCount = 0;
 
-  function newShape(fm) {
-    if (shapeCount >= MAX_SHAPES) {
-      shapes = Object.create(null);
-      shapeCount = 0;
+  // Prefix is a prefix taken apart, with the shapes of its size-and-tag texts.
+  function Prefix(text) {
+    var m = PREFIX_RE.exec(text);
+    this.indent = m[1];
+    this.width = m[1].length;
+    this.gate = m[2] === undefined ? '' : m[2];
+    this.box = m[3] === undefined ? null : m[3];
+    this.shapes = Object.create(null); // group 6's text → Shape
+  }
+
+  function prefixOf(text) {
+    var pre = prefixes[text];
+    if (pre === undefined) {
+      if (shapeCount >= MAX_SHAPES) {
+        prefixes = Object.create(null);
+        shapeCount = 0;
+      }
+      prefixes[text] = pre = new Prefix(text);
     }
+    return pre;
+  }
+
+  function newShape(pre, sizeTag) {
+    var m = SIZE_TAG_RE.exec(sizeTag);
     var proto = new Node();
-    if (fm[3] !== '') proto.indent = fm[3];
-    if (fm[4] !== undefined) setGate(proto, fm[4]);
-    if (fm[5] !== undefined) setBox(proto, fm[5], STATUS_BY_CODE[fm[5] === 'X' ? 'x' : fm[5]]);
-    if (fm[10] !== undefined) proto.size = fm[10];
-    if (fm[11] !== undefined) proto.tags = Object.freeze([fm[11]]);
+    if (pre.width !== 0) proto.indent = pre.indent;
+    if (pre.gate !== '') setGate(proto, pre.gate);
+    if (pre.box !== null) setBox(proto, pre.box, STATUS_BY_CODE[pre.box === 'X' ? 'x' : pre.box]);
+    if (m[1] !== undefined) proto.size = m[1];
+    if (m[2] !== undefined) proto.tags = Object.freeze([m[2]]);
     var Shape = function () {};
     Shape.prototype = proto;
-    var byTail = shapes[fm[2]];
-    if (byTail === undefined) shapes[fm[2]] = byTail = Object.create(null);
-    byTail[fm[9]] = Shape;
+    pre.shapes[sizeTag] = Shape;
     shapeCount++;
     return Shape;
   }
@@ -535,45 +563,37 @@
           else warnings.push({ type: 'descStray', line: first });
           continue;
         }
-        width = fm[3].length;
-        box = fm[5] === undefined ? null : fm[5];
-        var id = fm[6] === undefined ? null : fm[6];
-        if (fm[8] !== undefined) {
+        var pre = prefixOf(fm[2]);
+        width = pre.width;
+        box = pre.box;
+        var id = fm[3] === undefined ? null : fm[3];
+        if (fm[5] !== undefined) {
           if (id !== null) {
             // a second free-standing #token stays in the label: general path
             fm = null;
-          } else id = fm[8];
+          } else id = fm[5];
         }
       }
       if (fm !== null) {
-        if (fm[14] === '') {
-          // Indentation, gate, box, size and tag come from the node's shape (see Shape).
-          var byTail = shapes[fm[2]];
-          var Shape = byTail === undefined ? undefined : byTail[fm[9]];
-          if (Shape === undefined) Shape = newShape(fm);
-          node = new Shape();
-          shaped = true;
-          node.line = first;
-          if (id !== null) node.id = id;
-          node.label = fm[7];
+        var Shape = pre.shapes[fm[6]];
+        if (Shape === undefined) Shape = newShape(pre, fm[6]);
+        node = new Shape();
+        shaped = true;
+        node.line = first;
+        if (id !== null) node.id = id;
+        node.label = fm[4];
+        if (fm[9] === '') {
           // The lists have one entry each: shared frozen lists, one per name and parse.
-          if (fm[12] !== undefined) node.marks = single[fm[12]] || (single[fm[12]] = Object.freeze([fm[12]]));
-          if (fm[13] !== undefined) node.deps = single[fm[13]] || (single[fm[13]] = Object.freeze([fm[13]]));
+          if (fm[7] !== undefined) node.marks = single[fm[7]] || (single[fm[7]] = Object.freeze([fm[7]]));
+          if (fm[8] !== undefined) node.deps = single[fm[8]] || (single[fm[8]] = Object.freeze([fm[8]]));
         } else {
-          node = new Node();
-          node.line = first;
-          if (width !== 0) node.indent = fm[3];
-          if (fm[4] !== undefined) setGate(node, fm[4]);
-          if (id !== null) node.id = id;
-          node.label = fm[7];
-          if (fm[10] !== undefined) node.size = fm[10];
-          if (fm[11] !== undefined) node.tags = [fm[11]];
-          if (fm[12] !== undefined) node.marks = [fm[12]];
-          if (fm[13] !== undefined) node.deps = [fm[13]];
-          if (!fastTail(fm[14], node)) node = null;
+          if (fm[7] !== undefined) node.marks = [fm[7]];
+          if (fm[8] !== undefined) node.deps = [fm[8]];
+          if (!fastTail(fm[9], node)) node = null;
         }
       }
       if (node === null) {
+        shaped = false;
         s = lines[i];
         var cm = s.indexOf('%%');
         if (cm >= 0) s = s.slice(0, cm);

@@ -105,3 +105,16 @@ test('nodes that share a shape read like nodes that own their fields, across par
   for (let k = 0; k < 400; k++) if (k % 6 === 4) unknown++;
   assert.strictEqual(doc.warnings.filter((w) => w.type === 'unknownStatus').length, unknown);
 });
+
+test('tail tokens after a shape change the node, never the shape', () => {
+  const doc = W._parseFresh('- [x] A (S) @bo\n- [x] B (S) @bo @cy &k :#a #b\n- [x] C (S) @bo\n- [x] D (S) @bo (M)');
+  const tags = doc.all.map((n) => Array.from(n.tags).join(','));
+  assert.deepStrictEqual(tags, ['bo', 'bo,cy', 'bo', 'bo']);
+  assert.deepStrictEqual(Array.from(doc.all[1].marks), ['k']);
+  assert.deepStrictEqual(Array.from(doc.all[1].deps), ['a']);
+  assert.strictEqual(doc.all[1].id, 'b');
+  // Two sizes: only the last counts and the first stays in the label (general path).
+  assert.strictEqual(doc.all[3].size, 'M');
+  assert.strictEqual(doc.all[3].label, 'D (S)');
+  assert.strictEqual(doc.all[2].size, 'S');
+});
