@@ -108,7 +108,7 @@ test('nodes that share a shape read like nodes that own their fields, across par
 
 test('tail tokens after a shape change the node, never the shape', () => {
   const doc = W._parseFresh('- [x] A (S) @bo\n- [x] B (S) @bo @cy &k :#a #b\n- [x] C (S) @bo\n- [x] D (S) @bo (M)');
-  const tags = doc.all.map((n) => Array.from(n.tags).join(','));
+  const tags = Array.from(doc.all, (n) => Array.from(n.tags).join(','));
   assert.deepStrictEqual(tags, ['bo', 'bo,cy', 'bo', 'bo']);
   assert.deepStrictEqual(Array.from(doc.all[1].marks), ['k']);
   assert.deepStrictEqual(Array.from(doc.all[1].deps), ['a']);
