@@ -358,6 +358,14 @@
   // getter). Object literals, not a constructor: a call costs in goja.
   // SIZE_MIN: the lower bound 2^rank of each size's range (§10).
   var SIZE_MIN = { XS: 1, S: 2, M: 4, L: 8, XL: 16, XXL: 32 };
+
+  // sizeMinOf is what the node adds to its parent's need in the §10 rule: the lower bound of
+  // its size, 0 when it does not count (no size, optional, discarded). Kept as _sizeMin, on
+  // the shape for most nodes, so the rule reads one field per child.
+  function sizeMinOf(node) {
+    if (node.size === null || node.optional || (node.status !== null && node.status.code === '-')) return 0;
+    return SIZE_MIN[node.size];
+  }
   Node.prototype = {
     line: 0,
     cont: NONE,
@@ -385,6 +393,7 @@
     desc: null,
     _d: null, // Desc, or null for a node without description lines
     _box: null, // the box character when it is not its status's code ('X', an unknown code)
+    _sizeMin: 0, // sizeMinOf, once the node's fields are set
     // The last line of the logical node line: its last continuation line, if any.
     get lastLine() {
       var c = this.cont;
@@ -476,6 +485,7 @@
     if (pre.box !== null) setBox(proto, pre.box, STATUS_BY_CODE[pre.box === 'X' ? 'x' : pre.box]);
     if (m[1] !== undefined) proto.size = m[1];
     if (m[2] !== undefined) proto.tags = Object.freeze([m[2]]);
+    proto._sizeMin = sizeMinOf(proto);
     var Shape = function () {};
     Shape.prototype = proto;
     pre.shapes[sizeTag] = Shape;
@@ -555,7 +565,8 @@
       var cont = null;
       var node = null;
       var width = 0;
-      var shaped = false;
+      var shaped = false; // the node's indentation, gate, box, size and tag are its shape's
+      var tailed = false; // fastTail read tail tokens into it
       var fm = fastOff ? null : FAST_RE.exec(lines[i]);
       if (fm !== null) {
         if (fm[1] !== undefined) {
@@ -589,6 +600,7 @@
         } else {
           if (fm[7] !== undefined) node.marks = [fm[7]];
           if (fm[8] !== undefined) node.deps = [fm[8]];
+          tailed = true;
           if (!fastTail(fm[9], node)) node = null;
         }
       }
@@ -658,6 +670,10 @@
         var st = STATUS_BY_CODE[box === 'X' ? 'x' : box];
         if (!st) warnings.push({ type: 'unknownStatus', line: first, code: box });
         if (!shaped) setBox(node, box, st);
+      }
+      if (!shaped || tailed) { // a tail token may have given a shaped node its size
+        var sizeMin = sizeMinOf(node);
+        if (sizeMin !== node._sizeMin) node._sizeMin = sizeMin;
       }
       if (node.id !== null) {
         var prev = byId[node.id];
@@ -794,10 +810,9 @@
       var disj = ch[0].type !== 'and';
       var need = disj ? Infinity : 0;
       for (j = 0; j < ch.length; j++) {
-        var q = ch[j];
-        if (q.size === null || q.optional || (q.status !== null && q.status.code === '-')) continue;
+        var min = ch[j]._sizeMin;
+        if (min === 0) continue;
         counted++;
-        var min = SIZE_MIN[q.size];
         if (disj) {
           if (min < need) need = min;
         } else need += min;

@@ -118,3 +118,10 @@ test('tail tokens after a shape change the node, never the shape', () => {
   assert.strictEqual(doc.all[3].label, 'D (S)');
   assert.strictEqual(doc.all[2].size, 'S');
 });
+
+test('a size read from the tail counts in the size conflict rule', () => {
+  // "(S)" comes after the tag, so the tail reads it: the node's shape has no size.
+  const doc = W._parseFresh('A (XS)\n  - B @bo (S)\n  - C @bo (S)');
+  assert.strictEqual(doc.all[1].size, 'S');
+  assert.deepStrictEqual(Array.from(doc.warnings, (w) => w.type), ['sizeConflict']);
+});
