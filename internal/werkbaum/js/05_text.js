@@ -230,8 +230,10 @@
     this.vals = [];
   };
   var memos = [];
+  var clearHooks = []; // other things a runtime keeps between calls (the parser's shapes)
   // W._memo() makes a memo; W._setMemoSize(n) bounds all of them (0 turns memoising off,
-  // e.g. for benchmarks that must measure the uncached work).
+  // e.g. for benchmarks that must measure the uncached work). W._onClearMemo(fn) has fn
+  // called whenever the memos are emptied, so the host's idle trim (engine.go) frees it too.
   W._memo = function () {
     var m = new Memo();
     memos.push(m);
@@ -243,12 +245,16 @@
     for (var i = 0; i < memos.length; i++) n += memos[i].keys.length;
     return n;
   };
+  W._onClearMemo = function (fn) {
+    clearHooks.push(fn);
+  };
   W._clearMemo = function () {
     for (var i = 0; i < memos.length; i++) memos[i].clear();
+    for (i = 0; i < clearHooks.length; i++) clearHooks[i]();
   };
   W._setMemoSize = function (n) {
     memoSize = n;
-    for (var i = 0; i < memos.length; i++) memos[i].clear();
+    W._clearMemo();
   };
 
   W._text = {

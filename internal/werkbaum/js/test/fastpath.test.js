@@ -125,3 +125,12 @@ test('a size read from the tail counts in the size conflict rule', () => {
   assert.strictEqual(doc.all[1].size, 'S');
   assert.deepStrictEqual(Array.from(doc.warnings, (w) => w.type), ['sizeConflict']);
 });
+
+test('shapes outlive a parse and go with the memo', () => {
+  const text = '- [x] A (S) @bo';
+  const proto = (t) => Object.getPrototypeOf(W._parseFresh(t).all[0]);
+  const first = proto(text);
+  assert.strictEqual(proto(text), first, 'the next parse reuses the shape');
+  W._clearMemo(); // what the host's idle trim calls
+  assert.notStrictEqual(proto(text), first, 'after the trim the shape is made again');
+});
