@@ -134,6 +134,12 @@ func (c column) isOne(i int) bool {
 	return ok && x == 1
 }
 
+// statusFields are the fields of a status object the records use.
+type statusFields struct {
+	key  goja.Value
+	rank int64
+}
+
 // writeInspectParts returns the inspect view's JSON: the parts' JSON with the records of the
 // nodes [lo, hi) written into its empty node list. The records equal js/55_inspect.js
 // inspectNode's, key for key and value for value.
@@ -179,6 +185,9 @@ func writeInspectParts(parts *goja.Object) ([]byte, error) {
 	out := make([]byte, 0, len(view)+(hi-lo)*400)
 	out = append(out, `{"nodes":[`...)
 	lines := make([]int64, hi-lo) // lines of the listed nodes, for their children's parentLine
+	// The nodes share the scripts' few status objects (05_text.js STATUS_BY_CODE): their
+	// fields are read once per call, not twice per node.
+	statuses := make(map[*goja.Object]statusFields, 8)
 	for i := lo; i < hi; i++ {
 		n, ok := element(all, i).(*goja.Object)
 		if !ok {
@@ -223,8 +232,12 @@ func writeInspectParts(parts *goja.Object) ([]byte, error) {
 		var statusKey goja.Value = goja.Null()
 		var rank int64
 		if so, ok := status.(*goja.Object); ok {
-			statusKey = so.Get("key")
-			rank = so.Get("rank").ToInteger()
+			st, seen := statuses[so]
+			if !seen {
+				st = statusFields{so.Get("key"), so.Get("rank").ToInteger()}
+				statuses[so] = st
+			}
+			statusKey, rank = st.key, st.rank
 		}
 		out = append(out, `,"status":`...)
 		out = appendValue(out, statusKey)
