@@ -89,13 +89,24 @@
   }
 
   // joinRows joins rows; every row but the last ends with its own ending (or eol when it
-  // has none — a new row or a former last row), the last row with none.
+  // has none — a new row or a former last row), the last row with none. A lone CR ending,
+  // an empty row and a LF ending would read as one CRLF break and lose a line (found by
+  // FuzzVerbs: appending to "\n\r"); rows that newly meet so get a CR ending for the empty
+  // row if its ending is new, else a CRLF ending for the row before it.
   function joinRows(rows, eol) {
     var parts = new Array(rows.length * 2);
     var last = rows.length - 1;
+    var prev = '';
     for (var i = 0; i < rows.length; i++) {
-      parts[2 * i] = rows[i].c;
-      parts[2 * i + 1] = i < last ? rows[i].e || eol : '';
+      var c = rows[i].c;
+      var e = i < last ? rows[i].e || eol : '';
+      if (prev === '\r' && c === '' && e === '\n') {
+        if (rows[i].e === '') e = '\r';
+        else parts[2 * i - 1] = '\r\n';
+      }
+      parts[2 * i] = c;
+      parts[2 * i + 1] = e;
+      prev = e;
     }
     return parts.join('');
   }
