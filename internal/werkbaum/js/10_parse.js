@@ -394,6 +394,9 @@
     _d: null, // Desc, or null for a node without description lines
     _box: null, // the box character when it is not its status's code ('X', an unknown code)
     _sizeMin: 0, // sizeMinOf, once the node's fields are set
+    // true when the label has no '#' (FAST_RE's labels: shapes), so it holds no ticket ref;
+    // the model then skips a string search, which costs a wrapper object per call in goja.
+    _plainLabel: false,
     // The last line of the logical node line: its last continuation line, if any.
     get lastLine() {
       var c = this.cont;
@@ -492,6 +495,7 @@
     if (m[1] !== undefined) proto.size = m[1];
     if (m[2] !== undefined) proto.tags = Object.freeze([m[2]]);
     proto._sizeMin = sizeMinOf(proto);
+    proto._plainLabel = true;
     var Shape = function () {};
     Shape.prototype = proto;
     pre.shapes[sizeTag] = Shape;

@@ -277,6 +277,7 @@
       // ticketRefOf, inlined: only ids starting with T or U can be refs.
       var id = n.id;
       if (id !== null && id >= 'T' && id < 'V' && TICKET_ID_RE.test(id)) ticket[i] = id;
+      else if (n._plainLabel) ticket[i] = null;
       else {
         var label = n.label;
         ticket[i] = label.indexOf('#') < 0 ? null : ticketInLabel(label);
