@@ -39,8 +39,10 @@
 //                 lastLine and shortDescLines over the node and all its descendants
 //                 (continued short-description lines are included in this extent)
 // Every list field is an array; empty lists are ONE shared frozen array and most one-entry
-// lists are shared and frozen too, so node lists are read-only for consumers. The description block of a node is found via doc.descBlocks
-// (block.node === node.index).
+// lists are shared and frozen too, so node lists are read-only for consumers. lastLine,
+// lastTreeLine, box, descLines and shortDescLines are getters, and many fields come from
+// the node's prototype (see Node and Shape): read nodes, never write them. The description
+// block of a node is found via doc.descBlocks (block.node === node.index).
 (function (W) {
   'use strict';
 
@@ -345,8 +347,9 @@
   // the prototype, and fields that follow from others are getters on it: goja keeps an
   // object's own properties in a Go map, whose storage is rebuilt at 9 and at 15 entries, and
   // at 15 or more a parse of 2,000 nodes took 5 ms longer (BenchmarkPhase). A node owns only
-  // what differs, at most 14 for the common node. toJSON serialises every field, so the
-  // JSON shape is complete. Consumers only read node fields; the getters have no setters.
+  // what differs and what its shape does not hold (see Shape). toJSON serialises every
+  // field, so the JSON shape is complete. Consumers only read node fields; the getters have
+  // no setters.
   var FIELDS = ['line', 'lastLine', 'cont', 'indent', 'depth', 'parent', 'index', 'children', 'gate', 'type',
     'optional', 'fold', 'box', 'status', 'url', 'size', 'tags', 'marks', 'id', 'deps', 'focus', 'label',
     'labelFromId', 'desc', 'descLines', 'shortDescLines', 'sizeConflict', 'lastTreeLine'];
@@ -391,7 +394,7 @@
     labelFromId: false,
     sizeConflict: false,
     desc: null,
-    _d: null, // Desc, or null for a node without description lines
+    _d: null, // description data (see descOf), or null for a node without description lines
     _box: null, // the box character when it is not its status's code ('X', an unknown code)
     _sizeMin: 0, // sizeMinOf, once the node's fields are set
     // true when the label has no '#' (FAST_RE's labels: shapes), so it holds no ticket ref;
