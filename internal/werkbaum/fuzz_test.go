@@ -220,10 +220,12 @@ func FuzzVerbs(f *testing.F) {
 		var owns []int
 		var verb Verb
 		wantNodes := len(d.all)
+		lastMoved := false // the verb moves or removes the text's last line
 		block := func() {
 			for l := n.Line; l <= n.LastTreeLine; l++ {
 				owns = append(owns, l)
 			}
+			lastMoved = n.LastTreeLine == lines
 		}
 		switch kind {
 		case 0:
@@ -284,7 +286,11 @@ func FuzzVerbs(f *testing.F) {
 		}
 		// The final line break is kept, except that deleting everything leaves "". A moved
 		// line keeps its own ending, so a text may now end with a lone CR instead of a LF.
-		if endsWithBreak(out) != endsWithBreak(text) && text != "" && out != "" {
+		// When the last line moves away from a text without a final break, a blank line
+		// before it becomes the last line, and a blank last line without a final break is
+		// the same bytes as a final break: the text may seem to gain one.
+		gained := lastMoved && !endsWithBreak(text)
+		if endsWithBreak(out) != endsWithBreak(text) && text != "" && out != "" && !gained {
 			t.Fatalf("%#v: final newline changed: %q → %q", verb, text, out)
 		}
 	})
