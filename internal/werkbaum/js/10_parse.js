@@ -459,7 +459,7 @@
   // the table starts afresh, and it goes with the memo when the host empties that after
   // idling: made amid a parse's garbage, each shape kept a few Go heap spans in use, and an
   // idle daemon held 0.5 MB more per runtime (BenchmarkEngineRSS).
-  var MAX_SHAPES = 256;
+  var MAX_SHAPES = 256; // prefixes and shapes together
   var prefixes = Object.create(null); // group 2's text → Prefix
   var shapeCount = 0;
   W._onClearMemo(function () {
@@ -485,6 +485,7 @@
         shapeCount = 0;
       }
       prefixes[text] = pre = new Prefix(text);
+      shapeCount++; // prefixes count too: a line may make one without a shape
     }
     return pre;
   }

@@ -134,3 +134,15 @@ test('shapes outlive a parse and go with the memo', () => {
   W._clearMemo(); // what the host's idle trim calls
   assert.notStrictEqual(proto(text), first, 'after the trim the shape is made again');
 });
+
+test('prefixes without a shape count towards the table bound', () => {
+  const text = '- [x] A (S) @bo';
+  const proto = (t) => Object.getPrototypeOf(W._parseFresh(t).all[0]);
+  const first = proto(text);
+  // 300 distinct prefixes (box characters) on lines with two ids: the regexp matches, the
+  // line takes the general path, and no shape is made for it.
+  const lines = [];
+  for (let k = 0; k < 300; k++) lines.push('[' + String.fromCharCode(0x100 + k) + '] #a' + k + ' X #b' + k);
+  W._parseFresh(lines.join('\n'));
+  assert.notStrictEqual(proto(text), first, 'the table started afresh');
+});
