@@ -215,7 +215,7 @@ func FuzzVerbs(f *testing.F) {
 		other := d.all[int((pick/7)%uint(len(d.all)))]
 		ref := d.ref(n)
 		sub := subtreeLast(n) - n.Index + 1
-		lines := strings.Count(text, "\n") + strings.Count(text, "\r") - strings.Count(text, "\r\n") + 1
+		lines := physicalLines(text)
 		endsOpen := !strings.HasSuffix(text, "\n") && !strings.HasSuffix(text, "\r")
 		var owns []int
 		var verb Verb
@@ -286,14 +286,24 @@ func FuzzVerbs(f *testing.F) {
 		}
 		// The final line break is kept, except that deleting everything leaves "". A moved
 		// line keeps its own ending, so a text may now end with a lone CR instead of a LF.
-		// When the last line moves away from a text without a final break, a blank line
-		// before it becomes the last line, and a blank last line without a final break is
-		// the same bytes as a final break: the text may seem to gain one.
-		gained := lastMoved && !endsWithBreak(text)
-		if endsWithBreak(out) != endsWithBreak(text) && text != "" && out != "" && !gained {
+		// A blank last line without a final break is the same bytes as a final break, so a
+		// text may seem to gain one when a move or delete leaves a blank line last (the one
+		// before a moved last line, or a moved block's blank continuation line); a move
+		// keeps every physical line instead, which is the stronger check.
+		if kind == 3 {
+			if physicalLines(out) != lines {
+				t.Fatalf("%#v: %d physical lines after, want %d\nbefore %q\nafter  %q", verb, physicalLines(out), lines, text, out)
+			}
+		} else if endsWithBreak(out) != endsWithBreak(text) && text != "" && out != "" &&
+			!(lastMoved && !endsWithBreak(text)) {
 			t.Fatalf("%#v: final newline changed: %q → %q", verb, text, out)
 		}
 	})
+}
+
+// physicalLines counts the physical lines of text (LF, CRLF and a lone CR break, §25).
+func physicalLines(text string) int {
+	return strings.Count(text, "\n") + strings.Count(text, "\r") - strings.Count(text, "\r\n") + 1
 }
 
 // endsWithBreak reports whether text ends with a line break (LF, CRLF or a lone CR, §25).
