@@ -226,6 +226,12 @@ func FuzzVerbs(f *testing.F) {
 				owns = append(owns, l)
 			}
 			lastMoved = n.LastTreeLine == lines
+			// When the block goes, a lone CR ending before it may meet an empty LF line
+			// after it; the two would read as one CRLF break, so the line before the block
+			// gets a CRLF ending instead (js/60_edit.js joinRows).
+			if n.Line > 1 && strings.Contains(text, "\r") {
+				owns = append(owns, n.Line-1)
+			}
 		}
 		switch kind {
 		case 0:
