@@ -216,7 +216,7 @@ func FuzzVerbs(f *testing.F) {
 		ref := d.ref(n)
 		sub := subtreeLast(n) - n.Index + 1
 		lines := physicalLines(text)
-		endsOpen := !strings.HasSuffix(text, "\n") && !strings.HasSuffix(text, "\r")
+		endsOpen := !endsWithBreak(text)
 		var owns []int
 		var verb Verb
 		wantNodes := len(d.all)
