@@ -25,20 +25,7 @@ Werkbaum._benchModel = function (phase, text, n) {
     var m = W._model(d, {});
     var path = W._cheapPath(m);
     var loads = W._loads(m, path);
-    var mixed = W._mixedGate(m);
-    return warn(d, path, loads, mixed);
-  }
-  function warn(d, path, loads, mixed) {
-    var approx = path.exact ? [] : [{ type: 'cheapApprox' }];
-    var over = [];
-    if (loads.overloadedAssignee) {
-      var o = loads.overloadedAssignee;
-      over.push({ type: 'assigneeOverload', tag: o.tag, share: o.share, stations: o.stations, totalStations: o.totalStations });
-    }
-    var ws = W._finalWarnings(d.warnings, approx, over, mixed);
-    for (var k = 0; k < ws.length; k++) ws[k].text = W._warningText(ws[k]);
-    for (k = 0; k < mixed.length; k++) mixed[k].text = W._warningText(mixed[k]);
-    return ws;
+    return W._warningsOf(d, path, loads, W._mixedGate(m));
   }
   if (n === 0) {
     // Setup, outside the timed call: parse once and keep the inputs of the phases.
@@ -55,7 +42,7 @@ Werkbaum._benchModel = function (phase, text, n) {
     case 'model': W._model(s.d, {}); break;
     case 'path': W._cheapPath(s.m0); break;
     case 'loads': W._loads(s.m0, s.p0); break;
-    case 'warnings': warn(s.d, s.p0, s.l0, s.x0); break;
+    case 'warnings': W._warningsOf(s.d, s.p0, s.l0, s.x0); break;
     default: throw new Error('unknown phase ' + phase);
     }
   }

@@ -26,6 +26,12 @@
     var path = W._cheapPath(m);
     var loads = W._loads(m, path);
     var mixed = W._mixedGate(m);
+    return { doc: doc, m: m, path: path, loads: loads, warnings: warningsOf(doc, path, loads, mixed), mixed: mixed };
+  }
+
+  // warningsOf is the final warning list of an analysis (§23 order) with its English texts;
+  // the mixedGate entries get their texts too.
+  function warningsOf(doc, path, loads, mixed) {
     var approx = path.exact ? [] : [{ type: 'cheapApprox' }];
     var over = [];
     if (loads.overloadedAssignee) {
@@ -35,7 +41,7 @@
     var warnings = W._finalWarnings(doc.warnings, approx, over, mixed);
     for (var i = 0; i < warnings.length; i++) warnings[i].text = W._warningText(warnings[i]);
     for (i = 0; i < mixed.length; i++) mixed[i].text = W._warningText(mixed[i]);
-    return { doc: doc, m: m, path: path, loads: loads, warnings: warnings, mixed: mixed };
+    return warnings;
   }
 
   // nodeView is the §28 record of node i.
@@ -137,6 +143,7 @@
   }
 
   W._compute = compute;
+  W._warningsOf = warningsOf;
   W._nodeView = nodeView;
   W._pathView = pathView;
   W.analyze = analyze;
