@@ -97,8 +97,9 @@ func cpuTime(b *testing.B) time.Duration {
 // equivScript loads the previous implementation of the model passes (js/test/ref/*.js.ref,
 // the straightforward rule-by-rule code the fused passes replaced) as Werkbaum._ref, a
 // namespace that inherits the parser and texts, and adds _equiv(text, show), which returns
-// the JSON of everything 50_analyze.js and 55_inspect.js read from the model, the path and
-// the loads, once from the current passes and once from the reference.
+// the JSON of js/test/equiv_view.js (everything the other scripts read from the model, the
+// path and the loads; the Node test uses the same file), once from the current passes and
+// once from the reference.
 func equivScript(t *testing.T) string {
 	src := "Werkbaum._ref = (function (Werkbaum) {\n"
 	for _, f := range []string{"20_model.js", "30_path.js", "35_loads.js", "40_warnings.js"} {
@@ -108,36 +109,13 @@ func equivScript(t *testing.T) string {
 		}
 		src += string(b) + "\n"
 	}
-	return src + `return Werkbaum;
-})(Object.create(Werkbaum));
+	shared, err := os.ReadFile(filepath.Join("js", "test", "equiv_view.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src + "return Werkbaum;\n})(Object.create(Werkbaum));\n" + string(shared) + `
 Werkbaum._equiv = function (text, show) {
-  function view(X) {
-    var doc = Werkbaum.parse(text);
-    var m = X._model(doc, { showDiscarded: show });
-    var p = X._cheapPath(m);
-    var l = X._loads(m, p);
-    var mixed = X._mixedGate(m);
-    var N = doc.all.length;
-    var cols = {};
-    ['inView', 'assumed', 'ownCost', 'eff', 'taiga', 'ticket', 'collapsed'].forEach(function (k) {
-      var a = [];
-      for (var i = 0; i < N; i++) a.push(m[k][i]);
-      cols[k] = a;
-    });
-    var inSet = [], station = [];
-    for (var i = 0; i < N; i++) {
-      inSet.push(p.inSet[i]);
-      station.push(p.station[i]);
-    }
-    var over = l.overloadedAssignee ? [{ type: 'assigneeOverload', tag: l.overloadedAssignee.tag }] : [];
-    var ws = X._finalWarnings(doc.warnings, p.exact ? [] : [{ type: 'cheapApprox' }], over, mixed);
-    return JSON.stringify({
-      roots: m.roots.length, dropped: m.discardedRootsDropped, cols: cols,
-      path: { exact: p.exact, choice: p.choice, cost: p.cost, inSet: inSet, station: station },
-      loads: l, mixed: mixed, warnings: ws.map(function (w) { return [w.type, w.line, X._warningText(w)]; })
-    });
-  }
-  return [view(Werkbaum), view(Werkbaum._ref)];
+  return [JSON.stringify(equivView(Werkbaum, text, show)), JSON.stringify(equivView(Werkbaum._ref, text, show))];
 };`
 }
 

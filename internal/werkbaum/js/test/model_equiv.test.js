@@ -31,49 +31,8 @@ function loadRef() {
   return context.Werkbaum;
 }
 
-// view runs the passes the way 50_analyze.js does and copies every consumed value out.
-function view(X, text, show) {
-  const doc = X.parse(text);
-  const m = X._model(doc, { showDiscarded: show });
-  const p = X._cheapPath(m);
-  const l = X._loads(m, p);
-  const mixed = X._mixedGate(m);
-  const N = doc.all.length;
-  const col = (a) => {
-    const out = [];
-    for (let i = 0; i < N; i++) out.push(a[i]);
-    return out;
-  };
-  const over = l.overloadedAssignee ? [Object.assign({ type: 'assigneeOverload' }, l.overloadedAssignee)] : [];
-  const warnings = X._finalWarnings(doc.warnings, p.exact ? [] : [{ type: 'cheapApprox' }], over, mixed);
-  return {
-    model: JSON.parse(JSON.stringify({
-      roots: m.roots.map((n) => n.index),
-      showDiscarded: m.showDiscarded,
-      dropped: m.discardedRootsDropped,
-      inView: col(m.inView),
-      byId: Object.keys(m.byId).sort().map((k) => [k, m.byId[k].index]),
-      assumed: col(m.assumed),
-      ownCost: col(m.ownCost),
-      eff: col(m.eff),
-      taiga: col(m.taiga),
-      ticket: col(m.ticket),
-      collapsed: col(m.collapsed)
-    })),
-    path: JSON.parse(JSON.stringify({
-      exact: p.exact,
-      choice: p.choice,
-      inSet: col(p.inSet),
-      cost: p.cost,
-      station: col(p.station),
-      coupled: p.P.coupled.length
-    })),
-    // Strings: the key order of the load maps is part of the result (JSON output).
-    loads: JSON.stringify(l),
-    mixed: JSON.stringify(mixed),
-    warnings: JSON.stringify(warnings.map((w) => [w, X._warningText(w)]))
-  };
-}
+// view: equiv_view.js, shared with the Go test that runs the same comparison in goja.
+const view = require('./equiv_view.js');
 
 function same(text, label) {
   for (const show of [false, true]) {
