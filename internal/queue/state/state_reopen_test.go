@@ -58,6 +58,18 @@ func seed(t *testing.T, db *DB) time.Time {
 }
 
 // checkSeeded fails unless the mute and the first three entries of seed are there.
+// checkSeededAfterRestart opens the closed file at path again, as the next daemon would,
+// and checks what checkSeeded checks.
+func checkSeededAfterRestart(t *testing.T, path string, until time.Time, wantLen int) {
+	t.Helper()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	checkSeeded(t, db, until, wantLen)
+}
+
 func checkSeeded(t *testing.T, db *DB, until time.Time, wantLen int) {
 	t.Helper()
 	m, err := db.LoadMute()
@@ -98,12 +110,7 @@ func TestReopenAfterFailedMapping(t *testing.T) {
 		t.Fatalf("seq %d %v, want 43", n, err)
 	}
 	db.Close()
-	db2, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db2.Close()
-	checkSeeded(t, db2, until, 43)
+	checkSeededAfterRestart(t, path, until, 43)
 }
 
 // TestDefaultMappingNeverRemaps: with the default mapping the same growth needs no new
@@ -177,12 +184,7 @@ func TestReadOnlyDiskThenWritableAgain(t *testing.T) {
 		t.Fatalf("log:\n%s", logs.String())
 	}
 	db.Close()
-	db2, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db2.Close()
-	checkSeeded(t, db2, until, 43)
+	checkSeededAfterRestart(t, path, until, 43)
 }
 
 // TestNoReopenAfterClose: a transaction after Close (a late history flush during
