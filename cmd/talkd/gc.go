@@ -7,11 +7,11 @@ import "runtime/debug"
 // of a few MB, so with Go's default GOGC=100 the collector ran several times per call and
 // its marking and write barriers cost about a third of the call. talkd therefore lets the
 // heap grow further between collections and bounds it with a soft memory limit instead.
-// Measured (docs/bench-werkbaum.md "Collector settings"): werkbaum_inspect over HTTP at 1,
-// 8 and 128 connections answered 273 / 524 / 577 per second with the defaults (peak RSS
-// 31-50 MB) and 614 / 1057 / 965 per second with these settings (peak RSS 62-73 MB). The
-// idle release (idle.go) hands the garbage back once the daemon is idle, so an idle daemon
-// is as small as before (docs/bench-memory.md).
+// Measured (docs/bench-load.md, "the final tree on a quiet machine"): werkbaum_inspect over
+// HTTP at 1 / 8 / 128 / 256 connections answered 283 / 488 / 488 / 519 per second with the
+// defaults (peak RSS 31-55 MB) and 561 / 889 / 863 / 666 per second with these settings
+// (peak RSS 61-73 MB). The idle release (idle.go) hands the garbage back once the daemon is
+// idle, so an idle daemon is as small as before (docs/bench-memory.md).
 const (
 	defaultGCPercent   = 400
 	defaultMemoryLimit = 64 << 20 // bytes
