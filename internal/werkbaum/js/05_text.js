@@ -191,8 +191,12 @@
   }
 
   var CR_RE = /\r\n?/g;
-  // normalize turns CRLF and lone CR into LF (§25).
+  var BOM = '\ufeff';
+  // normalize drops one leading byte-order mark (§1: the editor reads files through the
+  // browser's UTF-8 decoding, which removes it) and turns CRLF and lone CR into LF (§25).
+  // Only a BOM at the very start goes; one anywhere else is text. Line numbers do not change.
   function normalize(text) {
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     return text.indexOf('\r') < 0 ? text : text.replace(CR_RE, '\n');
   }
   // lines splits normalised text into physical lines; '' is one empty line.
@@ -265,6 +269,7 @@
     SIZES: SIZES,
     SIZE_RANK: SIZE_RANK,
     statusOf: statusOf,
+    BOM: BOM,
     normalize: normalize,
     lines: lines
   };

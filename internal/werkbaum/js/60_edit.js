@@ -7,6 +7,12 @@
 // not ending — with a line break. Werkbaum.edit.apply(text, verb, args) dispatches by name
 // (the shape the Go host uses).
 //
+// A leading byte-order mark (U+FEFF) belongs to the file, not to line 1 (NOTATION.md §1):
+// the parser drops it, splitDoc keeps it aside (doc.bom) and joinRows writes it back, so a
+// plan that started with one still does after every verb, applyOps and write. A first
+// line handed in with a BOM of its own (copied from a raw read) does not double it; write
+// with a new text lacking the BOM keeps the file's, and one starting with a BOM adds it.
+//
 // Nodes are addressed by id (NOTATION.md §14: the FIRST node carrying it; a leading '#' is
 // accepted) or by "line:N", the node whose node line starts at physical line N (for nodes
 // without an id).
@@ -48,9 +54,15 @@
   // ---- documents with per-line endings ------------------------------------------------
 
   // splitDoc splits text into rows {c: content, e: line ending ('' for the last row)}.
-  // Row i is physical line i+1 of the parser (same CRLF/CR/LF rules as §25). Plain string
-  // splits only: goja runs regexps over non-ASCII text in its slow backtracking engine.
+  // Row i is physical line i+1 of the parser (same CRLF/CR/LF rules as §25, and the same
+  // leading BOM dropped: it is kept in doc.bom). Plain string splits only: goja runs
+  // regexps over non-ASCII text in its slow backtracking engine.
   function splitDoc(text) {
+    var bom = '';
+    if (text.charCodeAt(0) === 0xfeff) {
+      bom = T.BOM;
+      text = text.slice(1);
+    }
     var pieces = text.split('\n');
     var rows = [];
     var crlf = 0;
@@ -81,6 +93,7 @@
     if (crlf > lf && crlf >= cr) eol = '\r\n';
     else if (cr > lf && cr > crlf) eol = '\r';
     return {
+      bom: bom,
       rows: rows,
       eol: eol,
       hasEol: rows.length > 1,
@@ -92,8 +105,9 @@
   // has none — a new row or a former last row), the last row with none. A lone CR ending,
   // an empty row and a LF ending would read as one CRLF break and lose a line (found by
   // FuzzVerbs: appending to "\n\r"); rows that newly meet so get a CR ending for the empty
-  // row if its ending is new, else a CRLF ending for the row before it.
-  function joinRows(rows, eol) {
+  // row if its ending is new, else a CRLF ending for the row before it. bom ('' or U+FEFF)
+  // starts the text; a first row that brings its own BOM then loses it (never two).
+  function joinRows(rows, eol, bom) {
     var parts = new Array(rows.length * 2);
     var last = rows.length - 1;
     var prev = '';
@@ -108,6 +122,10 @@
       parts[2 * i + 1] = e;
       prev = e;
     }
+    if (bom) {
+      if (parts[0].charCodeAt(0) === 0xfeff) parts[0] = parts[0].slice(1);
+      parts[0] = bom + parts[0];
+    }
     return parts.join('');
   }
 
@@ -115,7 +133,7 @@
   // break (a verb may have appended after the final empty line).
   function finish(doc, rows) {
     if (doc.endsWithNewline && rows[rows.length - 1].c !== '') rows.push({ c: '', e: '' });
-    return joinRows(rows, doc.eol);
+    return joinRows(rows, doc.eol, doc.bom);
   }
 
   // ---- addressing ---------------------------------------------------------------------
@@ -216,7 +234,7 @@
   function replaceRow(text, pd, idx, content) {
     if (text.indexOf('\r') < 0) {
       var L = pd.lines;
-      var off = 0;
+      var off = text.charCodeAt(0) === 0xfeff ? 1 : 0; // the BOM is not part of line 1
       for (var i = 0; i < idx; i++) off += L[i].length + 1;
       return text.slice(0, off) + content + text.slice(off + L[idx].length);
     }
@@ -558,8 +576,8 @@
       cursor = end;
     }
     for (var r = cursor; r < base.length; r++) rows.push(base[r]);
-    if (!rows.length) return '';
-    return joinRows(rows, doc.eol);
+    if (!rows.length) return doc.bom;
+    return joinRows(rows, doc.eol, doc.bom);
   }
 
   // ---- write --------------------------------------------------------------------------
@@ -582,7 +600,7 @@
     var rows = a.slice(0, p);
     for (var i = p; i < b.length - s; i++) rows.push({ c: b[i].c, e: '' });
     for (var j = a.length - s; j < a.length; j++) rows.push(a[j]);
-    return joinRows(rows, eol);
+    return joinRows(rows, eol, doc.bom || nd.bom);
   }
 
   // ---- dispatch -----------------------------------------------------------------------
