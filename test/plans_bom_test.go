@@ -1,0 +1,171 @@
+package test
+
+import (
+	"strings"
+	"testing"
+)
+
+// bom is U+FEFF in UTF-8, the byte-order mark some editors put at the start of a file.
+const bom = "\ufeff"
+
+// bomPlan starts with a BOM directly before a node line with gate, box, size and ticket
+// ref: read as text, the BOM would make that line a plain node "= [^] Login Import …"
+// (issue 19).
+const bomPlan = bom + `= [^] Login Import (XS) #US-241
+  - [x] #p: Parser (XS) @jörg
+= [ ] #ex: Export (M) @Müller
+  " the file part
+  - [ ] #f: Format (S)
+`
+
+// TestPlanBOMKept: a plan file that starts with a byte-order mark is read as the editor
+// reads it (NOTATION.md §1: the BOM is dropped before anything else), and every write —
+// node verbs, werkbaum_apply_ops and werkbaum_write, with or without a BOM in the lines
+// given — leaves a file that starts with exactly one BOM and whose other lines are
+// byte-identical. The base checksum stays the checksum of the file's bytes, BOM included.
+func TestPlanBOMKept(t *testing.T) {
+	t.Parallel()
+	d, paths := startPlanDaemon(t, planFile{Key: "bom", Text: bomPlan})
+	c := newMCPClient(d)
+	path := paths["bom"]
+
+	var ins struct {
+		Nodes    []map[string]any `json:"nodes"`
+		Warnings []map[string]any `json:"warnings"`
+	}
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "bom"}, &ins)
+	if len(ins.Nodes) != 4 {
+		t.Fatalf("inspect: %d nodes, want 4: %v", len(ins.Nodes), ins.Nodes)
+	}
+	first := ins.Nodes[0]
+	if first["line"] != float64(1) || first["label"] != "Login Import" || first["gate"] != "xor" ||
+		first["status"] != "prod" || first["size"] != "XS" || first["ticketRef"] != "US-241" {
+		t.Fatalf("the node after the BOM is misread: %v", first)
+	}
+	if p := ins.Nodes[1]; p["id"] != "p" || p["parentLine"] != float64(1) || !strings.Contains(strings.Join(anyStrings(p["people"]), ","), "jörg") {
+		t.Fatalf("node p: %v", p)
+	}
+	if len(ins.Warnings) != 0 {
+		t.Fatalf("warnings of the BOM plan: %v", ins.Warnings)
+	}
+
+	// Each step names the tool, its arguments (given the current text) and the whole file
+	// it must leave: untouched lines keep their bytes, and the one BOM stays at the start.
+	steps := []struct {
+		name, tool string
+		args       func(cur string) map[string]any
+		want       string
+	}{
+		{"set_status of another node", "werkbaum_set_status",
+			func(string) map[string]any { return map[string]any{"id": "ex", "status": "progress"} },
+			bom + `= [^] Login Import (XS) #US-241
+  - [x] #p: Parser (XS) @jörg
+= [~] #ex: Export (M) @Müller
+  " the file part
+  - [ ] #f: Format (S)
+`},
+		{"set_size of the node after the BOM", "werkbaum_set_size",
+			func(string) map[string]any { return map[string]any{"id": "US-241", "size": "S"} },
+			bom + `= [^] Login Import (S) #US-241
+  - [x] #p: Parser (XS) @jörg
+= [~] #ex: Export (M) @Müller
+  " the file part
+  - [ ] #f: Format (S)
+`},
+		{"add_node", "werkbaum_add_node",
+			func(string) map[string]any { return map[string]any{"parent": "ex", "line": "- [ ] #g: Gzip (XS)"} },
+			bom + `= [^] Login Import (S) #US-241
+  - [x] #p: Parser (XS) @jörg
+= [~] #ex: Export (M) @Müller
+  " the file part
+  - [ ] #f: Format (S)
+  - [ ] #g: Gzip (XS)
+`},
+		{"move_node of the first root", "werkbaum_move_node",
+			func(string) map[string]any { return map[string]any{"id": "US-241", "after": "ex"} },
+			bom + `= [~] #ex: Export (M) @Müller
+  " the file part
+  - [ ] #f: Format (S)
+  - [ ] #g: Gzip (XS)
+= [^] Login Import (S) #US-241
+  - [x] #p: Parser (XS) @jörg
+`},
+		{"remove_node", "werkbaum_remove_node",
+			func(string) map[string]any { return map[string]any{"id": "g", "discard": false} },
+			bom + `= [~] #ex: Export (M) @Müller
+  " the file part
+  - [ ] #f: Format (S)
+= [^] Login Import (S) #US-241
+  - [x] #p: Parser (XS) @jörg
+`},
+		// A client that splits werkbaum_read's text gets line 1 with the BOM: replacing it
+		// must not double the mark.
+		{"apply_ops replacing line 1 as read (with its BOM)", "werkbaum_apply_ops",
+			func(cur string) map[string]any {
+				line1 := strings.SplitN(cur, "\n", 2)[0]
+				return map[string]any{"ops": []map[string]any{{"op": "replace", "index": 0, "count": 1,
+					"lines": []string{strings.Replace(line1, "(M)", "(L)", 1)}}}}
+			},
+			bom + `= [~] #ex: Export (L) @Müller
+  " the file part
+  - [ ] #f: Format (S)
+= [^] Login Import (S) #US-241
+  - [x] #p: Parser (XS) @jörg
+`},
+		{"apply_ops inserting before line 1", "werkbaum_apply_ops",
+			func(string) map[string]any {
+				return map[string]any{"ops": []map[string]any{{"op": "insert", "index": 0, "lines": []string{"%% exported"}}}}
+			},
+			bom + `%% exported
+= [~] #ex: Export (L) @Müller
+  " the file part
+  - [ ] #f: Format (S)
+= [^] Login Import (S) #US-241
+  - [x] #p: Parser (XS) @jörg
+`},
+		// werkbaum_write with a text lacking the BOM keeps the file's BOM (README).
+		{"write without a BOM", "werkbaum_write",
+			func(cur string) map[string]any {
+				return map[string]any{"text": strings.Replace(strings.TrimPrefix(cur, bom), "[ ] #f", "[x] #f", 1)}
+			},
+			bom + `%% exported
+= [~] #ex: Export (L) @Müller
+  " the file part
+  - [x] #f: Format (S)
+= [^] Login Import (S) #US-241
+  - [x] #p: Parser (XS) @jörg
+`},
+		{"write with a BOM", "werkbaum_write",
+			func(cur string) map[string]any {
+				return map[string]any{"text": strings.Replace(cur, "%% exported", "%% exported by the editor", 1)}
+			},
+			bom + `%% exported by the editor
+= [~] #ex: Export (L) @Müller
+  " the file part
+  - [x] #f: Format (S)
+= [^] Login Import (S) #US-241
+  - [x] #p: Parser (XS) @jörg
+`},
+	}
+	for i, s := range steps {
+		r := c.read(t, "bom")
+		if !strings.HasPrefix(r.Text, bom) {
+			t.Fatalf("step %d (%s): werkbaum_read lost the BOM: %q", i, s.name, r.Text)
+		}
+		if r.Base.Checksum != sha(readFile(t, path)) {
+			t.Fatalf("step %d (%s): base checksum %s is not the file's bytes' %s", i, s.name, r.Base.Checksum, sha(readFile(t, path)))
+		}
+		var w writeAnswer
+		c.ok(t, s.tool, writeArgs("bom", r.Base, "bom-"+s.tool+"-"+string(rune('a'+i)), s.args(r.Text)), &w)
+		got := string(readFile(t, path))
+		if got != s.want {
+			t.Fatalf("step %d (%s): file\n%q\nwant\n%q", i, s.name, got, s.want)
+		}
+		if strings.HasPrefix(got, bom+bom) || strings.Count(got, bom) != 1 {
+			t.Fatalf("step %d (%s): %d BOMs in the file", i, s.name, strings.Count(got, bom))
+		}
+		if !w.Changed || w.Base.Checksum != sha([]byte(got)) {
+			t.Fatalf("step %d (%s): answer %+v, want changed and the file's checksum %s", i, s.name, w, sha([]byte(got)))
+		}
+	}
+}
