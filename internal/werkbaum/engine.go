@@ -24,11 +24,55 @@ import (
 	"github.com/dop251/goja"
 )
 
-// scripts holds the notation: every js/*.js file, run in lexical filename order in one
-// scope (js/00_ns.js declares the Werkbaum namespace; js/90_api.js the single entry point).
+// scripts holds the notation: every js/*.js file, and js/order.json, the order in which
+// they run in one scope (js/00_ns.js declares the Werkbaum namespace; js/90_api.js the single
+// entry point). The order is an explicit list, not the files' names, and the same list
+// drives the Node tests' loader (js/test/load.js), so both hosts load one program.
 //
-//go:embed js/*.js
+//go:embed js/*.js js/order.json
 var scripts embed.FS
+
+// scriptOrder reads js/order.json and checks it against the embedded scripts: every
+// js/*.js file listed exactly once, nothing listed that is not there. A mismatch is a
+// build mistake (a new file not added to the list) and fails NewEngine with its name.
+func scriptOrder() ([]string, error) {
+	raw, err := scripts.ReadFile("js/order.json")
+	if err != nil {
+		return nil, fmt.Errorf("werkbaum: read js/order.json: %w", err)
+	}
+	var list struct {
+		Order []string `json:"order"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("werkbaum: js/order.json: %w", err)
+	}
+	embedded, err := fs.Glob(scripts, "js/*.js")
+	if err != nil {
+		return nil, fmt.Errorf("werkbaum: list embedded scripts: %w", err)
+	}
+	unlisted := make(map[string]bool, len(embedded))
+	for _, name := range embedded {
+		unlisted[name] = true
+	}
+	names := make([]string, 0, len(list.Order))
+	for _, f := range list.Order {
+		name := "js/" + f
+		if !unlisted[name] {
+			return nil, fmt.Errorf("werkbaum: js/order.json lists %q, which is not an embedded script or is listed twice", f)
+		}
+		delete(unlisted, name)
+		names = append(names, name)
+	}
+	if len(unlisted) > 0 {
+		missing := make([]string, 0, len(unlisted))
+		for name := range unlisted {
+			missing = append(missing, name)
+		}
+		sort.Strings(missing)
+		return nil, fmt.Errorf("werkbaum: %v not listed in js/order.json; add each where it must run", missing)
+	}
+	return names, nil
+}
 
 // Default limits. They are generous for hand-written plans (the largest real plan has about
 // 1,400 lines and 80 KB) and small enough that a hostile input cannot stall the daemon.
@@ -129,11 +173,10 @@ func NewEngine(opts Options) (*Engine, error) {
 // is no way to reach this from outside the package.
 func newEngine(opts Options, extra ...string) (*Engine, error) {
 	opts = opts.withDefaults()
-	names, err := fs.Glob(scripts, "js/*.js")
+	names, err := scriptOrder()
 	if err != nil {
-		return nil, fmt.Errorf("werkbaum: list embedded scripts: %w", err)
+		return nil, err
 	}
-	sort.Strings(names)
 	e := &Engine{opts: opts, log: opts.Logger, slots: make(chan struct{}, opts.Runtimes), memoIdle: memoIdle}
 	for _, name := range names {
 		src, err := scripts.ReadFile(name)

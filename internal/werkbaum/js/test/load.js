@@ -1,16 +1,31 @@
 'use strict';
-// Loads the notation scripts exactly as the Go engine does: every ../*.js file, in lexical
-// filename order, in one fresh global scope. Tests get the resulting Werkbaum namespace.
+// Loads the notation scripts exactly as the Go engine does: the files of ../order.json (the
+// one load order, also read by engine.go), in that order, in one fresh global scope. Tests
+// get the resulting Werkbaum namespace. Like the engine, it refuses a ../*.js file the
+// list does not name and a listed file that is missing.
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 
 const dir = path.join(__dirname, '..');
 
+// order returns the script file names in load order, checked against ../*.js.
+function order() {
+  const list = JSON.parse(fs.readFileSync(path.join(dir, 'order.json'), 'utf8')).order;
+  const present = new Set(fs.readdirSync(dir).filter((f) => f.endsWith('.js')));
+  const seen = new Set();
+  for (const f of list) {
+    if (!present.has(f) || seen.has(f)) throw new Error('order.json lists ' + JSON.stringify(f) + ', which is not a script in ' + dir + ' or is listed twice');
+    seen.add(f);
+  }
+  const unlisted = [...present].filter((f) => !seen.has(f)).sort();
+  if (unlisted.length) throw new Error(unlisted.join(', ') + ' not listed in order.json; add each where it must run');
+  return list;
+}
+
 function load() {
   const context = vm.createContext({});
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.js')).sort();
-  for (const f of files) {
+  for (const f of order()) {
     vm.runInContext(fs.readFileSync(path.join(dir, f), 'utf8'), context, { filename: f });
   }
   return context.Werkbaum;
@@ -28,4 +43,4 @@ function sharedDir() {
   return path.join(path.dirname(d), 'shared');
 }
 
-module.exports = { load, sharedDir };
+module.exports = { load, order, sharedDir };

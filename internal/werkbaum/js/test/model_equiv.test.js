@@ -12,17 +12,19 @@ const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
-const { load, sharedDir } = require('./load.js');
+const { load, order, sharedDir } = require('./load.js');
 const gen = require('./gen.js');
 
 const W = load();
 const R = loadRef();
 
-// loadRef loads the scripts before 20_model.js from ../ and then the reference passes.
+// loadRef loads the scripts before 20_model.js (in the load order) from ../ and then the
+// reference passes.
 function loadRef() {
   const context = vm.createContext({});
   const dir = path.join(__dirname, '..');
-  const base = fs.readdirSync(dir).filter((f) => f.endsWith('.js') && f < '20').sort();
+  const all = order();
+  const base = all.slice(0, all.indexOf('20_model.js'));
   for (const f of base) vm.runInContext(fs.readFileSync(path.join(dir, f), 'utf8'), context, { filename: f });
   for (const f of ['20_model.js', '30_path.js', '35_loads.js', '40_warnings.js']) {
     const file = path.join(__dirname, 'ref', f + '.ref');
