@@ -391,13 +391,16 @@ func (e *Engine) run(ctx context.Context, method string, args any, texts []textA
 	if err != nil {
 		return nil, fmt.Errorf("werkbaum %s: encode arguments: %w", method, err)
 	}
-	deadline := time.Now().Add(e.opts.Timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
 	rt, err := e.borrow(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("werkbaum %s: %w", method, err)
+	}
+	// The deadline bounds the script, so it starts once a runtime is in hand: the wait for a
+	// slot and the build of a fresh runtime (all scripts loaded, tens of milliseconds on a
+	// busy machine) are not the call's fault. The wait is bounded by ctx alone.
+	deadline := time.Now().Add(e.opts.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
 
 	// The interrupt may fire from a timer or a context goroutine; the guard makes sure it

@@ -60,6 +60,29 @@ func TestDeadlineStopsRunawayCallAndNextCallWorks(t *testing.T) {
 	}
 }
 
+// slowLoadScript makes building a runtime take longer than the test engine's deadline.
+const slowLoadScript = `(function () { var t0 = Date.now(); while (Date.now() - t0 < 400) {} })();`
+
+// TestDeadlineStartsAfterTheRuntimeIsBuilt: the deadline bounds the script, not the build
+// of a fresh runtime. The call after an interrupt builds one (here slower than the
+// deadline, as on a busy machine) and must still get its full time; with the deadline
+// taken before borrowing, it failed with ErrTimeout before running a line (the flake of
+// TestDeadlineStopsRunawayCallAndNextCallWorks).
+func TestDeadlineStartsAfterTheRuntimeIsBuilt(t *testing.T) {
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: 200 * time.Millisecond}, spinScript, slowLoadScript)
+	ctx := context.Background()
+	if _, err := e.call(ctx, "poison", struct{}{}); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("runaway call: got %v, want ErrTimeout", err)
+	}
+	raw, err := e.call(ctx, "poisoned", struct{}{})
+	if err != nil || string(raw) != "false" {
+		t.Fatalf("call on a freshly built runtime: %s, %v; want false", raw, err)
+	}
+	if got := e.created.Load(); got != 2 {
+		t.Fatalf("runtimes created = %d, want 2", got)
+	}
+}
+
 func TestContextCancelInterruptsCall(t *testing.T) {
 	e := newTestEngine(t, Options{Runtimes: 1, Timeout: time.Minute}, spinScript)
 	ctx, cancel := context.WithCancel(context.Background())
