@@ -548,6 +548,18 @@
     d.shortEnd = cont ? cont[cont.length - 1] : first;
   }
 
+  // xorCheck adds an xorConflict for every realized child after the first of a group whose
+  // first raw child has type xor (§8); every child counts, whatever its own gate.
+  function xorCheck(ch, out) {
+    if (ch[0].type !== 'xor') return;
+    var seen = 0;
+    for (var j = 0; j < ch.length; j++) {
+      if (ch[j].status !== null && ch[j].status.rank >= 2 && seen++) {
+        out.push({ type: 'xorConflict', line: ch[j].line, label: ch[j].label });
+      }
+    }
+  }
+
   // fastOff switches the FAST_RE path off (tests compare both paths).
   var fastOff = false;
 
@@ -808,17 +820,13 @@
         if (!byId[deps[j]]) unknownDeps.push({ type: 'unknownDep', line: p.line, id: deps[j] });
       }
     }
+    // The pre-order starts at the virtual root: the top-level nodes are one sibling group
+    // too, and their xorConflicts come first (§8).
+    if (roots.length) xorCheck(roots, xorConflicts);
     for (k = 0; k < parents.length; k++) {
       p = parents[k];
       var ch = p.children;
-      if (ch[0].type === 'xor') {
-        var seen = 0;
-        for (j = 0; j < ch.length; j++) {
-          if (ch[j].status !== null && ch[j].status.rank >= 2 && seen++) {
-            xorConflicts.push({ type: 'xorConflict', line: ch[j].line, label: ch[j].label });
-          }
-        }
-      }
+      if (ch[0].type === 'xor') xorCheck(ch, xorConflicts);
       if (p.size === null || p.size === 'XXL') continue;
       var counted = 0;
       var disj = ch[0].type !== 'and';
