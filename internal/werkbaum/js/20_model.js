@@ -177,9 +177,11 @@
     return a.parent - b.parent;
   }
 
-  // rescue implements the rescue part of §17 for the '<' targets followed by the focused
-  // nodes (in view): every collapsed ancestor on the root-to-target path is opened and its
-  // other children that have children are collapsed instead; the target itself is opened.
+  // rescue implements the rescue part of §17 for the targets — '<' nodes and focused nodes
+  // (in view) in ONE list in document order, interleaved as they come, as the reference
+  // does: every ancestor on the root-to-target path that is collapsed at that moment is
+  // opened and its other children that have children are collapsed instead; the target
+  // itself is opened.
   function rescue(all, set, targets) {
     for (var t = 0; t < targets.length; t++) {
       var path = [];
@@ -241,8 +243,7 @@
     var visGate = new Int8Array(N);
     var mixedAt = null; // parents whose visible children mix gates
     var depNodes = null; // nodes in view with dependencies
-    var rescues = null; // '<' targets, then focused nodes
-    var focused = null;
+    var rescues = null; // '<' targets and focused nodes, in document order (§17)
     var hideDepth = -1; // depth of the hidden (discarded, not shown) subtree being walked
     var inV = true;
     var A = new Int32Array(N); // assumed size rank (§11)
@@ -306,11 +307,10 @@
       if (!inV) continue;
       if (n.deps.length) (depNodes || (depNodes = [])).push(i);
       var fold = n.fold;
-      if (fold !== null) {
-        if (fold === '>') collapsed[i] = 1;
-        else if (fold === '<') (rescues || (rescues = [])).push(i);
-      }
-      if (n.focus) (focused || (focused = [])).push(i);
+      if (fold === '>') collapsed[i] = 1;
+      // A node with both '<' and a focus mark is one target: a second pass over the same
+      // path right after the first changes nothing.
+      if (fold === '<' || n.focus) (rescues || (rescues = [])).push(i);
       // mixedGate: the rendered tree hides discarded children (and their subtrees) unless
       // discarded nodes are shown; roots are never compared with each other.
       if (hideDepth >= 0) {
@@ -446,9 +446,7 @@
       for (i = 0; i < coupled.length; i++) coupled[i].ci = i;
     }
 
-    if (rescues !== null || focused !== null) {
-      rescue(all, collapsed, rescues === null ? focused : focused === null ? rescues : rescues.concat(focused));
-    }
+    if (rescues !== null) rescue(all, collapsed, rescues);
     var mixed = NONE;
     if (mixedAt !== null) {
       mixed = [];
