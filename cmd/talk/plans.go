@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // mcpProtocolVersion is the 2025-era revision talk's plain JSON-RPC calls claim; that era
@@ -143,6 +144,7 @@ func plansCommand() command {
 		detail: `Calls the MCP tool plans_list. --json prints its structuredContent {"plans":[…]} unchanged.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			return func(ctx context.Context, args []string) int {
+				a.neutraliseTerminal()
 				if len(args) > 0 {
 					cmd, _ := findCommand("plans")
 					return a.usage(cmd, "unexpected argument %q", args[0])
@@ -191,8 +193,10 @@ type planInfo struct {
 }
 
 const planDetail = `Subcommands:
-  show KEY                      print the plan's text exactly as stored (werkbaum_read);
-                                --json: {"text","base":{"revision","checksum"},"lines"}
+  show KEY                      print the plan's text as stored (werkbaum_read); terminal
+                                control characters in it are shown escaped (\x1b), as in
+                                all human output; --json (exact text):
+                                {"text","base":{"revision","checksum"},"lines"}
   inspect KEY [--id ID]         the notation's reading (werkbaum_inspect): the tree with
                                 statuses, warnings with line numbers, the cheapest path's
                                 stations and assignee loads; --id limits it to a subtree;
@@ -204,7 +208,11 @@ const planDetail = `Subcommands:
                                 the guards (new structural warnings, newly [^]) unless
                                 --allow-warnings / --allow-prod. --json: the write result
                                 {"base","revision","changed","warnings","added","removed"}
-A refused operation (unknown plan or id, conflict, guard) exits 4 with the daemon's text.`
+A refused operation (unknown plan or id, conflict, guard) exits 4 with the daemon's text.
+Plan text is anyone's input: in human output (and every message on stderr) control
+characters other than tab and line breaks — ESC sequences, C1 codes, DEL, a lone CR —
+are printed as escapes like \x1b, so a label cannot retitle, clear or hide your
+terminal. --json output is JSON and carries the text unchanged.`
 
 func planCommand() command {
 	return command{
@@ -217,6 +225,7 @@ func planCommand() command {
 			fs.BoolVar(&allowWarnings, "allow-warnings", false, "set-status: write even if the result has new structural warnings")
 			fs.BoolVar(&allowProd, "allow-prod", false, "set-status: allow a node to newly carry [^] (in production)")
 			return func(ctx context.Context, args []string) int {
+				a.neutraliseTerminal()
 				cmd, _ := findCommand("plan")
 				if len(args) == 0 {
 					return a.usage(cmd, "give a subcommand: show, inspect or set-status")
@@ -580,4 +589,79 @@ func (a *app) planSetStatus(ctx context.Context, key, id, status string, allowWa
 		fmt.Fprintf(a.stdout, "  %d warnings in the plan (talk plan inspect %s)\n", len(wr.Warnings), key)
 		return exitOK
 	}
+}
+
+// neutraliseTerminal makes the plan commands' human output safe for a terminal: plan text
+// (labels, people, warnings quoting labels, the whole text for show) comes from whoever
+// edited the plan, and a raw ESC sequence in it could set the window title, clear the
+// screen or hide text (issue 15). stdout is wrapped unless --json (JSON escapes control
+// characters itself and must carry the text unchanged); stderr always, since refusals
+// quote the daemon's text.
+func (a *app) neutraliseTerminal() {
+	if !a.opts.json {
+		a.stdout = termSafe{a.stdout}
+	}
+	a.stderr = termSafe{a.stderr}
+}
+
+// termSafe is a writer that passes each write through neutralise. Each write is
+// neutralised on its own: a CRLF split across two writes shows its CR escaped, which
+// only the whole text of plan show could contain, and that is written at once.
+type termSafe struct{ w io.Writer }
+
+func (t termSafe) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, neutralise(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// neutralise returns s with every character a terminal would act on replaced by a
+// visible escape: C0 controls except tab and LF (a CR directly before LF is a line ending
+// and stays), DEL and ESC as \xHH, C1 controls (U+0080–U+009F) as \u00HH, and bytes that
+// are not UTF-8 (an 8-bit terminal reads 0x9b as CSI) as \xHH. Text without any of these
+// is returned as it is.
+func neutralise(s string) string {
+	i := 0
+	for i < len(s) {
+		size, ok := plainAt(s, i)
+		if !ok {
+			break
+		}
+		i += size
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		size, ok := plainAt(s, i)
+		switch {
+		case ok:
+			b.WriteString(s[i : i+size])
+		case size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		default: // a C1 control, two bytes in UTF-8
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// plainAt reports the size of the character at s[i] and whether a terminal shows it as
+// text (the one rule of neutralise).
+func plainAt(s string, i int) (size int, ok bool) {
+	c := s[i]
+	if c < utf8.RuneSelf {
+		return 1, (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || (c == '\r' && i+1 < len(s) && s[i+1] == '\n')
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && size == 1 {
+		return 1, false
+	}
+	return size, r > 0x9f
 }

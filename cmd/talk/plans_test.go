@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestNeutralise(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain @jörg Müller (M)", "plain @jörg Müller (M)"},
+		{"tab\tand\nlines\r\nkept", "tab\tand\nlines\r\nkept"},
+		{"\x1b]0;title\x07Label", `\x1b]0;title\x07Label`},
+		{"before\x1b[2Jafter", `before\x1b[2Jafter`},
+		{"hidden\x1b[8mtext", `hidden\x1b[8mtext`},
+		{"lone\rCR", `lone\x0dCR`},
+		{"CR at the end\r", `CR at the end\x0d`},
+		{"nul\x00 bell\x07 del\x7f", `nul\x00 bell\x07 del\x7f`},
+		{"C1 \u009b2J and \u0085", `C1 \u009b2J and \u0085`},
+		{"bare 8-bit CSI \x9b2J", `bare 8-bit CSI \x9b2J`},
+		{"not C1: \u00a0 \u00e9 \ufeff", "not C1: \u00a0 \u00e9 \ufeff"},
+		{"", ""},
+	} {
+		if got := neutralise(c.in); got != c.want {
+			t.Errorf("neutralise(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// terminalSafe fails when out holds anything a terminal acts on besides tab, LF and CRLF.
+func terminalSafe(t *testing.T, what, out string) {
+	t.Helper()
+	for i, r := range out {
+		bad := r == utf8.RuneError || r == 0x7f || (r >= 0x80 && r <= 0x9f) ||
+			(r < 0x20 && r != '\t' && r != '\n' && !(r == '\r' && strings.HasPrefix(out[i:], "\r\n")))
+		if bad {
+			t.Fatalf("%s: raw control character %U at byte %d:\n%q", what, r, i, out)
+		}
+	}
+}
+
+// hostileLabel carries a window-title sequence, a screen clear and a C1 CSI.
+const hostileLabel = "Pay\x1b]0;owned\x07 now\x1b[2J\u009b8m"
+
+// TestPlanHumanOutputNeutralisesControls: plan inspect, plans and plan show print plan
+// text (labels, people, warnings, the error of a plan) with control characters escaped;
+// --json carries them unchanged (as JSON escapes).
+func TestPlanHumanOutputNeutralisesControls(t *testing.T) {
+	label, _ := json.Marshal(hostileLabel)
+	text, _ := json.Marshal("- [ ] " + hostileLabel + " #p\r\n\tsecond\x1b[2J\r\n")
+	f := newCLIDaemon(t, func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(raw, &req)
+		var result string
+		switch req.Params.Name {
+		case "werkbaum_inspect":
+			result = `{"content":[{"type":"text","text":"x"}],"structuredContent":{"base":{"revision":1,"checksum":"c"},` +
+				`"nodes":[{"line":1,"depth":0,"id":"p","label":` + string(label) + `,"status":"planned","people":["m\u001b[8m"],"station":true}],` +
+				`"warnings":[{"type":"xorConflict","line":1,"text":` + string(label) + `}],` +
+				`"path":{"exact":true,"needed":[1],"stations":[1],"cost":1,"assigneeLoads":{"m\u001b[8m":1}}}}`
+		case "plans_list":
+			result = `{"content":[{"type":"text","text":"x"}],"structuredContent":{"plans":[{"key":"p","access":"write","revision":1,"error":` + string(label) + `}]}}`
+		case "werkbaum_read":
+			result = `{"content":[{"type":"text","text":"x"}],"structuredContent":{"text":` + string(text) + `,"base":{"revision":1,"checksum":"c"},"lines":3}}`
+		}
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":`+result+`}`)
+	})
+	env := map[string]string{"TALK_URL": f.srv.URL}
+
+	out, errOut, code := runCLI(t, env, "", "plan", "inspect", "p")
+	if code != exitOK {
+		t.Fatalf("plan inspect: code %d, err %s", code, errOut)
+	}
+	terminalSafe(t, "plan inspect", out)
+	if !strings.Contains(out, `Pay\x1b]0;owned\x07 now\x1b[2J\u009b8m`) || !strings.Contains(out, `@m\x1b[8m`) {
+		t.Fatalf("plan inspect does not show the escaped label and person:\n%s", out)
+	}
+
+	out, _, code = runCLI(t, env, "", "plans")
+	if code != exitOK {
+		t.Fatalf("plans: code %d", code)
+	}
+	terminalSafe(t, "plans", out)
+	if !strings.Contains(out, `error: Pay\x1b]0;owned`) {
+		t.Fatalf("plans does not show the escaped error:\n%s", out)
+	}
+
+	out, _, code = runCLI(t, env, "", "plan", "show", "p")
+	if code != exitOK {
+		t.Fatalf("plan show: code %d", code)
+	}
+	terminalSafe(t, "plan show", out)
+	if want := "- [ ] " + `Pay\x1b]0;owned\x07 now\x1b[2J\u009b8m` + " #p\r\n\tsecond" + `\x1b[2J` + "\r\n"; out != want {
+		t.Fatalf("plan show:\n%q\nwant\n%q", out, want)
+	}
+
+	// --json is exempt: the label arrives unchanged once the JSON is decoded.
+	out, _, code = runCLI(t, env, "", "plan", "inspect", "p", "--json")
+	if code != exitOK {
+		t.Fatalf("plan inspect --json: code %d", code)
+	}
+	var doc struct {
+		Nodes []struct {
+			Label string `json:"label"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Nodes) != 1 || doc.Nodes[0].Label != hostileLabel {
+		t.Fatalf("plan inspect --json: %v %q", err, out)
+	}
+}
