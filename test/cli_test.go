@@ -466,7 +466,7 @@ const smallPlan = `[ ] #root: Root (M) @anna
 func TestCLIPlans(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	example, err := os.ReadFile(filepath.Join(sharedDir(), "werkbaum", "examples", "werkbaum.werkbaum"))
+	example, err := os.ReadFile(filepath.Join(sharedDir(t), "werkbaum", "examples", "werkbaum.werkbaum"))
 	if err != nil {
 		t.Fatalf("the example plan: %v", err)
 	}

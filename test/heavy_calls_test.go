@@ -17,7 +17,7 @@ import (
 // (api.Options.HeavyCalls) makes the excess calls wait instead of crowding out the cheap
 // doors; this test asserts the behaviour, docs/bench-load.md records the latencies.
 func TestHeavyCallsKeepHealthzAnswering(t *testing.T) {
-	example, err := os.ReadFile(filepath.Join(sharedDir(), "werkbaum", "examples", "werkbaum.werkbaum"))
+	example, err := os.ReadFile(filepath.Join(sharedDir(t), "werkbaum", "examples", "werkbaum.werkbaum"))
 	if err != nil {
 		t.Skipf("the Werkbaum example plan is not available: %v", err)
 	}

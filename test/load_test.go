@@ -58,7 +58,7 @@ func TestLoadGeneratorSmoke(t *testing.T) {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
-	plan := filepath.Join(sharedDir(), "werkbaum", "examples", "werkbaum.werkbaum")
+	plan := filepath.Join(sharedDir(t), "werkbaum", "examples", "werkbaum.werkbaum")
 	if _, err := os.Stat(plan); err != nil {
 		t.Fatalf("the example plan is needed: %v", err)
 	}

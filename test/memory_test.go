@@ -49,7 +49,7 @@ func smapsRollupKB(tb testing.TB, pid int) (rss, anon, file int) {
 //
 //	go test ./test -run '^$' -bench IdleMemory -benchtime 3x
 func BenchmarkIdleMemory(b *testing.B) {
-	plan, err := os.ReadFile(filepath.Join(sharedDir(), "werkbaum", "examples", "werkbaum.werkbaum"))
+	plan, err := os.ReadFile(filepath.Join(sharedDir(b), "werkbaum", "examples", "werkbaum.werkbaum"))
 	if err != nil {
 		b.Skipf("example plan not found (%v); set TALK_SHARED_DIR", err)
 	}

@@ -18,7 +18,7 @@ import (
 // client as the agent when the era carries its name.
 func TestPlanGoSDK(t *testing.T) {
 	t.Parallel()
-	example, err := os.ReadFile(filepath.Join(sharedDir(), "werkbaum", "examples", "werkbaum.werkbaum"))
+	example, err := os.ReadFile(filepath.Join(sharedDir(t), "werkbaum", "examples", "werkbaum.werkbaum"))
 	if err != nil {
 		t.Fatalf("the example plan: %v", err)
 	}

@@ -43,4 +43,21 @@ function sharedDir() {
   return path.join(path.dirname(d), 'shared');
 }
 
-module.exports = { load, order, sharedDir };
+// examples is the one place the Node tests learn where the upstream examples are:
+// {dir, skip: false}, or — on a fresh clone without ../shared — {dir: null, skip: message}
+// for node:test's skip option, the message naming the missing folder and TALK_SHARED_DIR.
+// With TALK_SHARED_DIR set (CI) a missing folder is an error: the examples were asked for.
+function examples() {
+  const dir = path.join(sharedDir(), 'werkbaum', 'examples');
+  if (fs.existsSync(dir) && fs.statSync(dir).isDirectory()) return { dir, skip: false };
+  if (process.env.TALK_SHARED_DIR) {
+    throw new Error('TALK_SHARED_DIR=' + process.env.TALK_SHARED_DIR + ' has no werkbaum/examples folder (' + dir + ')');
+  }
+  return {
+    dir: null,
+    skip: 'needs the upstream examples: ' + dir + ' not found (a fresh clone has no ../shared); ' +
+      'set TALK_SHARED_DIR to the folder that holds werkbaum/examples'
+  };
+}
+
+module.exports = { load, order, sharedDir, examples };
