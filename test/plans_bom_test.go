@@ -25,7 +25,8 @@ const bomPlan = bom + `= [^] Login Import (XS) #US-241
 // byte-identical. The base checksum stays the checksum of the file's bytes, BOM included.
 func TestPlanBOMKept(t *testing.T) {
 	t.Parallel()
-	d, paths := startPlanDaemon(t, planFile{Key: "bom", Text: bomPlan})
+	crlf := strings.ReplaceAll(bomPlan, "\n", "\r\n")
+	d, paths := startPlanDaemon(t, planFile{Key: "bom", Text: bomPlan}, planFile{Key: "crlf", Text: crlf})
 	c := newMCPClient(d)
 	path := paths["bom"]
 
@@ -167,5 +168,20 @@ func TestPlanBOMKept(t *testing.T) {
 		if !w.Changed || w.Base.Checksum != sha([]byte(got)) {
 			t.Fatalf("step %d (%s): answer %+v, want changed and the file's checksum %s", i, s.name, w, sha([]byte(got)))
 		}
+	}
+
+	// BOM and CRLF together: a node verb on line 1 and a write without the BOM keep the
+	// mark and every line ending.
+	r := c.read(t, "crlf")
+	c.ok(t, "werkbaum_set_status", writeArgs("crlf", r.Base, "crlf-1", map[string]any{"id": "US-241", "status": "done"}), nil)
+	want := strings.Replace(crlf, "= [^] Login", "= [x] Login", 1)
+	if got := string(readFile(t, paths["crlf"])); got != want {
+		t.Fatalf("BOM + CRLF after set_status: file\n%q\nwant\n%q", got, want)
+	}
+	r = c.read(t, "crlf")
+	c.ok(t, "werkbaum_write", writeArgs("crlf", r.Base, "crlf-2", map[string]any{"text": strings.Replace(strings.TrimPrefix(r.Text, bom), "[ ] #f", "[~] #f", 1)}), nil)
+	want = strings.Replace(want, "[ ] #f", "[~] #f", 1)
+	if got := string(readFile(t, paths["crlf"])); got != want {
+		t.Fatalf("BOM + CRLF after write: file\n%q\nwant\n%q", got, want)
 	}
 }
