@@ -344,7 +344,10 @@ func planTools(s *Server, p Plans) []Tool {
 			InputSchema:  objectSchema(props, append([]string{"plan", "base", "request_id"}, v.required...)...),
 			OutputSchema: writeOutputSchema,
 			Annotations:  rw,
-			Heavy:        true, // the engine checks every write
+			// Not heavy: a write's CPU is two engine calls, bounded by the engine's runtime
+			// pool; the rest of its time is its plan's lane and fsyncs. A heavy-call slot
+			// held across those capped writes on different plans at GOMAXPROCS at once.
+			Heavy: false,
 			Call: func(ctx context.Context, caller Caller, raw json.RawMessage) ToolResult {
 				wt, verb, err := v.decode(raw)
 				if err != nil {
