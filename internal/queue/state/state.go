@@ -1,7 +1,7 @@
 // Package state keeps talkd's durable state in one bbolt file under the state directory:
 // the mute (saved synchronously, it must survive a crash), the announcement history
 // (saved in batches by the queue) and, for the plans, revisions and the request journal
-// (their own buckets, opened by the plan store through Bolt).
+// (their own buckets, used by the plan store through plans.Bolt).
 package state
 
 import (
@@ -83,8 +83,9 @@ var errNotOpen = errors.New("state database is not open")
 
 // DB is the daemon's state database.
 //
-// Every transaction goes through DB (View, Update, Batch, or the methods for the mute and
-// the history), so that a database left unmapped by a failed remap can be closed and
+// Every transaction goes through DB (View, Update, or the methods for the mute and the
+// history; there is no Batch: bbolt runs a batch's commit on a goroutine of its own, out
+// of reach of the panic recovery in run), so that a database left unmapped by a failed remap can be closed and
 // opened again under the write lock of mu without anyone holding the old handle: a
 // transaction that fails with bbolt.ErrInvalidMapping reopens the file and runs once more.
 // When the file can no longer be opened for writing (a read-only disk) it is opened
@@ -262,12 +263,6 @@ func (d *DB) View(fn func(*bbolt.Tx) error) error {
 // rolled back).
 func (d *DB) Update(fn func(*bbolt.Tx) error) error {
 	return d.run(true, func(b *bbolt.DB) error { return b.Update(fn) })
-}
-
-// Batch is bbolt.DB.Batch (fn may run more than once, as there) with the reopen of
-// Update.
-func (d *DB) Batch(fn func(*bbolt.Tx) error) error {
-	return d.run(true, func(b *bbolt.DB) error { return b.Batch(fn) })
 }
 
 // run runs one transaction on the current handle. When it fails because the handle is
