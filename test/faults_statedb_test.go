@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 // Faults of the state database file itself (talkd.db): damaged pages, an empty file.
@@ -32,6 +34,35 @@ func damageStateDB(t *testing.T, path string) {
 		if _, err := f.WriteAt(junk, off); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// damageStateDBPage overwrites only the page of the root bucket (the one naming all
+// others): bbolt opens such a file without complaint (it reads the meta and freelist
+// pages) and fails only when a transaction looks up a bucket.
+func damageStateDBPage(t *testing.T, path string) {
+	t.Helper()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int64
+	db.View(func(tx *bbolt.Tx) error {
+		root = int64(tx.Cursor().Bucket().Root())
+		return nil
+	})
+	db.Close()
+	if root == 0 {
+		t.Fatal("the root bucket has no page")
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	page := int64(os.Getpagesize())
+	if _, err := f.WriteAt([]byte(strings.Repeat("\xa5", int(page))), root*page); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -71,8 +102,9 @@ func faultRefusedStart(t *testing.T, root, home, db, problem string) {
 	}
 }
 
-// TestFaultStateDBDamagedAtStart: a talkd.db whose pages were overwritten, and one
-// truncated to 0 bytes, are refused at start with exit 1 within 2 s and a message saying
+// TestFaultStateDBDamagedAtStart: a talkd.db with one damaged page (that of the root bucket,
+// which bbolt's open does not read), one whose pages were all overwritten, and one
+// truncated to 0 bytes are refused at start with exit 1 within 2 s and a message saying
 // which file, what is wrong and how to move it aside; the file is not locked afterwards,
 // so after moving it aside talkd starts (with an empty state) and the plan is intact.
 func TestFaultStateDBDamagedAtStart(t *testing.T) {
@@ -80,6 +112,8 @@ func TestFaultStateDBDamagedAtStart(t *testing.T) {
 	root, home := t.TempDir(), t.TempDir()
 	db := faultStateDBUsed(t, root, home)
 	plan := string(readFile(t, filepath.Join(root, "plans", "p.werkbaum")))
+	damageStateDBPage(t, db)
+	t.Run("one damaged page the open does not read", func(t *testing.T) { faultRefusedStart(t, root, home, db, "found by the check at start") })
 	damageStateDB(t, db)
 	t.Run("damaged pages", func(t *testing.T) { faultRefusedStart(t, root, home, db, "") })
 

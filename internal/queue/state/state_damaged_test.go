@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/bbolt"
+
 	"talkd/internal/queue"
 )
 
@@ -118,4 +120,41 @@ func TestPanicInTransactionBecomesError(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close waits for a lock after a panic")
 	}
+}
+
+// TestOpenFindsDamageTheOpenDoesNotRead damages only the page of the history bucket: bbolt
+// opens such a file without complaint (it reads the meta and freelist pages) and would
+// panic in the first transaction that reads the history. The check at open finds it.
+func TestOpenFindsDamageTheOpenDoesNotRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "talkd.db")
+	db := historyDB(t, path)
+	var root uint64
+	db.View(func(tx *bbolt.Tx) error {
+		root = uint64(tx.Bucket(bucketHistory).Root())
+		return nil
+	})
+	db.Close()
+	if root == 0 {
+		t.Fatal("the history bucket is inline: no page to damage")
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := int64(os.Getpagesize())
+	if _, err := f.WriteAt([]byte(strings.Repeat("\xa5", int(page))), int64(root)*page); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	raw, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("bbolt itself refuses the file (%v): the test does not test what it says", err)
+	}
+	raw.Close()
+	_, err = Open(path, Options{})
+	var de *DamagedError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "check at start") {
+		t.Fatalf("open of a file with a damaged history page: %v", err)
+	}
+	t.Log(err)
 }
