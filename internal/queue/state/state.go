@@ -195,10 +195,11 @@ func (d *DB) refuseEmpty() error {
 		return nil
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		return nil // locked: another talkd is creating it; the open says so after its timeout
+	unlock, locked := tryLockShared(f)
+	if locked {
+		return nil // another talkd is creating it; the open says so after its timeout
 	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	defer unlock()
 	if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
 		return &DamagedError{Path: d.path, Problem: "the file is empty (0 bytes), which bbolt never leaves behind"}
 	}
