@@ -33,161 +33,209 @@ type sentWrite struct {
 	answered bool // the daemon answered "applied" before it was killed
 }
 
-// TestPlanCrashSafety SIGKILLs talkd at random moments while a client writes in a loop,
-// 30 rounds, restarting it on the same HOME each time. After every restart the file is
-// exactly one of the texts that could exist (never torn or empty), it parses without
-// structural warnings, no temp file is left, and operation_get settles the request that
-// was in flight as applied (then the file is its text) or unknown (then the file is the
-// text before it, and sending it again applies it). At the end every request id is
-// applied or unknown, consistently with the answers and the file, and the applied ones
-// carry the revisions 2, 3, … without a gap.
+// crashWriter is one of the concurrent writers of TestPlanCrashSafety: its own plan (in
+// its own folder), every text that plan may hold, and the requests it sent.
+type crashWriter struct {
+	key, dir, path string
+	initial        string
+	possible       map[string]bool // every text the file may hold
+	sent           []*sentWrite    // in send order
+	current        string          // the text the next write starts from
+	n              int
+	base           planBase
+	err            error // a wrong answer seen by the write loop
+}
+
+// TestPlanCrashSafety SIGKILLs talkd at random moments while eight clients write in a
+// loop, each its own plan (so their journal records share the group commit), 50 rounds,
+// restarting it on the same HOME (a persistent state directory) each time. After every
+// restart each file is exactly one of the texts that could exist (never torn or empty), it
+// parses without structural warnings, no temp file is left, and operation_get settles the
+// request that was in flight as applied (then the file is its text) or unknown (then the
+// file is the text before it, and sending it again applies it); a request the client saw
+// answered is never unknown. At the end every request id is applied or unknown,
+// consistently with the answers and the files, and each plan's applied requests carry
+// the revisions 2, 3, … without a gap or a repeat: nothing acknowledged is lost, nothing
+// applied twice.
 func TestPlanCrashSafety(t *testing.T) {
 	t.Parallel()
-	const rounds = 30
-	dir := t.TempDir()
-	path := filepath.Join(dir, "crash.werkbaum")
-	initial := crashPlan("%% crash test, initial")
-	if err := os.WriteFile(path, []byte(initial), 0o644); err != nil {
-		t.Fatal(err)
+	const rounds, writers = 50, 8
+	root := t.TempDir()
+	paths := map[string]string{}
+	var ws []*crashWriter
+	for i := range writers {
+		w := &crashWriter{key: fmt.Sprintf("crash%d", i), dir: filepath.Join(root, fmt.Sprintf("w%d", i))}
+		w.path = filepath.Join(w.dir, "crash.werkbaum")
+		w.initial = crashPlan(fmt.Sprintf("%%%% crash test of writer %d, initial", i))
+		w.possible = map[string]bool{w.initial: true}
+		w.current = w.initial
+		if err := os.MkdirAll(w.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(w.path, []byte(w.initial), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths[w.key] = w.path
+		ws = append(ws, w)
 	}
-	config := plansConfig(map[string]string{"crash": path})
+	config := plansConfig(paths)
 	home := t.TempDir()
 
-	possible := map[string]bool{initial: true} // every text the file may hold
-	var sent []*sentWrite                      // in send order
-	current := initial                         // the text the next write starts from
-	n := 0
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("kill moments drawn with seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	var afterRestart = map[string]int{}
+	afterRestart := map[string]int{}
 
 	for round := range rounds {
 		d := startDaemon(t, daemonOptions{Config: config, Home: home})
 		c := newMCPClient(d)
-
-		// The file is one of the possible texts, it parses, and no temp file is left.
-		r := c.read(t, "crash")
-		if !possible[r.Text] {
-			t.Fatalf("round %d: the file is not a text any write could have produced (%d bytes):\n%s", round, len(r.Text), r.Text)
-		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-			t.Fatalf("round %d: the plan folder holds %d entries", round, len(entries))
-		}
-		var in struct {
-			Warnings []map[string]any `json:"warnings"`
-			Nodes    []map[string]any `json:"nodes"`
-		}
-		c.ok(t, "werkbaum_inspect", map[string]any{"plan": "crash", "include": []string{"tree", "warnings"}}, &in)
-		if len(in.Nodes) != 41 {
-			t.Fatalf("round %d: %d nodes", round, len(in.Nodes))
-		}
-		for _, w := range in.Warnings {
-			if structuralTypes[w["type"].(string)] {
-				t.Fatalf("round %d: structural warning %v", round, w)
-			}
-		}
-
-		// The request that was in flight is settled as applied or unknown, consistently
-		// with the file; sending it again is safe either way.
-		if len(sent) > 0 {
-			last := sent[len(sent)-1]
-			op := c.operation(t, "crash", last.id)
-			switch {
-			case op.InProgress:
-				t.Fatalf("round %d: %s still in progress after a restart", round, last.id)
-			case op.State == "applied":
-				if r.Text != last.text {
-					t.Fatalf("round %d: %s is applied but the file is not its text", round, last.id)
-				}
-			case op.State == "unknown":
-				if last.answered {
-					t.Fatalf("round %d: %s was answered applied but the journal forgot it", round, last.id)
-				}
-				if r.Text != current {
-					t.Fatalf("round %d: %s is unknown but the file is not the text before it", round, last.id)
-				}
-			default:
-				t.Fatalf("round %d: %s settled as %+v", round, last.id, op)
-			}
-			afterRestart[op.State]++
-			var w writeAnswer
-			c.ok(t, last.tool, last.args, &w)
-			if op.State == "applied" && (!w.Replayed || w.Base.Checksum != sha([]byte(last.text))) {
-				t.Fatalf("round %d: resending applied %s: %+v", round, last.id, w)
-			}
-			if op.State == "unknown" && (w.Replayed || !w.Changed || w.Base.Checksum != sha([]byte(last.text))) {
-				t.Fatalf("round %d: resending unknown %s: %+v", round, last.id, w)
-			}
-			last.answered = true
-			current = last.text
-			if got := readFile(t, path); string(got) != current {
-				t.Fatalf("round %d: the file after resending %s is not its text", round, last.id)
-			}
-			r = c.read(t, "crash")
-		} else if r.Text != initial {
-			t.Fatalf("round %d: the file changed without a write", round)
+		for _, w := range ws {
+			w.check(t, c, round, afterRestart)
 		}
 
 		// Write in a loop until the daemon dies under us.
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		var loopErr error
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			base := r.Base
-			for ctx.Err() == nil {
-				n++
-				header := fmt.Sprintf("%%%% crash test, write %d", n)
-				sw := &sentWrite{id: fmt.Sprintf("crash-%d", n)}
-				lines := strings.SplitAfter(current, "\n")
-				if n%2 == 0 {
-					sw.text = header + "\n" + strings.Join(lines[1:], "")
-					sw.tool = "werkbaum_write"
-					sw.args = writeArgs("crash", base, sw.id, map[string]any{"text": sw.text})
-				} else {
-					// Line ops on the root line and the header: exactly predictable too.
-					root := fmt.Sprintf("- [~] #root: Root, written by line ops %d", n)
-					sw.text = header + "\n" + root + "\n" + strings.Join(lines[2:], "")
-					sw.tool = "werkbaum_apply_ops"
-					sw.args = writeArgs("crash", base, sw.id, map[string]any{"ops": []map[string]any{
-						{"op": "replace", "index": 0, "count": 2, "lines": []string{header, root}}}})
-				}
-				possible[sw.text] = true
-				sent = append(sent, sw)
-				a, err := c.call(ctx, sw.tool, sw.args)
-				if err != nil {
-					return // killed (or cancelled) mid-request: settled after the restart
-				}
-				var w writeAnswer
-				if a.IsError || a.decode(&w) != nil || !w.Changed || w.Base.Checksum != sha([]byte(sw.text)) {
-					loopErr = fmt.Errorf("%s: %s %s", sw.id, a.Text, a.Structured)
-					return
-				}
-				sw.answered = true
-				current, base = sw.text, w.Base
-			}
-		}()
+		for _, w := range ws {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.loop(ctx, c)
+			}()
+		}
 		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
 		d.kill(t)
 		cancel()
 		wg.Wait()
-		if loopErr != nil {
-			t.Fatalf("round %d: %v", round, loopErr)
+		for _, w := range ws {
+			if w.err != nil {
+				t.Fatalf("round %d: %s: %v", round, w.key, w.err)
+			}
 		}
 	}
 
-	// Final audit on a fresh start: every request id is applied or unknown, answered ones
-	// are applied, applied ones carry their text's checksum and consecutive revisions, and
-	// the file is the last applied text.
+	// Final audit on a fresh start.
 	d := startDaemon(t, daemonOptions{Config: config, Home: home})
 	c := newMCPClient(d)
+	var requests, applied, unknown int
+	for _, w := range ws {
+		a, u := w.audit(t, c)
+		requests, applied, unknown = requests+len(w.sent), applied+a, unknown+u
+	}
+	t.Logf("%d rounds, %d writers, %d requests: %d applied, %d unknown; in-flight requests after a restart: %v", rounds, writers, requests, applied, unknown, afterRestart)
+}
+
+// check runs after a restart: the file is one of the possible texts, it parses, no temp
+// file is left, and the request that was in flight is settled truthfully; it is then sent
+// again, which must replay it (applied) or apply it (unknown).
+func (w *crashWriter) check(t *testing.T, c *mcpClient, round int, afterRestart map[string]int) {
+	t.Helper()
+	r := c.read(t, w.key)
+	if !w.possible[r.Text] {
+		t.Fatalf("round %d: %s: the file is not a text any write could have produced (%d bytes):\n%s", round, w.key, len(r.Text), r.Text)
+	}
+	if entries, _ := os.ReadDir(w.dir); len(entries) != 1 {
+		t.Fatalf("round %d: %s: the plan folder holds %d entries", round, w.key, len(entries))
+	}
+	var in struct {
+		Warnings []map[string]any `json:"warnings"`
+		Nodes    []map[string]any `json:"nodes"`
+	}
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": w.key, "include": []string{"tree", "warnings"}}, &in)
+	if len(in.Nodes) != 41 {
+		t.Fatalf("round %d: %s: %d nodes", round, w.key, len(in.Nodes))
+	}
+	for _, wa := range in.Warnings {
+		if structuralTypes[wa["type"].(string)] {
+			t.Fatalf("round %d: %s: structural warning %v", round, w.key, wa)
+		}
+	}
+	if len(w.sent) == 0 {
+		if r.Text != w.initial {
+			t.Fatalf("round %d: %s: the file changed without a write", round, w.key)
+		}
+		w.base = r.Base
+		return
+	}
+	last := w.sent[len(w.sent)-1]
+	op := c.operation(t, w.key, last.id)
+	switch {
+	case op.InProgress:
+		t.Fatalf("round %d: %s still in progress after a restart", round, last.id)
+	case op.State == "applied":
+		if r.Text != last.text {
+			t.Fatalf("round %d: %s is applied but the file is not its text", round, last.id)
+		}
+	case op.State == "unknown":
+		if last.answered {
+			t.Fatalf("round %d: %s was answered applied but the journal forgot it", round, last.id)
+		}
+		if r.Text != w.current {
+			t.Fatalf("round %d: %s is unknown but the file is not the text before it", round, last.id)
+		}
+	default:
+		t.Fatalf("round %d: %s settled as %+v", round, last.id, op)
+	}
+	afterRestart[op.State]++
+	var wa writeAnswer
+	c.ok(t, last.tool, last.args, &wa)
+	if op.State == "applied" && (!wa.Replayed || wa.Base.Checksum != sha([]byte(last.text))) {
+		t.Fatalf("round %d: resending applied %s: %+v", round, last.id, wa)
+	}
+	if op.State == "unknown" && (wa.Replayed || !wa.Changed || wa.Base.Checksum != sha([]byte(last.text))) {
+		t.Fatalf("round %d: resending unknown %s: %+v", round, last.id, wa)
+	}
+	last.answered = true
+	w.current, w.base = last.text, wa.Base
+	if got := readFile(t, w.path); string(got) != w.current {
+		t.Fatalf("round %d: the file after resending %s is not its text", round, last.id)
+	}
+}
+
+// loop writes until ctx ends or the daemon dies: alternately a werkbaum_write of the whole
+// text and line ops on the header and the root line, each exactly predictable.
+func (w *crashWriter) loop(ctx context.Context, c *mcpClient) {
+	for ctx.Err() == nil {
+		w.n++
+		header := fmt.Sprintf("%%%% crash test of %s, write %d", w.key, w.n)
+		sw := &sentWrite{id: fmt.Sprintf("%s-%d", w.key, w.n)}
+		lines := strings.SplitAfter(w.current, "\n")
+		if w.n%2 == 0 {
+			sw.text = header + "\n" + strings.Join(lines[1:], "")
+			sw.tool = "werkbaum_write"
+			sw.args = writeArgs(w.key, w.base, sw.id, map[string]any{"text": sw.text})
+		} else {
+			root := fmt.Sprintf("- [~] #root: Root, written by line ops %d", w.n)
+			sw.text = header + "\n" + root + "\n" + strings.Join(lines[2:], "")
+			sw.tool = "werkbaum_apply_ops"
+			sw.args = writeArgs(w.key, w.base, sw.id, map[string]any{"ops": []map[string]any{
+				{"op": "replace", "index": 0, "count": 2, "lines": []string{header, root}}}})
+		}
+		w.possible[sw.text] = true
+		w.sent = append(w.sent, sw)
+		a, err := c.call(ctx, sw.tool, sw.args)
+		if err != nil {
+			return // killed (or cancelled) mid-request: settled after the restart
+		}
+		var wa writeAnswer
+		if a.IsError || a.decode(&wa) != nil || !wa.Changed || wa.Base.Checksum != sha([]byte(sw.text)) {
+			w.err = fmt.Errorf("%s: %s %s", sw.id, a.Text, a.Structured)
+			return
+		}
+		sw.answered = true
+		w.current, w.base = sw.text, wa.Base
+	}
+}
+
+// audit checks every request of the writer on a fresh start: applied or unknown,
+// answered ones applied, applied ones carrying their text's checksum and the revisions 2,
+// 3, … in send order without a gap or a repeat, and the file the last applied text.
+func (w *crashWriter) audit(t *testing.T, c *mcpClient) (applied, unknown int) {
+	t.Helper()
 	wantRev := uint64(2)
-	lastApplied := initial
-	var applied, unknown int
-	for _, sw := range sent {
-		op := c.operation(t, "crash", sw.id)
+	lastApplied := w.initial
+	for _, sw := range w.sent {
+		op := c.operation(t, w.key, sw.id)
 		switch op.State {
 		case "applied":
 			var res writeAnswer
@@ -209,8 +257,8 @@ func TestPlanCrashSafety(t *testing.T) {
 			t.Fatalf("%s: %+v", sw.id, op)
 		}
 	}
-	if r := c.read(t, "crash"); r.Text != lastApplied || r.Base.Revision != wantRev-1 {
-		t.Fatalf("final file is not the last applied write (revision %d, want %d)", r.Base.Revision, wantRev-1)
+	if r := c.read(t, w.key); r.Text != lastApplied || r.Base.Revision != wantRev-1 {
+		t.Fatalf("%s: final file is not the last applied write (revision %d, want %d)", w.key, r.Base.Revision, wantRev-1)
 	}
-	t.Logf("%d rounds, %d requests: %d applied, %d unknown; in-flight requests after a restart: %v", rounds, len(sent), applied, unknown, afterRestart)
+	return applied, unknown
 }

@@ -152,11 +152,16 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			return err
 		}
 		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: q, Log: log})
-		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: db, Lanes: &queue.Lanes{}, Log: log,
+		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: plans.Bolt(db), Lanes: &queue.Lanes{}, Log: log,
 			AfterWrite: recorder.AfterWrite, MirrorState: recorder.State})
 		if err != nil {
 			return err
 		}
+		defer func() {
+			if err := store.Close(); err != nil {
+				log.Error("plan journal", "err", err)
+			}
+		}()
 		srv.RegisterPlans(store)
 	}
 	ln, err := net.Listen("tcp", cfg.Server.Listen)

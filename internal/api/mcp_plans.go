@@ -22,7 +22,7 @@ type Plans interface {
 	Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*plans.Inspected, error)
 	Summarize(ctx context.Context, key string) plans.Summary
 	Write(ctx context.Context, key string, req plans.WriteRequest) (*plans.WriteResult, error)
-	Operation(ctx context.Context, key, requestID string) (*plans.OperationStatus, error)
+	Operation(ctx context.Context, key, client, requestID string) (*plans.OperationStatus, error)
 }
 
 // RegisterPlans adds the plan tools of ARCHITECTURE §5.1 to the MCP door and lets
@@ -344,7 +344,10 @@ func planTools(s *Server, p Plans) []Tool {
 			InputSchema:  objectSchema(props, append([]string{"plan", "base", "request_id"}, v.required...)...),
 			OutputSchema: writeOutputSchema,
 			Annotations:  rw,
-			Heavy:        true, // the engine checks every write
+			// Not heavy: a write's CPU is two engine calls, bounded by the engine's runtime
+			// pool; the rest of its time is its plan's lane and fsyncs. A heavy-call slot
+			// held across those capped writes on different plans at GOMAXPROCS at once.
+			Heavy: false,
 			Call: func(ctx context.Context, caller Caller, raw json.RawMessage) ToolResult {
 				wt, verb, err := v.decode(raw)
 				if err != nil {
@@ -391,7 +394,7 @@ func planTools(s *Server, p Plans) []Tool {
 			if args.RequestID == "" {
 				return ErrorResult(fieldError("request_id", `field "request_id" is required`))
 			}
-			st, err := p.Operation(ctx, args.Plan, args.RequestID)
+			st, err := p.Operation(ctx, args.Plan, caller.ID, args.RequestID)
 			if err != nil {
 				return planFailure(err)
 			}

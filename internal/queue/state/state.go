@@ -1,7 +1,7 @@
 // Package state keeps talkd's durable state in one bbolt file under the state directory:
 // the mute (saved synchronously, it must survive a crash), the announcement history
 // (saved in batches by the queue) and, for the plans, revisions and the request journal
-// (their own buckets, opened by the plan store through Bolt).
+// (their own buckets, used by the plan store through plans.Bolt).
 package state
 
 import (
@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,8 +83,9 @@ var errNotOpen = errors.New("state database is not open")
 
 // DB is the daemon's state database.
 //
-// Every transaction goes through DB (View, Update, Batch, or the methods for the mute and
-// the history), so that a database left unmapped by a failed remap can be closed and
+// Every transaction goes through DB (View, Update, or the methods for the mute and the
+// history; there is no Batch: bbolt runs a batch's commit on a goroutine of its own, out
+// of reach of the panic recovery in run), so that a database left unmapped by a failed remap can be closed and
 // opened again under the write lock of mu without anyone holding the old handle: a
 // transaction that fails with bbolt.ErrInvalidMapping reopens the file and runs once more.
 // When the file can no longer be opened for writing (a read-only disk) it is opened
@@ -99,6 +101,26 @@ type DB struct {
 	bolt     *bbolt.DB    // nil while not open
 	readOnly bool         // opened read-only after opening for writing failed
 	closed   bool         // Close was called: no reopen any more
+
+	// damaged is set (to a *DamagedError) when a transaction panicked: bbolt panics on a
+	// page it cannot read, and after that neither its pages nor its in-memory state can
+	// be trusted, so every later transaction fails with the same error instead of
+	// touching the file again.
+	damaged atomic.Pointer[DamagedError]
+}
+
+// DamagedError says that the state database file cannot be used: a page or its header
+// is not what bbolt wrote, or it is empty. Its message names the file, the problem and
+// how to start again, because it is what the user reads in the log when talkd refuses
+// to start.
+type DamagedError struct {
+	Path    string
+	Problem string
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("state database %s is damaged (%s): stop talkd, move the file aside (mv %s %s.damaged) and start talkd again; it then starts with an empty state (no mute, no history; plan writes from before report unknown, the plan files themselves are untouched)",
+		e.Path, e.Problem, e.Path, e.Path)
 }
 
 // Open opens (or creates) the database at path. A second daemon on the same state
@@ -111,37 +133,96 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
 	d := &DB{path: path, opts: opts}
+	if err := d.refuseEmpty(); err != nil {
+		return nil, err
+	}
 	b, err := d.open(false)
 	if err != nil {
 		return nil, err
 	}
-	err = b.Update(func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketHistory} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
+	d.bolt = b
+	// Every page is checked once at start (milliseconds for the few megabytes the state
+	// holds), so a damaged file stops the start with a message instead of failing, or
+	// panicking, later in some request.
+	err = d.View(func(tx *bbolt.Tx) error {
+		var first error
+		n := 0
+		for err := range tx.Check() {
+			if first == nil {
+				first = err
 			}
+			n++
+		}
+		if first != nil {
+			return &DamagedError{Path: d.path, Problem: fmt.Sprintf("%d problem(s) found by the check at start, the first: %v", n, first)}
 		}
 		return nil
 	})
+	if err == nil {
+		err = d.Update(func(tx *bbolt.Tx) error {
+			for _, name := range [][]byte{bucketMeta, bucketHistory} {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	if err != nil {
-		b.Close()
+		d.Close()
+		var de *DamagedError
+		if errors.As(err, &de) {
+			return nil, de
+		}
 		return nil, fmt.Errorf("prepare state database %s: %w", path, err)
 	}
-	d.bolt = b
 	return d, nil
+}
+
+// refuseEmpty refuses an existing file of 0 bytes. bbolt writes the first pages of a new
+// file before it returns from creating it, so it never leaves an empty file behind; one
+// that is empty was truncated or replaced by something else, and bbolt would silently
+// start a fresh database in it (the journal gone: applied writes reported unknown,
+// revisions starting again at 1). A file another daemon is creating right now is locked:
+// that gets the usual "is another talkd running" answer from the open instead.
+func (d *DB) refuseEmpty() error {
+	fi, err := os.Stat(d.path)
+	if err != nil || fi.Size() != 0 || !fi.Mode().IsRegular() {
+		return nil // missing (created by the open), or the open reports the problem
+	}
+	f, err := os.Open(d.path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	unlock, locked := tryLockShared(f)
+	if locked {
+		return nil // another talkd is creating it; the open says so after its timeout
+	}
+	defer unlock()
+	if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
+		return &DamagedError{Path: d.path, Problem: "the file is empty (0 bytes), which bbolt never leaves behind"}
+	}
+	return nil
 }
 
 // open opens the file with bbolt, read-write or read-only. Where the address space is
 // limited (ulimit -v) so that the reserved mapping is refused, it opens the file with
 // bbolt's growing mapping instead and says so in the log.
-func (d *DB) open(readOnly bool) (*bbolt.DB, error) {
+func (d *DB) open(readOnly bool) (b *bbolt.DB, err error) {
+	defer func() {
+		// bbolt panics on some damaged pages while it opens the file (the freelist).
+		if r := recover(); r != nil {
+			b, err = nil, &DamagedError{Path: d.path, Problem: fmt.Sprintf("opening it failed: %v", r)}
+		}
+	}()
 	opts := bbolt.Options{
 		Timeout:         lockTimeout,
 		InitialMmapSize: d.opts.mapSize(),
 		ReadOnly:        readOnly,
 		OpenFile:        d.opts.openFile,
 	}
-	b, err := bbolt.Open(d.path, 0o600, &opts)
+	b, err = bbolt.Open(d.path, 0o600, &opts)
 	if err != nil && opts.InitialMmapSize > 0 && errors.Is(err, syscall.ENOMEM) {
 		d.opts.Log.Warn("state database: the address space for its mapping was refused; it is mapped as it grows", "path", d.path, "size", opts.InitialMmapSize, "err", err)
 		opts.InitialMmapSize = 0
@@ -150,6 +231,9 @@ func (d *DB) open(readOnly bool) (*bbolt.DB, error) {
 	if err != nil {
 		if errors.Is(err, bbolt.ErrTimeout) {
 			return nil, fmt.Errorf("state database %s is locked: is another talkd running with the same state directory?", d.path)
+		}
+		if errors.Is(err, bbolt.ErrInvalid) || errors.Is(err, bbolt.ErrChecksum) || errors.Is(err, bbolt.ErrVersionMismatch) {
+			return nil, &DamagedError{Path: d.path, Problem: err.Error()}
 		}
 		return nil, fmt.Errorf("open state database %s: %w", d.path, err)
 	}
@@ -182,39 +266,59 @@ func (d *DB) Update(fn func(*bbolt.Tx) error) error {
 	return d.run(true, func(b *bbolt.DB) error { return b.Update(fn) })
 }
 
-// Batch is bbolt.DB.Batch (fn may run more than once, as there) with the reopen of
-// Update.
-func (d *DB) Batch(fn func(*bbolt.Tx) error) error {
-	return d.run(true, func(b *bbolt.DB) error { return b.Batch(fn) })
-}
-
 // run runs one transaction on the current handle. When it fails because the handle is
 // unmapped, closed after a failed reopen, or read-only while a write is wanted, the
-// database is reopened and the transaction runs once more.
+// database is reopened and the transaction runs once more. A panic inside the
+// transaction (bbolt panics on a page it cannot read) becomes a *DamagedError, and the
+// read lock is released whatever happens, so Close and a reopen never wait for it.
 func (d *DB) run(write bool, tx func(*bbolt.DB) error) error {
 	for attempt := 0; ; attempt++ {
-		d.mu.RLock()
-		b, readOnly, closed := d.bolt, d.readOnly, d.closed
-		var err error
-		switch {
-		case closed:
-			d.mu.RUnlock()
-			return errNotOpen
-		case b == nil:
-			err = errNotOpen
-		case write && readOnly:
-			err = fmt.Errorf("state database: %w", bbolt.ErrDatabaseReadOnly)
-		default:
-			err = tx(b)
+		b, readOnly, err := d.attempt(write, tx)
+		if errors.Is(err, errNotOpen) && b == nil && d.isClosed() {
+			return err
 		}
-		d.mu.RUnlock()
-		if err == nil || attempt > 0 || !d.needsReopen(b, readOnly, write, err) {
+		var de *DamagedError
+		if err == nil || attempt > 0 || errors.As(err, &de) || !d.needsReopen(b, readOnly, write, err) {
 			return err
 		}
 		if rerr := d.reopen(b, write); rerr != nil {
 			return fmt.Errorf("%w (%w)", err, rerr)
 		}
 	}
+}
+
+// attempt runs tx once under the read lock and reports the handle it used.
+func (d *DB) attempt(write bool, tx func(*bbolt.DB) error) (b *bbolt.DB, readOnly bool, err error) {
+	if de := d.damaged.Load(); de != nil {
+		return nil, false, de
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	b, readOnly = d.bolt, d.readOnly
+	switch {
+	case d.closed:
+		return nil, readOnly, errNotOpen
+	case b == nil:
+		return nil, readOnly, errNotOpen
+	case write && readOnly:
+		return b, readOnly, fmt.Errorf("state database: %w", bbolt.ErrDatabaseReadOnly)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			de := &DamagedError{Path: d.path, Problem: fmt.Sprintf("reading it failed: %v", r)}
+			if d.damaged.CompareAndSwap(nil, de) {
+				d.opts.Log.Error("state database damaged: every later use of it fails until it is moved aside and talkd restarted", "path", d.path, "err", de)
+			}
+			err = d.damaged.Load()
+		}
+	}()
+	return b, readOnly, tx(b)
+}
+
+func (d *DB) isClosed() bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.closed
 }
 
 // needsReopen reports whether err from a transaction on b calls for a reopen.

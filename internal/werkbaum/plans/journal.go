@@ -8,30 +8,55 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
-	"go.etcd.io/bbolt"
-
+	"talkd/internal/config"
 	"talkd/internal/werkbaum"
 )
 
 // Journal layout, one bucket per plan ("plan:<key>"):
 //
-//	meta        → planMeta {revision, checksum}
-//	r:<id>      → journalEntry (by request id)
-//	o:<seq>     → request id (insertion order, for bounding the journal)
-//	seq         → last seq
+//	meta         → planMeta {revision, checksum}
+//	r:<id>       → journalEntry of the local client (local mode), by request id
+//	c:<n><client><id> → journalEntry of another client: n is the length of the client id
+//	               (uvarint), so that no two (client, id) pairs share a key
+//	o:<seq>      → the entry key (insertion order, for bounding the journal)
+//	seq          → last seq
+//	version      → layout version (2: entries keyed by client; version 1 kept every
+//	               client's entries under r:<id> and the bare id in o:<seq>)
 var (
-	keyMeta = []byte("meta")
-	keySeq  = []byte("seq")
+	keyMeta    = []byte("meta")
+	keySeq     = []byte("seq")
+	keyVersion = []byte("version")
+
+	prefixLocal  = []byte("r:")
+	prefixClient = []byte("c:")
+	prefixOrder  = []byte("o:")
 )
 
+const journalVersion = 2
+
 func bucketName(key string) []byte { return []byte("plan:" + key) }
-func reqKey(id string) []byte      { return append([]byte("r:"), id...) }
+
+// entryKey is where the journal keeps a client's request: request ids are the client's
+// own, so the same id from two clients names two requests. The local client keeps the
+// key of layout version 1, so a local-mode journal needs no migration.
+func entryKey(client, id string) []byte {
+	if client == "" || client == config.LocalClientID {
+		return append(bytes.Clone(prefixLocal), id...)
+	}
+	k := binary.AppendUvarint(bytes.Clone(prefixClient), uint64(len(client)))
+	k = append(k, client...)
+	return append(k, id...)
+}
+
+// keyOf is the entry key of e.
+func keyOf(e *journalEntry) []byte { return entryKey(e.Author.Client, e.RequestID) }
 
 func orderKey(seq uint64) []byte {
 	k := make([]byte, 10)
-	copy(k, "o:")
+	copy(k, prefixOrder)
 	binary.BigEndian.PutUint64(k[2:], seq)
 	return k
 }
@@ -69,6 +94,132 @@ type journalEntry struct {
 	Seq uint64 `json:"seq,omitempty"`
 }
 
+// journal is the plan store's durable record: the database, the group commit every
+// change goes through, and what is kept in memory until it can be saved.
+type journal struct {
+	db     Database
+	commit *groupCommit
+	mem    *journalMemory
+}
+
+// journalMemory is what the journal knows and the database does not hold yet, and which
+// writes run right now.
+//
+// A write is acknowledged once its file is renamed into place; when settling it in the
+// database fails after that (a full or read-only state disk), the applied entry and the
+// plan's revision stay here, answer operation_get, retries and reads as if saved, and are
+// saved in the background once a second until that works. A revision given to an outside
+// edit while the database cannot be written is kept the same way, so that reads never
+// need a successful state write. A crash loses only this memory: the entry saved as
+// pending is settled from the file on the next start, as after any crash.
+type journalMemory struct {
+	mu       sync.Mutex
+	inflight map[string]int          // plan + entry key → writes running
+	entries  map[string]unsavedEntry // plan + entry key → applied, not yet saved
+	metas    map[string]planMeta     // plan → revision not yet saved
+	saving   bool                    // the background saver runs
+	closed   bool                    // Close was called
+	stop     chan struct{}           // closed by Close
+	saved    chan struct{}           // closed when the saver ends after Close
+}
+
+type unsavedEntry struct {
+	plan string
+	e    journalEntry
+}
+
+func memKey(plan string, ek []byte) string { return plan + "\x00" + string(ek) }
+
+// openJournal prepares the plans' buckets (migrating older layouts) and settles the
+// entries a crash left pending.
+func (s *Service) openJournal(db Database) error {
+	if db == nil {
+		return errors.New("plan journal: no database")
+	}
+	s.journal = journal{db: db, commit: &groupCommit{db: db}, mem: &journalMemory{
+		inflight: map[string]int{}, entries: map[string]unsavedEntry{}, metas: map[string]planMeta{},
+		stop: make(chan struct{}), saved: make(chan struct{}),
+	}}
+	err := db.Update(func(tx Tx) error {
+		for _, k := range s.keys {
+			b, err := tx.CreateBucket(bucketName(k))
+			if err != nil {
+				return err
+			}
+			if err := migrateJournal(b); err != nil {
+				return fmt.Errorf("plan %s: %w", k, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("prepare plan journal: %w", err)
+	}
+	for _, k := range s.keys {
+		if err := s.recover(k); err != nil {
+			return fmt.Errorf("plan %s: recover journal: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// migrateJournal brings a bucket of layout version 1 to version 2: entries of clients
+// other than the local one move to their client's key, and the order index names entry
+// keys instead of bare request ids. A new bucket is simply marked.
+func migrateJournal(b Bucket) error {
+	if v := b.Get(keyVersion); len(v) == 1 && v[0] >= journalVersion {
+		return nil
+	}
+	type kv struct{ k, v []byte }
+	var moves []kv
+	err := b.Scan(prefixLocal, func(k, v []byte) error {
+		var e journalEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("journal entry %q: %w", k, err)
+		}
+		if nk := keyOf(&e); !bytes.Equal(nk, k) {
+			moves = append(moves, kv{bytes.Clone(k), bytes.Clone(v)})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	moved := map[string][]byte{}
+	for _, m := range moves {
+		var e journalEntry
+		if err := json.Unmarshal(m.v, &e); err != nil {
+			return err
+		}
+		nk := keyOf(&e)
+		if err := b.Put(nk, m.v); err != nil {
+			return err
+		}
+		if err := b.Delete(m.k); err != nil {
+			return err
+		}
+		moved[string(m.k)] = nk
+	}
+	var orders []kv
+	err = b.Scan(prefixOrder, func(k, v []byte) error {
+		orders = append(orders, kv{bytes.Clone(k), bytes.Clone(v)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, o := range orders {
+		ek := append(bytes.Clone(prefixLocal), o.v...)
+		if nk, ok := moved[string(ek)]; ok {
+			ek = nk
+		}
+		if err := b.Put(o.k, ek); err != nil {
+			return err
+		}
+	}
+	return b.Put(keyVersion, []byte{journalVersion})
+}
+
 // errFileMoved says that the plan file no longer has the content a read hashed: a write
 // (or an outside edit) replaced it in between. The read is simply done again.
 var errFileMoved = errors.New("the plan file changed while it was read")
@@ -78,46 +229,73 @@ var errFileMoved = errors.New("the plan file changed while it was read")
 // only to what the file holds now, checked inside the journal's write transaction (which
 // a write's settling also takes): otherwise a read that hashed the file just before a
 // write's rename would, once the write settled, take the old text for an outside edit and
-// spend revisions on it (errFileMoved instead).
+// spend revisions on it (errFileMoved instead). When the new revision cannot be saved
+// (the state disk is full or read-only) it is kept in memory and saved later: a read
+// must not fail because the state cannot be written.
 func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 	var meta planMeta
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx Tx) error {
 		return readMeta(tx.Bucket(bucketName(key)), &meta)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("plan %s: read revision: %w", key, err)
 	}
+	meta = s.mem.newerMeta(key, meta)
 	if meta.Checksum == sum && meta.Revision > 0 {
 		return meta.Revision, nil
 	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.commit.Do(func(tx Tx) error {
 		b := tx.Bucket(bucketName(key))
 		if err := readMeta(b, &meta); err != nil {
 			return err
 		}
+		meta = s.mem.newerMeta(key, meta)
 		if meta.Checksum != sum || meta.Revision == 0 {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("read plan file: %w", err)
-			}
-			if werkbaum.Checksum(data) != sum {
-				return errFileMoved
+			if err := fileIs(path, sum); err != nil {
+				return err
 			}
 			meta = planMeta{Revision: meta.Revision + 1, Checksum: sum}
 			return writeMeta(b, meta)
 		}
 		return nil
 	})
-	if errors.Is(err, errFileMoved) {
+	switch {
+	case errors.Is(err, errFileMoved):
 		return 0, err
+	case err == nil:
+		s.mem.metaSaved(key, meta)
+		return meta.Revision, nil
 	}
-	if err != nil {
+	var saved planMeta
+	merr := s.db.View(func(tx Tx) error { return readMeta(tx.Bucket(bucketName(key)), &saved) })
+	var rev uint64
+	if merr == nil {
+		rev, merr = s.mem.bumpInMemory(key, path, sum, saved)
+	}
+	if merr != nil {
+		if errors.Is(merr, errFileMoved) {
+			return 0, merr
+		}
 		return 0, fmt.Errorf("plan %s: record revision: %w", key, err)
 	}
-	return meta.Revision, nil
+	s.log.Warn("journal: the plan's new revision cannot be saved now; kept in memory and saved in the background", "plan", key, "revision", rev, "err", err)
+	s.startSaver()
+	return rev, nil
 }
 
-func readMeta(b *bbolt.Bucket, m *planMeta) error {
+// fileIs reports errFileMoved unless the file at path has the checksum sum.
+func fileIs(path, sum string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read plan file: %w", err)
+	}
+	if werkbaum.Checksum(data) != sum {
+		return errFileMoved
+	}
+	return nil
+}
+
+func readMeta(b Bucket, m *planMeta) error {
 	raw := b.Get(keyMeta)
 	if raw == nil {
 		*m = planMeta{}
@@ -126,7 +304,7 @@ func readMeta(b *bbolt.Bucket, m *planMeta) error {
 	return json.Unmarshal(raw, m)
 }
 
-func writeMeta(b *bbolt.Bucket, m planMeta) error {
+func writeMeta(b Bucket, m planMeta) error {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -134,27 +312,49 @@ func writeMeta(b *bbolt.Bucket, m planMeta) error {
 	return b.Put(keyMeta, raw)
 }
 
-func getEntry(b *bbolt.Bucket, id string) (*journalEntry, error) {
-	raw := b.Get(reqKey(id))
+func getEntry(b Bucket, ek []byte) (*journalEntry, error) {
+	raw := b.Get(ek)
 	if raw == nil {
 		return nil, nil
 	}
 	var e journalEntry
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, fmt.Errorf("journal entry %q: %w", id, err)
+		return nil, fmt.Errorf("journal entry %q: %w", ek, err)
 	}
 	return &e, nil
 }
 
-// putEntry stores e; a new request id is also appended to the order index and the
-// journal is trimmed to the service's limit.
-func (s *Service) putEntry(b *bbolt.Bucket, e *journalEntry) error {
-	if b.Get(reqKey(e.RequestID)) != nil {
+// entry returns the journal's entry of a request: an applied write not yet saved first,
+// else what the database holds (nil when it holds nothing).
+func (s *Service) entry(key string, ek []byte) (*journalEntry, error) {
+	if e, ok := s.mem.unsaved(key, ek); ok {
+		return e, nil
+	}
+	var e *journalEntry
+	err := s.db.View(func(tx Tx) error {
+		var err error
+		e, err = getEntry(tx.Bucket(bucketName(key)), ek)
+		return err
+	})
+	return e, err
+}
+
+// putEntry stores e; a new request is also appended to the order index and the journal
+// is trimmed to the service's limit. An entry that replaces one keeps its place.
+func (s *Service) putEntry(b Bucket, e *journalEntry) error {
+	ek := keyOf(e)
+	if old := b.Get(ek); old != nil {
+		if e.Seq == 0 {
+			var prev journalEntry
+			if json.Unmarshal(old, &prev) == nil {
+				e.Seq = prev.Seq
+			}
+		}
 		raw, err := json.Marshal(e)
 		if err != nil {
 			return err
 		}
-		return b.Put(reqKey(e.RequestID), raw)
+		return b.Put(ek, raw)
 	}
 	seq := uint64(0)
 	if v := b.Get(keySeq); len(v) == 8 {
@@ -166,7 +366,7 @@ func (s *Service) putEntry(b *bbolt.Bucket, e *journalEntry) error {
 	if err != nil {
 		return err
 	}
-	if err := b.Put(reqKey(e.RequestID), raw); err != nil {
+	if err := b.Put(ek, raw); err != nil {
 		return err
 	}
 	var sv [8]byte
@@ -174,25 +374,43 @@ func (s *Service) putEntry(b *bbolt.Bucket, e *journalEntry) error {
 	if err := b.Put(keySeq, sv[:]); err != nil {
 		return err
 	}
-	if err := b.Put(orderKey(seq), []byte(e.RequestID)); err != nil {
+	if err := b.Put(orderKey(seq), ek); err != nil {
 		return err
 	}
 	if seq > uint64(s.limit) {
 		oldSeq := seq - uint64(s.limit)
 		old := orderKey(oldSeq)
-		if id := b.Get(old); id != nil {
-			cur, err := getEntry(b, string(id))
+		if v := b.Get(old); v != nil {
+			oldKey := bytes.Clone(v)
+			cur, err := getEntry(b, oldKey)
 			if err != nil {
 				return err
 			}
 			if cur != nil && (cur.Seq == 0 || cur.Seq == oldSeq) {
-				if err := b.Delete(reqKey(string(id))); err != nil {
+				if err := b.Delete(oldKey); err != nil {
 					return err
 				}
 			}
 			if err := b.Delete(old); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// eachEntry calls fn for every journal entry of the bucket, of every client.
+func eachEntry(b Bucket, fn func(k []byte, e *journalEntry) error) error {
+	for _, prefix := range [][]byte{prefixLocal, prefixClient} {
+		err := b.Scan(prefix, func(k, v []byte) error {
+			var e journalEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("journal entry %q: %w", k, err)
+			}
+			return fn(k, &e)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -211,19 +429,17 @@ func (s *Service) recover(key string) error {
 		return nil
 	}
 	sum := werkbaum.Checksum(data)
-	return s.db.Update(func(tx *bbolt.Tx) error {
+	return s.db.Update(func(tx Tx) error {
 		b := tx.Bucket(bucketName(key))
 		var pending []*journalEntry
-		c := b.Cursor()
-		prefix := []byte("r:")
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var e journalEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("journal entry %q: %w", k, err)
-			}
+		err := eachEntry(b, func(_ []byte, e *journalEntry) error {
 			if e.State == statePending {
-				pending = append(pending, &e)
+				pending = append(pending, e)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		for _, e := range pending {
 			if e.NewChecksum == sum {
@@ -234,16 +450,60 @@ func (s *Service) recover(key string) error {
 				if err := writeMeta(b, planMeta{Revision: e.Revision, Checksum: sum}); err != nil {
 					return err
 				}
-				s.log.Info("journal: write settled as applied after restart", "plan", key, "request_id", e.RequestID, "revision", e.Revision)
+				s.log.Info("journal: write settled as applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 				continue
 			}
-			if err := b.Delete(reqKey(e.RequestID)); err != nil {
+			if err := b.Delete(keyOf(e)); err != nil {
 				return err
 			}
-			s.log.Info("journal: write settled as not applied after restart", "plan", key, "request_id", e.RequestID)
+			s.log.Info("journal: write settled as not applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID)
 		}
 		return nil
 	})
+}
+
+// settleByFile settles a pending entry whose writer is gone (it failed, or its settle
+// was lost) by the checksum rule of recover: applied if the file has the text the write
+// produced, else not applied (nil). The applied settle is saved, or kept in memory and
+// saved in the background when the database cannot be written now.
+func (s *Service) settleByFile(key string, e *journalEntry) (*journalEntry, error) {
+	data, err := readPlanFile(key, s.plans[key].Path)
+	if err != nil {
+		return nil, err
+	}
+	sum := werkbaum.Checksum(data)
+	if sum != e.NewChecksum {
+		return nil, nil
+	}
+	applied := *e
+	applied.State = StateApplied
+	var meta planMeta
+	err = s.commit.Do(func(tx Tx) error {
+		b := tx.Bucket(bucketName(key))
+		cur, err := getEntry(b, keyOf(e))
+		if err != nil || cur == nil || cur.State != statePending || cur.Seq != e.Seq {
+			return err // settled or replaced meanwhile: nothing to do
+		}
+		if err := s.putEntry(b, &applied); err != nil {
+			return err
+		}
+		if err := readMeta(b, &meta); err != nil {
+			return err
+		}
+		if meta = s.mem.newerMeta(key, meta); meta.Checksum == sum {
+			return nil
+		}
+		meta = planMeta{Revision: max(e.Revision, meta.Revision+1), Checksum: sum}
+		return writeMeta(b, meta)
+	})
+	if err != nil {
+		s.log.Error("journal: settling a write whose writer is gone failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
+		s.keepApplied(key, &applied, planMeta{Revision: e.Revision, Checksum: sum})
+	} else {
+		s.mem.metaSaved(key, meta)
+		s.log.Info("journal: pending write of a writer that is gone settled as applied", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
+	}
+	return &applied, nil
 }
 
 // OperationStatus is the answer of operation_get.
@@ -260,27 +520,254 @@ type OperationStatus struct {
 	InProgress bool `json:"inProgress,omitempty"`
 }
 
-// Operation reports what became of a write request.
-func (s *Service) Operation(ctx context.Context, key, requestID string) (*OperationStatus, error) {
+// Operation reports what became of a write request of client (request ids are each
+// client's own; "" or config.LocalClientID is the local client).
+func (s *Service) Operation(ctx context.Context, key, client, requestID string) (*OperationStatus, error) {
 	if _, ok := s.plans[key]; !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
 	}
-	var e *journalEntry
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		var err error
-		e, err = getEntry(tx.Bucket(bucketName(key)), requestID)
-		return err
-	})
+	ek := entryKey(client, requestID)
+	e, err := s.entry(key, ek)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	if e != nil && e.State == statePending {
+		if s.mem.running(key, ek) {
+			return &OperationStatus{RequestID: requestID, State: StateUnknown, Tool: e.Tool, Author: &e.Author, At: &e.At, InProgress: true}, nil
+		}
+		// Its writer is gone without settling it: the file says what happened.
+		if e, err = s.settleByFile(key, e); err != nil {
+			return nil, err
+		}
 	}
 	if e == nil {
 		return &OperationStatus{RequestID: requestID, State: StateUnknown}, nil
 	}
-	st := &OperationStatus{RequestID: requestID, State: e.State, Tool: e.Tool, Author: &e.Author, At: &e.At,
-		Revision: e.Revision, Result: e.Result, Error: e.Error}
-	if e.State == statePending {
-		st.State, st.InProgress = StateUnknown, true
+	return &OperationStatus{RequestID: requestID, State: e.State, Tool: e.Tool, Author: &e.Author, At: &e.At,
+		Revision: e.Revision, Result: e.Result, Error: e.Error}, nil
+}
+
+// keepApplied keeps an applied entry and the plan's revision in memory until the
+// background saver has saved them.
+func (s *Service) keepApplied(key string, e *journalEntry, meta planMeta) {
+	m := s.mem
+	m.mu.Lock()
+	m.entries[memKey(key, keyOf(e))] = unsavedEntry{plan: key, e: *e}
+	if cur, ok := m.metas[key]; !ok || cur.Revision < meta.Revision {
+		m.metas[key] = meta
 	}
-	return st, nil
+	m.mu.Unlock()
+	s.startSaver()
+}
+
+// saveInterval is how often the background saver tries again.
+const saveInterval = time.Second
+
+// startSaver starts the background saver unless it runs.
+func (s *Service) startSaver() {
+	m := s.mem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.saving || m.closed {
+		return
+	}
+	m.saving = true
+	go s.saveLoop()
+}
+
+// saveLoop saves what the journal keeps in memory, once a second until all of it is
+// saved (or the service is closed, after one last try).
+func (s *Service) saveLoop() {
+	m := s.mem
+	failures := 0
+	for {
+		stopped := false
+		select {
+		case <-m.stop:
+			stopped = true
+		case <-time.After(saveInterval):
+		}
+		err := s.saveUnsaved()
+		switch {
+		case err != nil:
+			if failures == 0 || stopped {
+				s.log.Error("journal: saving the settled writes kept in memory failed; trying again every second", "err", err)
+			}
+			failures++
+		case failures > 0:
+			s.log.Info("journal: settled writes kept in memory are saved", "attempts", failures+1)
+			failures = 0
+		}
+		m.mu.Lock()
+		if stopped || (len(m.entries) == 0 && len(m.metas) == 0) {
+			m.saving = false
+			if m.closed {
+				close(m.saved)
+			}
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
+	}
+}
+
+// saveUnsaved saves the kept entries and revisions in one transaction and forgets those
+// saved. An entry is written only over its own pending record, a revision only over an
+// older one: what a later write saved itself is never overwritten.
+func (s *Service) saveUnsaved() error {
+	m := s.mem
+	m.mu.Lock()
+	entries := make(map[string]unsavedEntry, len(m.entries))
+	for k, v := range m.entries {
+		entries[k] = v
+	}
+	metas := make(map[string]planMeta, len(m.metas))
+	for k, v := range m.metas {
+		metas[k] = v
+	}
+	m.mu.Unlock()
+	if len(entries) == 0 && len(metas) == 0 {
+		return nil
+	}
+	err := s.commit.Do(func(tx Tx) error {
+		for _, u := range entries {
+			b := tx.Bucket(bucketName(u.plan))
+			cur, err := getEntry(b, keyOf(&u.e))
+			if err != nil {
+				return err
+			}
+			if cur == nil || cur.State != statePending || cur.Seq != u.e.Seq {
+				continue
+			}
+			e := u.e
+			if err := s.putEntry(b, &e); err != nil {
+				return err
+			}
+		}
+		for plan, meta := range metas {
+			b := tx.Bucket(bucketName(plan))
+			var cur planMeta
+			if err := readMeta(b, &cur); err != nil {
+				return err
+			}
+			if cur.Revision < meta.Revision {
+				if err := writeMeta(b, meta); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	for k, u := range entries {
+		if cur, ok := m.entries[k]; ok && cur.e.Seq == u.e.Seq {
+			delete(m.entries, k)
+		}
+	}
+	for plan, meta := range metas {
+		if cur, ok := m.metas[plan]; ok && cur.Revision <= meta.Revision {
+			delete(m.metas, plan)
+		}
+	}
+	m.mu.Unlock()
+	return nil
+}
+
+// Close saves what the journal keeps in memory (one last try) and stops the background
+// saver. The service must not be used afterwards.
+func (s *Service) Close() error {
+	m := s.mem
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	saving := m.saving
+	close(m.stop)
+	m.mu.Unlock()
+	if saving {
+		<-m.saved
+	}
+	m.mu.Lock()
+	n := len(m.entries) + len(m.metas)
+	m.mu.Unlock()
+	if n > 0 {
+		return fmt.Errorf("plan journal: %d settled write(s) or revision(s) could not be saved; the next start settles them from the plan files", n)
+	}
+	return nil
+}
+
+// begin marks a write of the request as running until the returned func is called.
+func (m *journalMemory) begin(key string, ek []byte) func() {
+	k := memKey(key, ek)
+	m.mu.Lock()
+	m.inflight[k]++
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		if m.inflight[k]--; m.inflight[k] <= 0 {
+			delete(m.inflight, k)
+		}
+		m.mu.Unlock()
+	}
+}
+
+func (m *journalMemory) running(key string, ek []byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.inflight[memKey(key, ek)] > 0
+}
+
+func (m *journalMemory) unsaved(key string, ek []byte) (*journalEntry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u, ok := m.entries[memKey(key, ek)]
+	if !ok {
+		return nil, false
+	}
+	e := u.e
+	return &e, true
+}
+
+// newerMeta returns the revision kept in memory for the plan when it is newer than saved.
+func (m *journalMemory) newerMeta(key string, saved planMeta) planMeta {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cur, ok := m.metas[key]; ok && cur.Revision > saved.Revision {
+		return cur
+	}
+	return saved
+}
+
+// metaSaved forgets a revision kept in memory once the database holds it or a newer one.
+func (m *journalMemory) metaSaved(key string, saved planMeta) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cur, ok := m.metas[key]; ok && cur.Revision <= saved.Revision {
+		delete(m.metas, key)
+	}
+}
+
+// bumpInMemory gives the file's current content (checksum sum) the next revision after
+// saved in memory, when the database cannot be written to record it.
+func (m *journalMemory) bumpInMemory(key, path, sum string, saved planMeta) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := fileIs(path, sum); err != nil {
+		return 0, err
+	}
+	cur := saved
+	if mc, ok := m.metas[key]; ok && mc.Revision > cur.Revision {
+		cur = mc
+	}
+	if cur.Checksum == sum && cur.Revision > 0 {
+		return cur.Revision, nil
+	}
+	next := planMeta{Revision: cur.Revision + 1, Checksum: sum}
+	m.metas[key] = next
+	return next.Revision, nil
 }

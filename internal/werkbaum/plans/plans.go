@@ -21,8 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"go.etcd.io/bbolt"
-
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
 )
@@ -30,15 +28,6 @@ import (
 // Serializer runs fn alone among the calls with the same key (queue.Lanes).
 type Serializer interface {
 	Do(ctx context.Context, key string, fn func() error) error
-}
-
-// Database runs the transactions that keep revisions and the request journal: a
-// *bbolt.DB, or the daemon's state.DB, which reopens its file after a failed mapping (a disk
-// gone read-only) so that the plan store keeps working without a restart.
-type Database interface {
-	View(fn func(*bbolt.Tx) error) error
-	Update(fn func(*bbolt.Tx) error) error
-	Batch(fn func(*bbolt.Tx) error) error
 }
 
 // Options wire a Service.
@@ -76,7 +65,7 @@ type WriteEvent struct {
 // Service is the plan store: files, revisions and the request journal.
 type Service struct {
 	engine *werkbaum.Engine
-	db     Database
+	journal
 	lanes  Serializer
 	log    *slog.Logger
 	now    func() time.Time
@@ -96,7 +85,7 @@ var (
 // New opens the service and settles journal entries a crash left pending.
 func New(opts Options) (*Service, error) {
 	s := &Service{
-		engine: opts.Engine, db: opts.DB, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
+		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
 		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState, plans: make(map[string]config.Plan),
 	}
 	if s.log == nil {
@@ -112,21 +101,8 @@ func New(opts Options) (*Service, error) {
 		s.plans[p.Key] = p
 		s.keys = append(s.keys, p.Key)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		for _, k := range s.keys {
-			if _, err := tx.CreateBucketIfNotExists(bucketName(k)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("prepare plan journal: %w", err)
-	}
-	for _, k := range s.keys {
-		if err := s.recover(k); err != nil {
-			return nil, fmt.Errorf("plan %s: recover journal: %w", k, err)
-		}
+	if err := s.openJournal(opts.DB); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -47,10 +47,11 @@ func newFixture(t *testing.T, text string) *fixture {
 
 func (f *fixture) open(t *testing.T) *Service {
 	t.Helper()
-	svc, err := New(Options{Plans: []config.Plan{{Key: "p", Path: f.path, Lang: "en"}}, Engine: f.eng, DB: f.db, Lanes: &queue.Lanes{}})
+	svc, err := New(Options{Plans: []config.Plan{{Key: "p", Path: f.path, Lang: "en"}}, Engine: f.eng, DB: Bolt(f.db), Lanes: &queue.Lanes{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Close() })
 	return svc
 }
 
@@ -109,11 +110,11 @@ func TestWriteRoundTripAndReplay(t *testing.T) {
 	if _, err := f.svc.Write(ctx, "p", other); !errors.Is(err, ErrRequestReused) {
 		t.Fatalf("reuse: %v", err)
 	}
-	op, _ := f.svc.Operation(ctx, "p", "r1")
+	op, _ := f.svc.Operation(ctx, "p", "", "r1")
 	if op.State != StateApplied || op.Revision != 2 || op.Author.Agent != "test" {
 		t.Fatalf("operation %+v", op)
 	}
-	if op, _ := f.svc.Operation(ctx, "p", "never"); op.State != StateUnknown {
+	if op, _ := f.svc.Operation(ctx, "p", "", "never"); op.State != StateUnknown {
 		t.Fatalf("unknown op %+v", op)
 	}
 }
@@ -135,7 +136,7 @@ func TestStaleBaseAndOutsideEdit(t *testing.T) {
 	if f.fileText(t) != edited {
 		t.Fatal("conflicting write touched the file")
 	}
-	if op, _ := f.svc.Operation(ctx, "p", "c1"); op.State != StateConflict {
+	if op, _ := f.svc.Operation(ctx, "p", "", "c1"); op.State != StateConflict {
 		t.Fatalf("operation %+v", op)
 	}
 }
@@ -148,7 +149,7 @@ func TestRejectedBadInputIsJournalled(t *testing.T) {
 	if !errors.Is(err, werkbaum.ErrBadInput) {
 		t.Fatalf("want bad input, got %v", err)
 	}
-	if op, _ := f.svc.Operation(ctx, "p", "b1"); op.State != StateRejected || op.Error == "" {
+	if op, _ := f.svc.Operation(ctx, "p", "", "b1"); op.State != StateRejected || op.Error == "" {
 		t.Fatalf("operation %+v", op)
 	}
 	if f.fileText(t) != planText {
@@ -193,7 +194,7 @@ func TestRecoverPending(t *testing.T) {
 			os.WriteFile(filepath.Join(filepath.Dir(f.path), tempPrefix(f.path)+"123"), []byte(newText), 0o640)
 		}
 		f.svc = f.open(t)
-		op, _ := f.svc.Operation(context.Background(), "p", "crash")
+		op, _ := f.svc.Operation(context.Background(), "p", "", "crash")
 		want := StateUnknown
 		if renamed {
 			want = StateApplied
@@ -234,7 +235,7 @@ func TestJournalBounded(t *testing.T) {
 	if n != 5 {
 		t.Fatalf("%d journal entries kept, want 5", n)
 	}
-	if op, _ := f.svc.Operation(ctx, "p", "ra"); op.State != StateUnknown {
+	if op, _ := f.svc.Operation(ctx, "p", "", "ra"); op.State != StateUnknown {
 		t.Fatalf("oldest entry still there: %+v", op)
 	}
 }
@@ -283,7 +284,7 @@ func TestJournalBoundAfterRecovery(t *testing.T) {
 	// Crash before the rename: recovery forgets the request.
 	f.svc = f.open(t)
 	f.svc.limit = 5
-	if op, _ := f.svc.Operation(ctx, "p", "again"); op.State != StateUnknown {
+	if op, _ := f.svc.Operation(ctx, "p", "", "again"); op.State != StateUnknown {
 		t.Fatalf("after recovery: %+v", op)
 	}
 	write := func(id, status string) {
@@ -298,11 +299,11 @@ func TestJournalBoundAfterRecovery(t *testing.T) {
 		write(id, []string{" ", "x"}[i%2])
 	}
 	// Five entries since "again" was sent again, limit 5: it must still be there.
-	if op, _ := f.svc.Operation(ctx, "p", "again"); op.State != StateApplied {
+	if op, _ := f.svc.Operation(ctx, "p", "", "again"); op.State != StateApplied {
 		t.Fatalf("the re-sent request was trimmed early: %+v", op)
 	}
 	write("w5", " ")
-	if op, _ := f.svc.Operation(ctx, "p", "again"); op.State != StateUnknown {
+	if op, _ := f.svc.Operation(ctx, "p", "", "again"); op.State != StateUnknown {
 		t.Fatalf("the re-sent request outlived the bound: %+v", op)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 
-	"go.etcd.io/bbolt"
-
 	"talkd/internal/werkbaum"
 )
 
@@ -89,14 +87,19 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 }
 
 func (s *Service) write(ctx context.Context, key, path string, req WriteRequest) (*WriteResult, error) {
-	var prior *journalEntry
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		var err error
-		prior, err = getEntry(tx.Bucket(bucketName(key)), req.RequestID)
-		return err
-	})
+	ek := entryKey(req.Author.Client, req.RequestID)
+	defer s.mem.begin(key, ek)()
+	prior, err := s.entry(key, ek)
 	if err != nil {
 		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	if prior != nil && prior.State == statePending {
+		// This write holds the plan's lane, so the writer of that entry is gone: it
+		// failed without settling it. The file says whether it took effect; if not, the
+		// request runs now (its new record replaces the old one).
+		if prior, err = s.settleByFile(key, prior); err != nil {
+			return nil, err
+		}
 	}
 	if prior != nil {
 		return s.replay(ctx, key, req, prior)
@@ -178,7 +181,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		if data, rerr := os.ReadFile(path); rerr == nil && werkbaum.Checksum(data) == newSum {
 			s.log.Warn("plan written but not fully synced", "plan", key, "err", werr)
 		} else {
-			if err := s.forget(key, req.RequestID); err != nil {
+			if err := s.forget(key, entry); err != nil {
 				s.log.Error("journal: forget failed write", "plan", key, "err", err)
 			}
 			s.log.Error("plan write failed", "plan", key, "path", path, "err", werr)
@@ -186,17 +189,23 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		}
 	}
 	entry.State = StateApplied
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	meta := planMeta{Revision: res.Revision, Checksum: newSum}
+	err = s.commit.Do(func(tx Tx) error {
 		b := tx.Bucket(bucketName(key))
 		if err := s.putEntry(b, entry); err != nil {
 			return err
 		}
-		return writeMeta(b, planMeta{Revision: res.Revision, Checksum: newSum})
+		return writeMeta(b, meta)
 	})
 	if err != nil {
-		// The file is written and the pending entry will be settled as applied on the next
-		// start; the caller still gets the truth.
-		s.log.Error("journal: settle write", "plan", key, "request_id", req.RequestID, "err", err)
+		// The file is written: the write is applied and the caller gets the truth. The
+		// journal keeps it in memory (operation_get, retries and reads answer from there)
+		// and saves it in the background; a crash before that leaves the pending entry,
+		// which the next start settles from the file.
+		s.log.Error("journal: settling an applied write failed; kept in memory and saved in the background", "plan", key, "request_id", req.RequestID, "err", err)
+		s.keepApplied(key, entry, meta)
+	} else {
+		s.mem.metaSaved(key, meta)
 	}
 	if s.after != nil {
 		p := s.plans[key]
@@ -211,7 +220,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 func (s *Service) conflictDuringWrite(ctx context.Context, key string, entry *journalEntry) error {
 	cur, err := s.Read(ctx, key)
 	if err != nil {
-		if ferr := s.forget(key, entry.RequestID); ferr != nil {
+		if ferr := s.forget(key, entry); ferr != nil {
 			s.log.Error("journal: forget failed write", "plan", key, "err", ferr)
 		}
 		return err
@@ -226,16 +235,12 @@ func (s *Service) conflictDuringWrite(ctx context.Context, key string, entry *jo
 
 // staleBase answers a write on a stale base without waiting for the plan's lane, so that
 // many writers racing for one plan do not queue behind each other only to learn they are
-// late. Its conflict records are batched (one fsync for many). A request id the journal
-// already knows, and a write whose base is current, go on to the lane, which checks
-// everything again.
+// late. Its conflict records go through the group commit (one fsync for many). A request
+// id the journal already knows, and a write whose base is current, go on to the lane,
+// which checks everything again.
 func (s *Service) staleBase(ctx context.Context, key string, req WriteRequest) error {
-	var known bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		known = tx.Bucket(bucketName(key)).Get(reqKey(req.RequestID)) != nil
-		return nil
-	})
-	if err != nil || known {
+	ek := entryKey(req.Author.Client, req.RequestID)
+	if prior, err := s.entry(key, ek); err != nil || prior != nil {
 		return nil
 	}
 	snap, err := s.Read(ctx, key)
@@ -245,9 +250,9 @@ func (s *Service) staleBase(ctx context.Context, key string, req WriteRequest) e
 	entry := &journalEntry{RequestID: req.RequestID, ArgsHash: req.ArgsHash, Tool: req.Tool, Author: req.Author,
 		At: s.now().UTC(), OldChecksum: snap.Base.Checksum, State: StateConflict, Error: "stale base"}
 	recorded := false
-	err = s.db.Batch(func(tx *bbolt.Tx) error {
+	err = s.commit.Do(func(tx Tx) error {
 		b := tx.Bucket(bucketName(key))
-		recorded = b.Get(reqKey(req.RequestID)) == nil
+		recorded = b.Get(ek) == nil
 		if !recorded {
 			return nil // the same request id arrived meanwhile; the lane answers it
 		}
@@ -295,8 +300,10 @@ func (s *Service) replay(ctx context.Context, key string, req WriteRequest, e *j
 	return nil, fmt.Errorf("request_id %q is in an unexpected journal state %q", req.RequestID, e.State)
 }
 
+// record saves e in the journal (through the group commit: concurrent records on all
+// plans share one transaction).
 func (s *Service) record(key string, e *journalEntry) error {
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.commit.Do(func(tx Tx) error {
 		return s.putEntry(tx.Bucket(bucketName(key)), e)
 	})
 	if err != nil {
@@ -305,8 +312,9 @@ func (s *Service) record(key string, e *journalEntry) error {
 	return nil
 }
 
-func (s *Service) forget(key, id string) error {
-	return s.db.Update(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketName(key)).Delete(reqKey(id))
+// forget removes e's record: the request never took effect, and its id is unknown again.
+func (s *Service) forget(key string, e *journalEntry) error {
+	return s.commit.Do(func(tx Tx) error {
+		return tx.Bucket(bucketName(key)).Delete(keyOf(e))
 	})
 }

@@ -1,0 +1,272 @@
+package plans
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.etcd.io/bbolt"
+
+	"talkd/internal/config"
+	"talkd/internal/queue"
+	"talkd/internal/werkbaum"
+)
+
+// failingDB lets a number of Updates through and then fails every Update, as a state
+// disk that filled up would, until healed; reads always work.
+type failingDB struct {
+	Database
+	allow  atomic.Int64 // Updates still let through while armed
+	armed  atomic.Bool
+	failed atomic.Int64
+}
+
+var errDiskFull = errors.New("write state: no space left on device")
+
+func (d *failingDB) Update(fn func(Tx) error) error {
+	if d.armed.Load() && d.allow.Add(-1) < 0 {
+		d.failed.Add(1)
+		return errDiskFull
+	}
+	return d.Database.Update(fn)
+}
+
+func (d *failingDB) arm(allow int64) { d.allow.Store(allow); d.armed.Store(true) }
+func (d *failingDB) heal()           { d.armed.Store(false) }
+
+func (f *fixture) openOn(t *testing.T, db Database) *Service {
+	t.Helper()
+	svc, err := New(Options{Plans: []config.Plan{{Key: "p", Path: f.path, Lang: "en"}}, Engine: f.eng, DB: db, Lanes: &queue.Lanes{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	return svc
+}
+
+// TestSettleFailureKeptInMemory: the journal cannot be written after the rename (the
+// pending record went through, the settle does not). The write is answered applied and
+// stays applied: operation_get and a retry say so, reads work and give its revision, and
+// once the database can be written again the background saver saves it, so that a fresh
+// service on the same database knows it too.
+func TestSettleFailureKeptInMemory(t *testing.T) {
+	f := newFixture(t, planText)
+	db := &failingDB{Database: Bolt(f.db)}
+	f.svc = f.openOn(t, db)
+	ctx := context.Background()
+	base := f.read(t).Base
+	req := WriteRequest{Tool: "werkbaum_set_status", RequestID: "s1", ArgsHash: "h", Base: base,
+		Verb: werkbaum.SetStatus{ID: "auth", Status: "done"}}
+	db.arm(1) // the pending record, then nothing
+	res, err := f.svc.Write(ctx, "p", req)
+	if err != nil || !res.Changed || res.Revision != 2 {
+		t.Fatalf("write: %+v %v", res, err)
+	}
+	if db.failed.Load() == 0 {
+		t.Fatal("the settle did not fail: the test does not test what it says")
+	}
+	if op, err := f.svc.Operation(ctx, "p", "", "s1"); err != nil || op.State != StateApplied || op.InProgress || op.Revision != 2 {
+		t.Fatalf("operation after a failed settle: %+v %v", op, err)
+	}
+	if again, err := f.svc.Write(ctx, "p", req); err != nil || !again.Replayed || again.Revision != 2 {
+		t.Fatalf("retry after a failed settle: %+v %v", again, err)
+	}
+	if snap := f.read(t); snap.Base != res.Base {
+		t.Fatalf("read after a failed settle: %+v, want %+v", snap.Base, res.Base)
+	}
+	// An outside edit while the database cannot be written still gets a revision.
+	edited := strings.Replace(f.fileText(t), "Docs", "Documentation", 1)
+	if err := os.WriteFile(f.path, []byte(edited), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if snap := f.read(t); snap.Base.Revision != 3 || snap.Base.Checksum != werkbaum.Checksum([]byte(edited)) {
+		t.Fatalf("read of an outside edit while unwritable: %+v", snap.Base)
+	}
+	db.heal()
+	if err := f.svc.saveUnsaved(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := f.openOn(t, Bolt(f.db))
+	if op, _ := fresh.Operation(ctx, "p", "", "s1"); op.State != StateApplied || op.Revision != 2 {
+		t.Fatalf("after saving, a fresh service: %+v", op)
+	}
+	if snap, err := fresh.Read(ctx, "p"); err != nil || snap.Base.Revision != 3 {
+		t.Fatalf("after saving, the revision of the outside edit: %+v %v", snap, err)
+	}
+}
+
+// TestPendingOfAGoneWriter: a pending entry whose writer is gone (its write and its
+// forget both failed) is settled by the file: operation_get answers applied or unknown,
+// never "in progress", and a retry of the id is replayed or runs anew, never refused as
+// in an unexpected state.
+func TestPendingOfAGoneWriter(t *testing.T) {
+	for _, renamed := range []bool{true, false} {
+		f := newFixture(t, planText)
+		ctx := context.Background()
+		base := f.read(t).Base
+		newText := strings.Replace(planText, "[ ] #auth", "[x] #auth", 1)
+		res, _ := json.Marshal(WriteResult{Base: Base{Revision: 2, Checksum: werkbaum.Checksum([]byte(newText))}, Revision: 2, Changed: true})
+		entry := &journalEntry{RequestID: "gone", ArgsHash: "h", Tool: "werkbaum_set_status", State: statePending,
+			OldChecksum: base.Checksum, NewChecksum: werkbaum.Checksum([]byte(newText)), Revision: 2, Result: res}
+		if err := f.svc.record("p", entry); err != nil {
+			t.Fatal(err)
+		}
+		if renamed {
+			os.WriteFile(f.path, []byte(newText), 0o640)
+		}
+		op, err := f.svc.Operation(ctx, "p", "", "gone")
+		want := map[bool]string{true: StateApplied, false: StateUnknown}[renamed]
+		if err != nil || op.State != want || op.InProgress {
+			t.Fatalf("renamed=%v: operation %+v %v, want %s", renamed, op, err, want)
+		}
+		w, err := f.svc.Write(ctx, "p", WriteRequest{Tool: "werkbaum_set_status", RequestID: "gone", ArgsHash: "h", Base: base,
+			Verb: werkbaum.SetStatus{ID: "auth", Status: "done"}})
+		if err != nil || w.Revision != 2 || w.Replayed != renamed {
+			t.Fatalf("renamed=%v: retry %+v %v", renamed, w, err)
+		}
+		if got := f.fileText(t); got != newText {
+			t.Fatalf("renamed=%v: file after the retry:\n%s", renamed, got)
+		}
+		if op, _ := f.svc.Operation(ctx, "p", "", "gone"); op.State != StateApplied {
+			t.Fatalf("renamed=%v: after the retry %+v", renamed, op)
+		}
+	}
+}
+
+// TestRequestIDsPerClient: the same request id from two clients names two requests, and
+// each client's operation_get sees only its own.
+func TestRequestIDsPerClient(t *testing.T) {
+	f := newFixture(t, planText)
+	ctx := context.Background()
+	a := Author{Client: "alice"}
+	res, err := f.svc.Write(ctx, "p", WriteRequest{Tool: "werkbaum_set_status", RequestID: "r-1", ArgsHash: "ha", Base: f.read(t).Base,
+		Verb: werkbaum.SetStatus{ID: "auth", Status: "done"}, Author: a})
+	if err != nil || !res.Changed {
+		t.Fatalf("alice: %+v %v", res, err)
+	}
+	for _, client := range []string{"bob", "", config.LocalClientID} {
+		if op, _ := f.svc.Operation(ctx, "p", client, "r-1"); op.State != StateUnknown || op.Author != nil {
+			t.Fatalf("client %q sees alice's request: %+v", client, op)
+		}
+	}
+	res2, err := f.svc.Write(ctx, "p", WriteRequest{Tool: "werkbaum_set_status", RequestID: "r-1", ArgsHash: "hb", Base: res.Base,
+		Verb: werkbaum.SetStatus{ID: "docs", Status: "done"}, Author: Author{Client: "bob"}})
+	if err != nil || res2.Replayed || !res2.Changed || res2.Revision != 3 {
+		t.Fatalf("bob's r-1: %+v %v", res2, err)
+	}
+	for client, rev := range map[string]uint64{"alice": 2, "bob": 3} {
+		if op, _ := f.svc.Operation(ctx, "p", client, "r-1"); op.State != StateApplied || op.Revision != rev || op.Author.Client != client {
+			t.Fatalf("%s's r-1: %+v", client, op)
+		}
+	}
+}
+
+// TestJournalMigratesVersion1: a journal of layout version 1 kept every client's entry
+// under r:<id> and the bare id in the order index. After the start each client finds its
+// own entries (the local client's where they were), other clients find nothing, and
+// trimming still removes the oldest entries.
+func TestJournalMigratesVersion1(t *testing.T) {
+	f := newFixture(t, planText)
+	f.svc.Close()
+	err := f.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketName("p"))
+		if err := b.Delete(keyVersion); err != nil {
+			return err
+		}
+		for i, e := range []journalEntry{
+			{RequestID: "x-1", ArgsHash: "h", Tool: "t", State: StateApplied, Author: Author{Client: "alice"}, Revision: 1, Seq: 1},
+			{RequestID: "x-2", ArgsHash: "h", Tool: "t", State: StateConflict, Author: Author{Client: "local"}, Seq: 2},
+			{RequestID: "x-3", ArgsHash: "h", Tool: "t", State: StateRejected, Author: Author{Client: "bob"}, Seq: 3},
+		} {
+			raw, _ := json.Marshal(e)
+			if err := b.Put([]byte("r:"+e.RequestID), raw); err != nil {
+				return err
+			}
+			if err := b.Put(orderKey(uint64(i+1)), []byte(e.RequestID)); err != nil {
+				return err
+			}
+		}
+		return b.Put(keySeq, []byte{0, 0, 0, 0, 0, 0, 0, 3})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := f.open(t)
+	ctx := context.Background()
+	for _, c := range []struct{ client, id, want string }{
+		{"alice", "x-1", StateApplied}, {"", "x-1", StateUnknown}, {"bob", "x-1", StateUnknown},
+		{"local", "x-2", StateConflict}, {"alice", "x-2", StateUnknown},
+		{"bob", "x-3", StateRejected}, {"local", "x-3", StateUnknown},
+	} {
+		if op, err := svc.Operation(ctx, "p", c.client, c.id); err != nil || op.State != c.want {
+			t.Errorf("%s %s after migration: %+v %v, want %s", c.client, c.id, op, err, c.want)
+		}
+	}
+	// The order index names the moved entries: trimming to 3 entries drops alice's x-1.
+	svc.limit = 3
+	if _, err := svc.Write(ctx, "p", WriteRequest{RequestID: "x-4", ArgsHash: "h", Base: Base{Checksum: "stale"},
+		Verb: werkbaum.SetStatus{ID: "auth", Status: "done"}, Author: Author{Client: "carol"}}); err == nil {
+		t.Fatal("stale write was not a conflict")
+	}
+	if op, _ := svc.Operation(ctx, "p", "alice", "x-1"); op.State != StateUnknown {
+		t.Errorf("the oldest (migrated) entry was not trimmed: %+v", op)
+	}
+	if op, _ := svc.Operation(ctx, "p", "bob", "x-3"); op.State != StateRejected {
+		t.Errorf("a newer migrated entry was trimmed: %+v", op)
+	}
+}
+
+// TestGroupCommitSharesTransactions: concurrent changes commit in fewer transactions than
+// changes, and a change that fails by itself fails alone.
+func TestGroupCommitSharesTransactions(t *testing.T) {
+	f := newFixture(t, planText)
+	counted := &countingDB{Database: Bolt(f.db)}
+	g := &groupCommit{db: counted}
+	var wg sync.WaitGroup
+	errs := make([]error, 64)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = g.Do(func(tx Tx) error {
+				if i == 7 {
+					return errDiskFull
+				}
+				b, err := tx.CreateBucket([]byte("group"))
+				if err != nil {
+					return err
+				}
+				return b.Put([]byte{byte(i)}, []byte("v"))
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if (i == 7) != (err != nil) {
+			t.Fatalf("change %d: %v", i, err)
+		}
+	}
+	n := 0
+	f.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket([]byte("group")).ForEach(func(k, v []byte) error { n++; return nil })
+	})
+	if n != 63 {
+		t.Fatalf("%d changes committed, want 63", n)
+	}
+	t.Logf("64 concurrent changes, %d transactions", counted.n.Load())
+}
+
+type countingDB struct {
+	Database
+	n atomic.Int64
+}
+
+func (d *countingDB) Update(fn func(Tx) error) error {
+	d.n.Add(1)
+	return d.Database.Update(fn)
+}
