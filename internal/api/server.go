@@ -25,9 +25,11 @@ import (
 // Voice is what the API needs of the queue's voice.
 type Voice interface {
 	Submit(ctx context.Context, a queue.Announcement) (queue.Outcome, error)
-	Mute(until *time.Time) (queue.MuteState, error)
-	Unmute() (queue.MuteState, error)
-	Stop() string
+	Mute(ctx context.Context, until *time.Time) (queue.MuteState, error)
+	Unmute(ctx context.Context) (queue.MuteState, error)
+	Stop(ctx context.Context) (string, error)
+	Cancel(ctx context.Context, r queue.CancelRequest) ([]string, error)
+	Wait(ctx context.Context, id string) (queue.Entry, error)
 	Status() queue.Status
 	History(limit int) []queue.Entry
 }

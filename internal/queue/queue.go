@@ -9,10 +9,12 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -67,6 +69,9 @@ type Announcement struct {
 	Now      bool
 	Caller   string
 	Agent    string
+	// Origin is the browser page an announcement came from (its Origin header); "" for
+	// agents, scripts and the CLI. A label for the history and the log, never a grant.
+	Origin string
 }
 
 // Outcome statuses of Submit.
@@ -75,6 +80,28 @@ const (
 	StatusMuted     = "muted"
 	StatusDiscarded = "discarded"
 )
+
+// Outcomes an announcement ends with, as the history and the log record them.
+const (
+	OutcomeSpoken = "spoken"
+	// OutcomeSynthesized means the audio was made but no player could play it (reason
+	// ReasonNoPlayer): nothing was heard.
+	OutcomeSynthesized = "synthesized"
+	OutcomeFailed      = "failed"
+	OutcomeStale       = "stale"
+	OutcomeStopped     = "stopped"
+	OutcomeDropped     = "dropped"
+	OutcomeRejected    = "rejected"
+)
+
+// Reasons of a dropped announcement, and of one that was synthesized but not played.
+const (
+	ReasonCancelled = "cancelled"
+	ReasonNoPlayer  = "no_player"
+)
+
+// Final reports whether outcome is an end state: everything except queued and speaking.
+func Final(outcome string) bool { return outcome != StatusQueued && outcome != "speaking" }
 
 // Reasons of a discarded announcement.
 const (
@@ -119,7 +146,8 @@ type Entry struct {
 	Provider string     `json:"provider,omitempty"`
 	Caller   string     `json:"caller"`
 	Agent    string     `json:"agent,omitempty"`
-	Outcome  string     `json:"outcome"` // queued, speaking, spoken, failed, stale, stopped, dropped, muted, discarded, rejected
+	Origin   string     `json:"origin,omitempty"`  // the browser page, for /speak calls from one
+	Outcome  string     `json:"outcome"`           // queued, speaking, spoken, synthesized, failed, stale, stopped, dropped, muted, discarded, rejected
 	Reason   string     `json:"reason,omitempty"`
 	Received time.Time  `json:"received"`
 	Started  *time.Time `json:"started,omitempty"`
@@ -144,6 +172,10 @@ type Voice struct {
 	// discarded by quiet hours, so the daemon can show a desktop notification instead.
 	OnQuietDiscard func(Announcement)
 
+	// muteSem serialises mute changes and their saving. It is not v.mu: Submit needs v.mu
+	// on every announcement, and must never wait for a disk write of the mute state.
+	muteSem chan struct{}
+
 	mu           sync.Mutex
 	closed       bool
 	mute         MuteState
@@ -156,6 +188,7 @@ type Voice struct {
 	cancelRun    context.CancelFunc // ends Run (Close past its deadline)
 	history      []*Entry           // oldest first; the newest cfg.HistorySize count (recentLocked)
 	dirty        map[*Entry]struct{}
+	waiters      map[string]chan struct{} // id → closed when that announcement ends (Wait)
 	wake         chan struct{}
 	runDone      chan struct{}
 	flushDone    chan struct{}
@@ -182,6 +215,8 @@ func New(cfg Config, speaker Speaker, store Store, now Clock, log *slog.Logger) 
 	v := &Voice{
 		cfg: cfg, speaker: speaker, store: store, now: now, log: log,
 		dirty:     make(map[*Entry]struct{}),
+		waiters:   make(map[string]chan struct{}),
+		muteSem:   make(chan struct{}, 1),
 		wake:      make(chan struct{}, 1),
 		runDone:   make(chan struct{}),
 		flushDone: make(chan struct{}),
@@ -221,6 +256,7 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var notify bool
+	var settled Entry // a copy of an announcement the laws ended at once, for the log
 	out, err := func() (Outcome, error) {
 		v.mu.Lock()
 		defer v.mu.Unlock()
@@ -229,6 +265,11 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 		}
 		now := v.now()
 		e := v.newEntry(a, now)
+		defer func() {
+			if Final(e.Outcome) {
+				settled = *e
+			}
+		}()
 		if v.mutedLocked(now) {
 			e.Outcome = StatusMuted
 			return Outcome{Status: StatusMuted, ID: e.ID, MutedUntil: v.mute.Until}, nil
@@ -267,10 +308,48 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 		}
 		return Outcome{Status: StatusQueued, ID: e.ID, Position: pos}, nil
 	}()
+	if settled.ID != "" {
+		// Logged after v.mu is released: a burst of discarded announcements must not
+		// serialise on stderr while holding the lock every caller needs.
+		v.logOutcome(ctx, &settled)
+	}
 	if notify && v.OnQuietDiscard != nil {
 		go v.OnQuietDiscard(a)
 	}
 	return out, err
+}
+
+// logOutcome writes the one info line of an announcement's end: who, what priority, what
+// became of it and why. The text is added only at debug level, since announcements may
+// carry what a user would not want in a log file; tokens never reach the queue at all.
+func (v *Voice) logOutcome(ctx context.Context, e *Entry) {
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs, slog.String("id", e.ID), slog.String("caller", e.Caller))
+	if e.Agent != "" {
+		attrs = append(attrs, slog.String("agent", e.Agent))
+	}
+	if e.Origin != "" {
+		attrs = append(attrs, slog.String("origin", e.Origin))
+	}
+	attrs = append(attrs, slog.String("priority", e.Priority), slog.String("outcome", e.Outcome))
+	if e.Reason != "" {
+		attrs = append(attrs, slog.String("reason", e.Reason))
+	}
+	if v.log.Enabled(ctx, slog.LevelDebug) {
+		attrs = append(attrs, slog.String("text", e.Text))
+	}
+	v.log.LogAttrs(ctx, slog.LevelInfo, "announcement", attrs...)
+}
+
+// settleLocked records that e reached its final outcome: it is saved with the next flush,
+// logged, and every Wait for it returns. Caller holds v.mu.
+func (v *Voice) settleLocked(e *Entry) {
+	v.touch(e)
+	v.logOutcome(context.Background(), e)
+	if ch, ok := v.waiters[e.ID]; ok {
+		close(ch)
+		delete(v.waiters, e.ID)
+	}
 }
 
 // newEntry numbers an announcement and records it in the history. Caller holds v.mu.
@@ -279,7 +358,7 @@ func (v *Voice) newEntry(a Announcement, now time.Time) *Entry {
 	e := &Entry{
 		Seq: v.seq, ID: "a" + strconv.FormatUint(v.seq, 10), Text: a.Text, Lang: a.Lang,
 		Priority: a.Priority.String(), Provider: a.Provider, Caller: a.Caller, Agent: a.Agent,
-		Received: now,
+		Origin: a.Origin, Received: now,
 	}
 	v.history = append(v.history, e)
 	// The history keeps its newest HistorySize entries (recentLocked). Dropping the oldest
@@ -314,10 +393,9 @@ func (v *Voice) mutedLocked(now time.Time) bool {
 		return false
 	}
 	if v.mute.Until != nil && !now.Before(*v.mute.Until) {
+		// Nothing is written: a saved mute whose end has passed is expired again when it
+		// is loaded, so Submit never waits for the disk.
 		v.mute = MuteState{}
-		if err := v.store.SaveMute(v.mute); err != nil {
-			v.log.Error("save expired mute", "err", err)
-		}
 		return false
 	}
 	return true
@@ -336,15 +414,35 @@ func (v *Voice) waitingLocked() int {
 	return len(v.lanes[0]) + len(v.lanes[1]) + len(v.lanes[2])
 }
 
+// lockMute takes the right to change the mute state, or gives up when ctx ends first.
+func (v *Voice) lockMute(ctx context.Context) error {
+	select {
+	case v.muteSem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for another mute change: %w", ctx.Err())
+	}
+}
+
+func (v *Voice) unlockMute() { <-v.muteSem }
+
 // Mute silences the voice until the given time (nil = until Unmute): the current utterance
-// stops and everything waiting is dropped. The state is saved before Mute returns.
-func (v *Voice) Mute(until *time.Time) (MuteState, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
+// stops and everything waiting is dropped. The state is saved before Mute returns, so it
+// survives a crash; the save runs outside the lock Submit needs (mute changes are
+// serialised by their own), so announcements are never held up by the disk.
+func (v *Voice) Mute(ctx context.Context, until *time.Time) (MuteState, error) {
+	if err := v.lockMute(ctx); err != nil {
+		return MuteState{}, err
+	}
+	defer v.unlockMute()
 	state := MuteState{Muted: true, Until: until}
 	if err := v.store.SaveMute(state); err != nil {
+		v.mu.Lock()
+		defer v.mu.Unlock()
 		return v.mute, fmt.Errorf("save mute: %w", err)
 	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	v.mute = state
 	v.dropWaitingLocked("muted")
 	if v.stopCurrent != nil {
@@ -356,33 +454,150 @@ func (v *Voice) Mute(until *time.Time) (MuteState, error) {
 	return state, nil
 }
 
-// Unmute lets announcements through again.
-func (v *Voice) Unmute() (MuteState, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
+// Unmute lets announcements through again; like Mute, it is saved before it returns.
+func (v *Voice) Unmute(ctx context.Context) (MuteState, error) {
+	if err := v.lockMute(ctx); err != nil {
+		return MuteState{}, err
+	}
+	defer v.unlockMute()
 	if err := v.store.SaveMute(MuteState{}); err != nil {
+		v.mu.Lock()
+		defer v.mu.Unlock()
 		return v.mute, fmt.Errorf("save mute: %w", err)
 	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	v.mute = MuteState{}
 	return v.mute, nil
 }
 
 // Stop ends the current utterance, if any, and returns its id ("" when silent).
-func (v *Voice) Stop() string {
+func (v *Voice) Stop(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.current == nil {
-		return ""
+		return "", nil
 	}
 	v.stopCurrent()
-	return v.current.u.ID
+	return v.current.u.ID, nil
+}
+
+// CancelRequest says which waiting announcements Cancel drops.
+type CancelRequest struct {
+	// ID drops this one announcement; "" drops every waiting one that matches.
+	ID string
+	// Caller is who asks; unless All is set, only its own announcements are dropped.
+	Caller string
+	// All drops announcements of every caller (the control grant decides, not the queue).
+	All bool
+}
+
+// ErrNotWaiting means Cancel was given an id that is not waiting (unknown, another
+// caller's, already speaking or already ended).
+var ErrNotWaiting = errors.New("the announcement is not waiting")
+
+// Cancel drops waiting announcements without muting and returns their ids, oldest first.
+// The utterance being spoken is left alone (Stop ends it).
+func (v *Voice) Cancel(ctx context.Context, r CancelRequest) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var dropped []*Entry
+	for p := range v.lanes {
+		kept := v.lanes[p][:0]
+		for _, it := range v.lanes[p] {
+			match := (r.All || it.u.Caller == r.Caller) && (r.ID == "" || it.u.ID == r.ID)
+			if !match {
+				kept = append(kept, it)
+				continue
+			}
+			it.entry.Outcome, it.entry.Reason = OutcomeDropped, ReasonCancelled
+			dropped = append(dropped, it.entry)
+		}
+		clear(v.lanes[p][len(kept):])
+		v.lanes[p] = kept
+	}
+	if r.ID != "" && len(dropped) == 0 {
+		why := "unknown"
+		for _, e := range v.recentLocked() {
+			if e.ID == r.ID {
+				why = e.Outcome
+			}
+		}
+		if why != "unknown" && !r.All && v.entryCaller(r.ID) != r.Caller {
+			why = "another caller's"
+		}
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotWaiting, r.ID, why)
+	}
+	slices.SortFunc(dropped, func(a, b *Entry) int { return cmp.Compare(a.Seq, b.Seq) })
+	ids := make([]string, len(dropped))
+	for i, e := range dropped {
+		v.settleLocked(e)
+		ids[i] = e.ID
+	}
+	return ids, nil
+}
+
+// entryCaller is the caller of the announcement id in the recent history. Caller holds v.mu.
+func (v *Voice) entryCaller(id string) string {
+	for _, e := range v.recentLocked() {
+		if e.ID == id {
+			return e.Caller
+		}
+	}
+	return ""
+}
+
+// ErrUnknownAnnouncement means Wait was given an id the recent history does not hold.
+var ErrUnknownAnnouncement = errors.New("no such announcement in the recent history")
+
+// Wait blocks until the announcement id has reached its final outcome (spoken, failed,
+// dropped, …) or ctx ends, and returns its history entry as it is then; with ctx ended
+// the entry is returned as well, still queued or speaking, together with ctx's error.
+func (v *Voice) Wait(ctx context.Context, id string) (Entry, error) {
+	v.mu.Lock()
+	var e *Entry
+	recent := v.recentLocked()
+	for i := len(recent) - 1; i >= 0; i-- {
+		if recent[i].ID == id {
+			e = recent[i]
+			break
+		}
+	}
+	if e == nil {
+		v.mu.Unlock()
+		return Entry{}, fmt.Errorf("%w: %q", ErrUnknownAnnouncement, id)
+	}
+	if Final(e.Outcome) {
+		out := *e
+		v.mu.Unlock()
+		return out, nil
+	}
+	ch, ok := v.waiters[id]
+	if !ok {
+		ch = make(chan struct{})
+		v.waiters[id] = ch
+	}
+	v.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return *e, ctx.Err()
 }
 
 func (v *Voice) dropWaitingLocked(reason string) {
 	for p := range v.lanes {
 		for _, it := range v.lanes[p] {
-			it.entry.Outcome, it.entry.Reason = "dropped", reason
-			v.touch(it.entry)
+			it.entry.Outcome, it.entry.Reason = OutcomeDropped, reason
+			v.settleLocked(it.entry)
 		}
 		v.lanes[p] = nil
 	}

@@ -53,9 +53,9 @@ func (v *Voice) Run(ctx context.Context) {
 		if cur.err != nil {
 			switch {
 			case errors.Is(cur.ctx.Err(), context.Canceled):
-				v.finish(it, "stopped", "")
+				v.finish(it, OutcomeStopped, "")
 			default:
-				v.finish(it, "failed", cur.err.Error())
+				v.finish(it, OutcomeFailed, cur.err.Error())
 				v.log.Warn("synthesis failed", "id", it.u.ID, "err", cur.err)
 			}
 			discard(cur)
@@ -73,15 +73,18 @@ func (v *Voice) Run(ctx context.Context) {
 		discard(cur)
 		switch {
 		case timedOut:
-			v.finish(it, "failed", "timeout")
+			v.finish(it, OutcomeFailed, "timeout")
 			v.log.Warn("playback timed out", "id", it.u.ID)
 		case stopped:
-			v.finish(it, "stopped", "")
+			v.finish(it, OutcomeStopped, "")
+		case errors.Is(err, ErrNoPlayer):
+			// Made but not heard: never recorded as spoken.
+			v.finish(it, OutcomeSynthesized, ReasonNoPlayer)
 		case err != nil:
-			v.finish(it, "failed", err.Error())
+			v.finish(it, OutcomeFailed, err.Error())
 			v.log.Warn("playback failed", "id", it.u.ID, "err", err)
 		default:
-			v.finish(it, "spoken", "")
+			v.finish(it, OutcomeSpoken, "")
 		}
 	}
 }
@@ -151,8 +154,8 @@ func (v *Voice) popLocked() *item {
 			v.lanes[p][0] = nil
 			v.lanes[p] = v.lanes[p][1:]
 			if v.cfg.MaxWait > 0 && now.Sub(it.u.Enqueued) > v.cfg.MaxWait {
-				it.entry.Outcome, it.entry.Reason = "stale", "waited longer than "+v.cfg.MaxWait.String()
-				v.touch(it.entry)
+				it.entry.Outcome, it.entry.Reason = OutcomeStale, "waited longer than "+v.cfg.MaxWait.String()
+				v.settleLocked(it.entry)
 				continue
 			}
 			return it
@@ -179,11 +182,11 @@ func (v *Voice) begin(it *item, cancel context.CancelFunc) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.closed || v.mutedLocked(v.now()) {
-		it.entry.Outcome, it.entry.Reason = "dropped", "muted"
+		it.entry.Outcome, it.entry.Reason = OutcomeDropped, "muted"
 		if v.closed {
 			it.entry.Reason = "shutdown"
 		}
-		v.touch(it.entry)
+		v.settleLocked(it.entry)
 		return false
 	}
 	now := v.now()
@@ -198,7 +201,7 @@ func (v *Voice) finish(it *item, outcome, reason string) {
 	defer v.mu.Unlock()
 	now := v.now()
 	it.entry.Outcome, it.entry.Reason, it.entry.Ended = outcome, reason, &now
-	v.touch(it.entry)
+	v.settleLocked(it.entry)
 	if v.current == it {
 		v.current, v.stopCurrent = nil, nil
 	}

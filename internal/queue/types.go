@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -30,3 +31,8 @@ type Speaker interface {
 	Prepare(ctx context.Context, u Utterance) (Audio, error)
 	Play(ctx context.Context, u Utterance, a Audio) error
 }
+
+// ErrNoPlayer is what Speaker.Play returns (wrapped, with the reason) when the audio was
+// synthesized but nothing here could play it. The queue records such an announcement as
+// OutcomeSynthesized, never as spoken: a voice must not claim sound it did not make.
+var ErrNoPlayer = errors.New("no audio player")
