@@ -146,8 +146,8 @@ type Entry struct {
 	Provider string     `json:"provider,omitempty"`
 	Caller   string     `json:"caller"`
 	Agent    string     `json:"agent,omitempty"`
-	Origin   string     `json:"origin,omitempty"`  // the browser page, for /speak calls from one
-	Outcome  string     `json:"outcome"`           // queued, speaking, spoken, synthesized, failed, stale, stopped, dropped, muted, discarded, rejected
+	Origin   string     `json:"origin,omitempty"` // the browser page, for /speak calls from one
+	Outcome  string     `json:"outcome"`          // queued, speaking, spoken, synthesized, failed, stale, stopped, dropped, muted, discarded, rejected
 	Reason   string     `json:"reason,omitempty"`
 	Received time.Time  `json:"received"`
 	Started  *time.Time `json:"started,omitempty"`
