@@ -31,6 +31,8 @@ const (
 	exitUsage       = 2
 	exitUnreachable = 3
 	exitRefused     = 4
+	// exitNotSpoken: talk say --wait saw the announcement end without being spoken.
+	exitNotSpoken = 5
 )
 
 // defaultTimeout bounds every request unless --timeout says otherwise.
@@ -79,7 +81,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		sayCommand(), statusCommand(), muteCommand(), unmuteCommand(), stopCommand(),
-		historyCommand(), voicesCommand(), versionCommand(), plansCommand(), planCommand(),
+		cancelCommand(), historyCommand(), voicesCommand(), versionCommand(), plansCommand(), planCommand(),
 		mcpCommand(), helpCommand(),
 	}
 }
@@ -257,8 +259,10 @@ Exit codes:
   1  other failure (unexpected answer, broken input, an MCP tool error)
   2  usage error (unknown command or flag, missing or bad argument)
   3  daemon unreachable or not answering in time (start it with: talkd)
-  4  refused by the daemon (an error answer: invalid field, too long, unauthorized,
-     queue full, …); talk prints the daemon's error code and message
+  4  refused by the daemon (an error answer: invalid field, unauthorized, queue full,
+     …); talk prints the daemon's error code and message
+  5  talk say --wait: the announcement ended without being spoken (synthesized with no
+     audio player, failed, stale, stopped, dropped, cancelled); talk prints the outcome
 
 Examples:
   talk say "tests are green"
@@ -289,13 +293,34 @@ func writeCommandHelp(w io.Writer, cmd command) {
 	fs := flag.NewFlagSet("talk "+cmd.name, flag.ContinueOnError)
 	cmd.define(fs, &app{opts: options{timeout: defaultTimeout}})
 	(&app{opts: options{timeout: defaultTimeout}}).commonFlags(fs, cmd)
-	var flags strings.Builder
-	fs.SetOutput(&flags)
-	fs.PrintDefaults()
-	if flags.Len() > 0 {
-		fmt.Fprintf(w, "\nFlags:\n%s", flags.String())
+	flags := flagHelp(fs)
+	if flags != "" {
+		fmt.Fprintf(w, "\nFlags:\n%s", flags)
 	}
-	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 other failure, 2 usage, 3 daemon unreachable, 4 refused (see talk --help).")
+	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 other failure, 2 usage, 3 daemon unreachable, 4 refused, 5 not spoken (say --wait); see talk --help.")
+}
+
+// flagHelp lists fs's flags as the README and the main help write them: one-letter flags
+// with one dash (-p), long ones with two (--json), which talk accepts either way.
+func flagHelp(fs *flag.FlagSet) string {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		typ, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(&b, "  %s%s", dash, f.Name)
+		if typ != "" {
+			b.WriteString(" " + typ)
+		}
+		b.WriteString("\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteString("\n")
+	})
+	return b.String()
 }
 
 func helpCommand() command {

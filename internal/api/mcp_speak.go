@@ -12,8 +12,8 @@ import (
 var speakInputSchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{
-		"text": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxTextChars,
-			"description": "What to say: one or two plain sentences (1-1000 characters after trimming)."},
+		"text": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxTextBytes,
+			"description": "What to say: one or two plain sentences. Longer texts are cut at a sentence boundary to the daemon's voice.cleanup.max_chars (default 400 characters); the result says so."},
 		"priority": map[string]any{"type": "string", "enum": []string{"low", "normal", "high"}, "default": "normal",
 			"description": "high is spoken before normal before low; each priority has its own rate limit."},
 		"lang": map[string]any{"type": "string", "enum": []string{"de", "en"},
@@ -38,7 +38,11 @@ var speakOutputSchema = map[string]any{
 		"until":    map[string]any{"type": "string", "format": "date-time", "description": "End of the mute, when muted with an end."},
 		"retry_after_ms": map[string]any{"type": "integer",
 			"description": "When discarded by the rate limit: milliseconds until this priority passes again."},
-		"window":  map[string]any{"type": "string", "description": "When discarded by quiet hours: the window, e.g. 22:00-07:00."},
+		"window": map[string]any{"type": "string", "description": "When discarded by quiet hours: the window, e.g. 22:00-07:00."},
+		"shortened_from": map[string]any{"type": "integer",
+			"description": "When the text was cut to the daemon's max_chars: its length before, in characters."},
+		"warning": map[string]any{"type": "string",
+			"description": "When queued but nothing can play it (no audio player): why it will not be heard."},
 		"message": map[string]any{"type": "string"},
 	},
 	"required": []string{"status", "message"},

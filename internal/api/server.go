@@ -40,6 +40,8 @@ type Engines interface {
 	Has(provider string) bool
 	// Describe returns what /status shows about provider and sink (JSON-encodable).
 	Describe() any
+	// Silent says why nothing here can make sound ("" when a player or engine can).
+	Silent() string
 	// Voices lists the voices or languages the provider can tell about (JSON-encodable).
 	Voices(ctx context.Context) (any, error)
 }
@@ -140,6 +142,8 @@ func (s *Server) routes() map[string]route {
 		"/mute":    {[]string{http.MethodPost}, s.handleMute},
 		"/unmute":  {[]string{http.MethodPost}, s.handleUnmute},
 		"/stop":    {[]string{http.MethodPost}, s.handleStop},
+		"/cancel":  {[]string{http.MethodPost}, s.handleCancel},
+		"/wait":    {[]string{http.MethodGet}, s.handleWait},
 	}
 }
 

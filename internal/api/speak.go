@@ -16,8 +16,10 @@ import (
 	"talkd/internal/queue"
 )
 
-// MaxTextChars is the longest announcement, in characters, after trimming.
-const MaxTextChars = 1000
+// MaxTextBytes is the longest text a speak request may carry, the body limit of
+// /speak; what is longer than voice.cleanup.max_chars is cut at a sentence boundary, not
+// refused (the answer says so), so `make 2>&1 | talk say` works.
+const MaxTextBytes = 64 << 10
 
 // SpeakRequest is the body of POST /speak and the arguments of the MCP speak tool.
 type SpeakRequest struct {
@@ -155,7 +157,11 @@ type SpeakResult struct {
 	Until        *time.Time `json:"until,omitempty"`
 	RetryAfterMs int64      `json:"retry_after_ms,omitempty"`
 	Window       string     `json:"window,omitempty"`
-	Message      string     `json:"message"`
+	// ShortenedFrom is the text's length in characters when it was cut to max_chars.
+	ShortenedFrom int `json:"shortened_from,omitempty"`
+	// Warning says, for a queued announcement, that it will not be heard (no player).
+	Warning string `json:"warning,omitempty"`
+	Message string `json:"message"`
 }
 
 // appendJSON appends r encoded exactly as json.Marshal encodes it, without reflection: the
@@ -191,6 +197,14 @@ func (r SpeakResult) appendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"window":`...)
 		dst = appendJSONString(dst, r.Window)
 	}
+	if r.ShortenedFrom != 0 {
+		dst = append(dst, `,"shortened_from":`...)
+		dst = strconv.AppendInt(dst, int64(r.ShortenedFrom), 10)
+	}
+	if r.Warning != "" {
+		dst = append(dst, `,"warning":`...)
+		dst = appendJSONString(dst, r.Warning)
+	}
 	dst = append(dst, `,"message":`...)
 	dst = appendJSONString(dst, r.Message)
 	return append(dst, '}'), nil
@@ -204,9 +218,13 @@ func (r SpeakResult) HTTPStatus() int {
 	return http.StatusOK
 }
 
-// Text is the one-line answer of the MCP speak tool ("queued: a12", "muted: …").
+// Text is the one-line answer of the MCP speak tool ("queued: a12", "muted: …"), with
+// the warning that it will not be heard when nothing can play it.
 func (r SpeakResult) Text() string {
 	if r.Status == queue.StatusQueued {
+		if r.Warning != "" {
+			return "queued: " + r.ID + " (warning: " + r.Warning + ")"
+		}
 		return "queued: " + r.ID
 	}
 	return r.Message
@@ -215,6 +233,12 @@ func (r SpeakResult) Text() string {
 // Speak is the one admission function of announcements: both POST /speak and the MCP
 // speak tool call it, so they cannot drift apart in validation, messages or outcome.
 func (s *Server) Speak(ctx context.Context, caller Caller, req SpeakRequest) (SpeakResult, *Error) {
+	return s.speakFrom(ctx, caller, "", req)
+}
+
+// speakFrom is Speak for a request that came from a browser page (origin, "" for
+// others), so the history and the log can name the page.
+func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, req SpeakRequest) (SpeakResult, *Error) {
 	if !caller.CanSpeak() {
 		return SpeakResult{}, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
 			Message: fmt.Sprintf("client %q has no speak grant", caller.ID)}
@@ -223,7 +247,8 @@ func (s *Server) Speak(ctx context.Context, caller Caller, req SpeakRequest) (Sp
 	if verr != nil {
 		return SpeakResult{}, verr
 	}
-	a.Caller, a.Agent = caller.ID, caller.Agent
+	a.Caller, a.Agent, a.Origin = caller.ID, caller.Agent, origin
+	full := utf8.RuneCountInString(strings.TrimSpace(req.Text))
 	out, err := s.voice.Submit(ctx, a)
 	switch {
 	case errors.Is(err, queue.ErrQueueFull):
@@ -239,6 +264,15 @@ func (s *Server) Speak(ctx context.Context, caller Caller, req SpeakRequest) (Sp
 	switch out.Status {
 	case queue.StatusQueued:
 		res.Message = "queued as " + out.ID + " at position " + strconv.Itoa(out.Position)
+		if n := utf8.RuneCountInString(a.Text); n < full {
+			res.ShortenedFrom = full
+			res.Message += fmt.Sprintf("; the text was cut at a sentence boundary from %d to %d characters (voice.cleanup.max_chars)", full, n)
+		}
+		if s.engines != nil {
+			if why := s.engines.Silent(); why != "" {
+				res.Warning = why + "; the announcement will be synthesized but not heard"
+			}
+		}
 	case queue.StatusMuted:
 		res.Until = out.MutedUntil
 		if out.MutedUntil != nil {
@@ -250,7 +284,7 @@ func (s *Server) Speak(ctx context.Context, caller Caller, req SpeakRequest) (Sp
 		switch out.Reason {
 		case queue.ReasonQuietHours:
 			res.Window = out.Window
-			res.Message = "discarded: quiet_hours " + out.Window + " (use now to pass quiet hours)"
+			res.Message = "discarded: quiet_hours " + out.Window + " (send now: true, or talk say --now, to pass quiet hours)"
 		case queue.ReasonRateLimit:
 			res.RetryAfterMs = out.RetryIn.Milliseconds()
 			res.Message = fmt.Sprintf("discarded: rate_limit for %s announcements; the next passes in %s", a.Priority, roundUp(out.RetryIn))
@@ -273,8 +307,11 @@ func (s *Server) validateSpeak(req SpeakRequest) (queue.Announcement, *Error) {
 	if n == 0 {
 		return queue.Announcement{}, fieldError("text", "field \"text\" is required and must not be empty")
 	}
-	if n > MaxTextChars {
-		return queue.Announcement{}, fieldError("text", fmt.Sprintf("field \"text\" has %d characters; the limit is %d", n, MaxTextChars))
+	if len(text) > MaxTextBytes {
+		return queue.Announcement{}, fieldError("text", fmt.Sprintf("field \"text\" has %d bytes; the limit is %d", len(text), MaxTextBytes))
+	}
+	if max := s.cfg.Voice.Cleanup.Limit(); n > max {
+		text = queue.CutAtSentence(text, max)
 	}
 	if strings.ContainsRune(text, 0) {
 		return queue.Announcement{}, fieldError("text", "field \"text\" must not contain NUL characters")
@@ -339,7 +376,7 @@ func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request) {
 		writeError(w, derr)
 		return
 	}
-	res, serr := s.Speak(r.Context(), caller, req)
+	res, serr := s.speakFrom(r.Context(), caller, origin, req)
 	if serr != nil {
 		writeError(w, serr)
 		return

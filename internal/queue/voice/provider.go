@@ -27,6 +27,15 @@ type provider interface {
 	voices(ctx context.Context) ([]VoiceInfo, error)
 }
 
+// selfPlayer is an engine that can make the sound itself, without a player.
+type selfPlayer interface {
+	// speak says r.Text aloud and returns when the utterance has ended (r.Out is unset).
+	// It must return promptly when ctx ends, killing what it started.
+	speak(ctx context.Context, r synthRequest) error
+	// playsOnly reports an engine that cannot write audio for a sink at all.
+	playsOnly() bool
+}
+
 // VoiceInfo is one voice an engine offers; ID is the value to put into voice.voices.
 type VoiceInfo struct {
 	ID     string `json:"id"`

@@ -39,6 +39,10 @@ type Info struct {
 	SinkReason     string `json:"sink_reason"`
 	// Providers are the names a request's "provider" field may use here.
 	Providers []string `json:"providers"`
+	// Audible is false when nothing here can make sound (no player, null sink):
+	// announcements are then synthesized, not heard. Silent says why.
+	Audible bool   `json:"audible"`
+	Silent  string `json:"silent,omitempty"`
 }
 
 // Voice is the speech engine and audio sink of one daemon; it implements queue.Speaker.
@@ -112,6 +116,7 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 	if err := v.setupSink(cfg, p); err != nil {
 		return nil, err
 	}
+	v.info.Audible = v.info.Silent == ""
 	v.setupNotifier(p)
 	dir, err := os.MkdirTemp("", "talkd-voice-")
 	if err != nil {
@@ -236,6 +241,9 @@ func (v *Voice) setupSink(cfg config.Voice, p platform) error {
 	switch {
 	case s == "null":
 		v.sink, v.info.Sink, v.info.SinkReason = nullSink{}, "null", "configured: null (audio discarded)"
+		if v.defName != ProviderFake {
+			v.info.Silent = "the sink is null: audio is discarded"
+		}
 	case strings.HasPrefix(s, "dir:"):
 		dir := strings.TrimSpace(strings.TrimPrefix(s, "dir:"))
 		ds, err := newDirSink(dir)
@@ -263,9 +271,20 @@ func (v *Voice) setupSink(cfg config.Voice, p platform) error {
 				return nil
 			}
 		}
-		v.sink, v.info.Sink = nullSink{}, "null"
-		v.info.SinkReason = fmt.Sprintf("auto: no audio player found (tried %s); audio is discarded", strings.Join(players, ", "))
-		v.log.Warn("no audio player found; speech is synthesized but not played", "tried", players)
+		names := strings.Join(playerNames(players), ", ")
+		if e, ok := v.providers[v.defName].(*espeak); ok && v.defName == ProviderEspeak {
+			// espeak-ng can play by itself; it is the last resort because it bypasses
+			// the sound server's choice less gracefully than the players above.
+			v.sink, v.info.Sink = engineSink{engine: ProviderEspeak, why: "no audio player found (tried " + names + "); only espeak-ng's own output is available, which plays espeak's utterances only"}, filepath.Base(e.bin)
+			v.info.SinkReason = fmt.Sprintf("auto: no audio player found (tried %s); %s plays through its own audio output", names, filepath.Base(e.bin))
+			v.log.Warn("no audio player found; espeak-ng plays through its own audio output", "tried", names)
+			return nil
+		}
+		why := fmt.Sprintf("no audio player found (tried %s); install one (e.g. sox or pipewire) or set voice.players", names)
+		v.sink, v.info.Sink = noPlayerSink{why: why}, "none"
+		v.info.SinkReason = "auto: " + why + "; announcements are synthesized, not heard"
+		v.info.Silent = why
+		v.log.Warn("no audio player found; announcements are synthesized but not played", "tried", names)
 	default:
 		return fmt.Errorf("sink %q is not auto, null or dir:<path>", s)
 	}
@@ -296,13 +315,19 @@ type audio struct {
 	spoken   string
 	lang     string
 	fake     bool
-	once     sync.Once
+	// self is set for an engine that plays by itself (no file): Play runs it with req.
+	self selfPlayer
+	req  synthRequest
+	once sync.Once
 }
 
 // Close removes the audio file unless a dir: sink has already taken it.
 func (a *audio) Close() error {
 	var err error
 	a.once.Do(func() {
+		if a.path == "" {
+			return
+		}
 		if rerr := os.Remove(a.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			err = fmt.Errorf("voice: remove audio: %w", rerr)
 		}
@@ -337,6 +362,12 @@ func (v *Voice) Prepare(ctx context.Context, u queue.Utterance) (queue.Audio, er
 		fake:     name == ProviderFake,
 	}
 	r := synthRequest{Text: spoken, Lang: lang, Voice: v.voiceFor[lang], Speed: v.speed, Out: a.path}
+	if sp, ok := v.playsItself(name, e); ok {
+		// Nothing to synthesize ahead: the engine makes the sound in Play.
+		a.path, a.self, a.req = "", sp, r
+		a.req.Out = ""
+		return a, nil
+	}
 	if err := e.synth(ctx, r); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("provider %q: %w", name, err)
@@ -354,7 +385,33 @@ func (v *Voice) Play(ctx context.Context, u queue.Utterance, qa queue.Audio) err
 	if a.fake {
 		return v.playFake(ctx, u, a)
 	}
+	if a.self != nil {
+		return a.self.speak(ctx, a.req)
+	}
+	if _, null := v.sink.(nullSink); null {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: the sink is null", queue.ErrNoPlayer)
+	}
 	return v.sink.play(ctx, u, a)
+}
+
+// playsItself reports whether the utterance's engine makes the sound itself instead of
+// writing audio for the sink: an engine that can do nothing else (speech-dispatcher, a
+// command without {out}), or espeak-ng when its own output is the sink.
+func (v *Voice) playsItself(name string, e provider) (selfPlayer, bool) {
+	sp, ok := e.(selfPlayer)
+	if !ok {
+		return nil, false
+	}
+	if sp.playsOnly() {
+		return sp, true
+	}
+	if es, ok := v.sink.(engineSink); ok && es.engine == name {
+		return sp, true
+	}
+	return nil, false
 }
 
 // Info reports the engine and sink in use and why they were chosen.
@@ -363,6 +420,10 @@ func (v *Voice) Info() Info {
 	i.Providers = slices.Clone(v.info.Providers)
 	return i
 }
+
+// Silent says why nothing here can make sound ("" when something can): no audio player,
+// or a null sink behind a real engine.
+func (v *Voice) Silent() string { return v.info.Silent }
 
 // Has reports whether a request may name provider here.
 func (v *Voice) Has(provider string) bool {
