@@ -47,14 +47,19 @@ type Voice struct {
 	Provider string `toml:"provider" json:"provider"`
 	// Sink: auto, null, or dir:<path>.
 	Sink string `toml:"sink" json:"sink"`
-	// Lang is the default language of announcements: de or en; default en.
+	// Lang is the default language of announcements, a BCP-47 tag the engine can speak
+	// (de, en, fr, pt-BR, …); default en. de and en have their own spoken templates.
 	Lang string `toml:"lang" json:"lang"`
 	// Timeout bounds synthesis and playback of one utterance each; default 30s.
 	Timeout Duration `toml:"timeout" json:"timeout"`
 	// Speed is the speaking rate in words per minute where the engine takes one (0 = engine default).
 	Speed int `toml:"speed" json:"speed"`
-	// Voices maps a language (de, en) to an engine-specific voice name.
+	// Voices maps a language (de, en, fr, …) to an engine-specific voice name.
 	Voices map[string]string `toml:"voices" json:"voices"`
+	// Agents maps an agent name (X-Talk-Agent, MCP clientInfo.name) to the voice its
+	// announcements use unless a request names one, so several agents are told apart
+	// by ear.
+	Agents map[string]string `toml:"agents" json:"agents"`
 	// Players overrides the player search order of the auto sink.
 	Players []string `toml:"players" json:"players"`
 	// FakeLog is where the fake provider records utterances; default

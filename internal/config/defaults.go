@@ -66,6 +66,7 @@ func defaults(stateDir string) Config {
 			Timeout:      Duration{DefaultVoiceTimeout},
 			FakeDuration: Duration{DefaultFakeDuration},
 			Voices:       map[string]string{},
+			Agents:       map[string]string{},
 			Players:      []string{},
 			Commands:     []Command{},
 			Cleanup:      Cleanup{URLs: &on1, Markdown: &on2, MaxChars: DefaultMaxChars},

@@ -18,7 +18,15 @@ import (
 // planKeyRE is the shape of a plan key: short, lower case, safe in URLs and file names.
 var planKeyRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
-func isLang(s string) bool { return s == "de" || s == "en" }
+// langTagRE is the shape of a BCP-47 language tag as talkd accepts it: a 2–3 letter
+// language and optional subtags (de, en-GB, pt-BR, zh-Hans-CN, sr-Latn). Whether the
+// engine can speak it is checked by the voice, against the engine's own voice list.
+var langTagRE = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`)
+
+// IsLangTag reports whether s is a language tag talkd accepts (BCP-47 syntax).
+func IsLangTag(s string) bool { return len(s) <= 35 && langTagRE.MatchString(s) }
+
+func isLang(s string) bool { return IsLangTag(s) }
 
 func isBuiltinProvider(name string) bool {
 	switch name {
@@ -182,7 +190,7 @@ func (l *loader) validateVoice(c *Config) {
 		l.fail("voice.sink", "%q is not auto, null or dir:<path>", v.Sink)
 	}
 	if !isLang(v.Lang) {
-		l.fail("voice.lang", "%q is not de or en", v.Lang)
+		l.fail("voice.lang", "%q is not a BCP-47 language tag such as de, en, fr or pt-BR", v.Lang)
 	}
 	if v.Timeout.Duration <= 0 {
 		l.fail("voice.timeout", "%s must be greater than 0", v.Timeout.Duration)
@@ -193,9 +201,14 @@ func (l *loader) validateVoice(c *Config) {
 	for _, lang := range slices.Sorted(maps.Keys(v.Voices)) {
 		name := v.Voices[lang]
 		if !isLang(lang) {
-			l.fail("voice.voices."+lang, "%q is not a language this daemon speaks (de, en)", lang)
+			l.fail("voice.voices."+lang, "%q is not a BCP-47 language tag such as de, en or fr", lang)
 		} else if strings.TrimSpace(name) == "" {
 			l.fail("voice.voices."+lang, "is empty; name a voice or remove the key")
+		}
+	}
+	for _, agent := range slices.Sorted(maps.Keys(v.Agents)) {
+		if name := v.Agents[agent]; strings.TrimSpace(name) == "" || strings.HasPrefix(name, "-") {
+			l.fail("voice.agents."+agent, "%q is not a voice name; name one from talk voices", name)
 		}
 	}
 	for i, p := range v.Players {
@@ -284,7 +297,7 @@ func (l *loader) validatePlans(c *Config) {
 		if p.Lang == "" {
 			p.Lang = c.Voice.Lang
 		} else if !isLang(p.Lang) {
-			l.fail(key+".lang", "%q is not de or en", p.Lang)
+			l.fail(key+".lang", "%q is not a BCP-47 language tag such as de, en or fr", p.Lang)
 		}
 	}
 }
