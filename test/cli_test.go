@@ -309,7 +309,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{},
 		{"frobnicate"},
 		{"say", "-p", "urgent", "x"},
-		{"say", "-l", "fr", "x"},
+		{"say", "--rate", "fast", "x"},
 		{"say", "--bogus", "x"},
 		{"say"}, // empty stdin
 		{"mute", "soon"},

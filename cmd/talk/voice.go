@@ -60,12 +60,17 @@ stderr. With --json the daemon's answer is printed unchanged, e.g.
   {"status":"queued","id":"a12","position":1,"message":"queued as a12 at position 1"}
 and with --wait also the final history entry, on a second line.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
-			var prio, lang, provider string
+			var prio, lang, provider, voiceName string
+			var rate, pitch, volume int
 			var now, wait bool
+			fs.StringVar(&voiceName, "voice", "", "engine voice `NAME` (see talk voices); default: your agent's from [voice.agents], else the language's")
+			fs.IntVar(&rate, "rate", 0, "speaking rate in words per minute, 80-450 (default: the daemon's)")
+			fs.IntVar(&pitch, "pitch", 0, "pitch 1-99, 50 = the voice's normal (not every engine takes it)")
+			fs.IntVar(&volume, "volume", 0, "volume in percent, 1-200, 100 = normal")
 			fs.BoolVar(&wait, "wait", false, "block until the announcement has ended; exit 5 unless it was spoken")
 			fs.StringVar(&prio, "p", "", "priority: low, normal or high (default: normal)")
 			fs.StringVar(&prio, "priority", "", "same as -p")
-			fs.StringVar(&lang, "l", "", "language: de or en (default: the daemon's voice.lang)")
+			fs.StringVar(&lang, "l", "", "language: a BCP-47 tag the engine speaks, e.g. de, en, fr, pt-BR (default: the daemon's voice.lang)")
 			fs.StringVar(&lang, "lang", "", "same as -l")
 			fs.BoolVar(&now, "now", false, "pass quiet hours and the rate limit (never mute)")
 			fs.StringVar(&provider, "provider", "", "speech provider `NAME` configured in the daemon (see talk voices)")
@@ -75,11 +80,6 @@ and with --wait also the final history entry, on a second line.`,
 				case "", "low", "normal", "high":
 				default:
 					return a.usage(cmd, "-p must be low, normal or high, not %q", prio)
-				}
-				switch lang {
-				case "", "de", "en":
-				default:
-					return a.usage(cmd, "-l must be de or en, not %q", lang)
 				}
 				text, err := a.sayText(args)
 				if err != nil {
@@ -94,6 +94,14 @@ and with --wait also the final history entry, on a second line.`,
 				}
 				if provider != "" {
 					req["provider"] = provider
+				}
+				if voiceName != "" {
+					req["voice"] = voiceName
+				}
+				for k, n := range map[string]int{"rate": rate, "pitch": pitch, "volume": volume} {
+					if n != 0 {
+						req[k] = n
+					}
 				}
 				if now {
 					req["now"] = true

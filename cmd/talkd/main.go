@@ -222,6 +222,9 @@ type engines struct{ v *voice.Voice }
 func (e engines) Has(provider string) bool { return e.v.Has(provider) }
 func (e engines) Describe() any            { return e.v.Info() }
 func (e engines) Silent() string           { return e.v.Silent() }
+func (e engines) Check(ctx context.Context, provider, lang, voice string) (string, error) {
+	return e.v.Check(ctx, provider, lang, voice)
+}
 func (e engines) Voices(ctx context.Context) (any, error) {
 	list, err := e.v.Voices(ctx)
 	if list == nil {

@@ -268,8 +268,8 @@ func TestMCPSpeakOutcomesAndBadArguments(t *testing.T) {
 	for args, field := range map[string]string{
 		`{}`:                             `"text"`,
 		`{"text":"hi","priority":"max"}`: `"priority"`,
-		`{"text":"hi","lang":"fr"}`:      `"lang"`,
-		`{"text":"hi","volume":3}`:       `"volume"`,
+		`{"text":"hi","lang":"f r"}`:     `"lang"`,
+		`{"text":"hi","volume":300}`:     `"volume"`,
 		`{"text":"hi","now":"yes"}`:      `"now"`,
 		`{"text":"hi","provider":"x"}`:   `"provider"`,
 	} {

@@ -42,6 +42,9 @@ type Engines interface {
 	Describe() any
 	// Silent says why nothing here can make sound ("" when a player or engine can).
 	Silent() string
+	// Check says whether provider ("" = default) speaks lang with voice ("" = its
+	// choice); field names the request field at fault.
+	Check(ctx context.Context, provider, lang, voice string) (field string, err error)
 	// Voices lists the voices or languages the provider can tell about (JSON-encodable).
 	Voices(ctx context.Context) (any, error)
 }

@@ -11,8 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
+	"talkd/internal/config"
 	"talkd/internal/queue"
 )
 
@@ -28,6 +30,12 @@ type SpeakRequest struct {
 	Lang     string `json:"lang,omitempty"`
 	Provider string `json:"provider,omitempty"`
 	Now      bool   `json:"now,omitempty"`
+	// Voice is an engine voice (talk voices lists them); Rate, Pitch and Volume are on
+	// engine-neutral scales (queue.Prosody), 0 or absent = the default.
+	Voice  string `json:"voice,omitempty"`
+	Rate   int    `json:"rate,omitempty"`
+	Pitch  int    `json:"pitch,omitempty"`
+	Volume int    `json:"volume,omitempty"`
 }
 
 // DecodeSpeakRequest decodes a speak request strictly: one JSON object, no unknown fields
@@ -86,6 +94,8 @@ func decodeSpeakPlain(raw []byte, req *SpeakRequest) bool {
 			req.Lang = string(str)
 		case "provider":
 			req.Provider = string(str)
+		case "voice":
+			req.Voice = string(str)
 		default:
 			return false // unknown, or a case-folded name: decodeStrict decides
 		}
@@ -243,7 +253,7 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 		return SpeakResult{}, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
 			Message: fmt.Sprintf("client %q has no speak grant", caller.ID)}
 	}
-	a, verr := s.validateSpeak(req)
+	a, verr := s.validateSpeak(ctx, req)
 	if verr != nil {
 		return SpeakResult{}, verr
 	}
@@ -300,8 +310,9 @@ func roundUp(d time.Duration) time.Duration {
 	return ((d + time.Second - 1) / time.Second) * time.Second
 }
 
-// validateSpeak checks every field and fills the defaults.
-func (s *Server) validateSpeak(req SpeakRequest) (queue.Announcement, *Error) {
+// validateSpeak checks every field and fills the defaults. Language and voice are checked
+// against the engine's own voice list (Engines.Check), so what passes can be spoken.
+func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (queue.Announcement, *Error) {
 	text := strings.TrimSpace(req.Text)
 	n := utf8.RuneCountInString(text)
 	if n == 0 {
@@ -324,13 +335,36 @@ func (s *Server) validateSpeak(req SpeakRequest) (queue.Announcement, *Error) {
 	if lang == "" {
 		lang = s.cfg.Voice.Lang
 	}
-	if lang != "de" && lang != "en" {
-		return queue.Announcement{}, fieldError("lang", "field \"lang\" must be de or en, not "+strconv.Quote(req.Lang))
+	if !config.IsLangTag(lang) {
+		return queue.Announcement{}, fieldError("lang", "field \"lang\" must be a BCP-47 language tag such as de, en, fr or pt-BR, not "+strconv.Quote(req.Lang))
 	}
 	if req.Provider != "" && (s.engines == nil || !s.engines.Has(req.Provider)) {
 		return queue.Announcement{}, fieldError("provider", "field \"provider\" names no configured provider: "+strconv.Quote(req.Provider))
 	}
-	return queue.Announcement{Text: text, Lang: lang, Priority: prio, Provider: req.Provider, Now: req.Now}, nil
+	if v := req.Voice; v != "" && (len(v) > 64 || strings.HasPrefix(v, "-") || strings.IndexFunc(v, unicode.IsControl) >= 0) {
+		return queue.Announcement{}, fieldError("voice", "field \"voice\" must be a voice name of at most 64 characters (talk voices lists them), not "+strconv.Quote(v))
+	}
+	p := queue.Prosody{Rate: req.Rate, Pitch: req.Pitch, Volume: req.Volume}
+	for _, r := range []struct {
+		field     string
+		v, lo, hi int
+		unit      string
+	}{
+		{"rate", p.Rate, queue.MinRate, queue.MaxRate, "words per minute"},
+		{"pitch", p.Pitch, queue.MinPitch, queue.MaxPitch, "50 is the voice's normal pitch"},
+		{"volume", p.Volume, queue.MinVolume, queue.MaxVolume, "percent, 100 is normal"},
+	} {
+		if r.v != 0 && (r.v < r.lo || r.v > r.hi) {
+			return queue.Announcement{}, fieldError(r.field, fmt.Sprintf("field %q must be between %d and %d (%s), not %d", r.field, r.lo, r.hi, r.unit, r.v))
+		}
+	}
+	if s.engines != nil {
+		if field, err := s.engines.Check(ctx, req.Provider, lang, req.Voice); err != nil {
+			return queue.Announcement{}, fieldError(field, fmt.Sprintf("field %q: %v", field, err))
+		}
+	}
+	return queue.Announcement{Text: text, Lang: lang, Priority: prio, Provider: req.Provider, Now: req.Now,
+		Voice: req.Voice, Prosody: p}, nil
 }
 
 // handleSpeak is the CORS door: POST /speak, and its preflight.

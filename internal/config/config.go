@@ -43,7 +43,7 @@ type Server struct {
 
 // Voice selects and tunes the speech engine and the audio sink.
 type Voice struct {
-	// Provider: auto, espeak, say, sapi, fake, or the name of a [[voice.commands]] entry.
+	// Provider: auto, espeak, say, sapi, speechd, fake, or the name of a [[voice.commands]] entry.
 	Provider string `toml:"provider" json:"provider"`
 	// Sink: auto, null, or dir:<path>.
 	Sink string `toml:"sink" json:"sink"`
@@ -73,13 +73,15 @@ type Voice struct {
 	Cleanup Cleanup `toml:"cleanup" json:"cleanup"`
 }
 
-// Command is one argv-template provider. Placeholders: {text}, {lang}, {voice}, {out}.
+// Command is one argv-template provider. Placeholders: {text}, {lang}, {voice}, {rate},
+// {pitch}, {volume}, {out}.
 type Command struct {
 	// Name selects the command as a provider (voice.provider or a request's "provider");
 	// it must not be one of the built-in names.
 	Name string `toml:"name" json:"name"`
-	// Argv is the program and its arguments; {out} (the WAV file to write) must appear,
-	// and {text} must appear unless Stdin is set.
+	// Argv is the program and its arguments; with {out} the command writes the audio
+	// file there for the sink, without it the command plays by itself (its exit ends the
+	// utterance). {text} must appear unless Stdin is set.
 	Argv []string `toml:"argv" json:"argv"`
 	// Stdin sends the text on standard input instead of through {text}.
 	Stdin bool `toml:"stdin" json:"stdin"`

@@ -506,7 +506,6 @@ func TestFileErrors(t *testing.T) {
 		{"duplicate command", "version = 1\n[[voice.commands]]\nname = \"p\"\nargv = [\"x\", \"{text}\", \"{out}\"]\n[[voice.commands]]\nname = \"p\"\nargv = [\"y\", \"{text}\", \"{out}\"]\n", 6, []string{"voice.commands[1].name", `"p"`, "unique"}},
 		{"command argv empty", "version = 1\n[[voice.commands]]\nname = \"p\"\nargv = []\n", 4, []string{"voice.commands[0].argv", "empty"}},
 		{"command without argv", "version = 1\n[[voice.commands]]\nname = \"p\"\n", 2, []string{"voice.commands[0].argv", "empty"}},
-		{"command without {out}", "version = 1\n[[voice.commands]]\nname = \"p\"\nargv = [\"x\", \"{text}\"]\n", 4, []string{"voice.commands[0].argv", "{out}"}},
 		{"command without {text} or stdin", "version = 1\n[[voice.commands]]\nname = \"p\"\nargv = [\"x\", \"{out}\"]\n", 4, []string{"voice.commands[0].argv", "{text}", "stdin"}},
 		{"sink dir without path", "version = 1\n[voice]\nsink = \"dir:\"\n", 3, []string{"voice.sink", "dir:"}},
 		{"sink unknown", "version = 1\n[voice]\nsink = \"speakers\"\n", 3, []string{"voice.sink", `"speakers"`, "auto, null or dir:"}},

@@ -30,7 +30,7 @@ func isLang(s string) bool { return IsLangTag(s) }
 
 func isBuiltinProvider(name string) bool {
 	switch name {
-	case "auto", "espeak", "say", "sapi", "fake":
+	case "auto", "espeak", "say", "sapi", "speechd", "fake":
 		return true
 	}
 	return false
@@ -162,17 +162,16 @@ func (l *loader) validateVoice(c *Config) {
 			l.fail(key+".argv", "is empty; give the program and its arguments, e.g. [\"piper\", \"--model\", \"en.onnx\", \"--output_file\", \"{out}\"]")
 			continue
 		}
+		// Without {out} the command plays by itself (spd-say -w, a cloud CLI with its own
+		// output): its exit is the end of the utterance.
 		joined := strings.Join(cmd.Argv, "\x00")
-		if !strings.Contains(joined, "{out}") {
-			l.fail(key+".argv", "%q has no {out} placeholder; the command must write its WAV file there", cmd.Argv)
-		}
 		if !cmd.Stdin && !strings.Contains(joined, "{text}") {
 			l.fail(key+".argv", "%q has no {text} placeholder and stdin is false; the command would never see the text", cmd.Argv)
 		}
 	}
 
 	if !isBuiltinProvider(v.Provider) && !names[v.Provider] {
-		l.fail("voice.provider", "%q is not auto, espeak, say, sapi, fake or the name of a [[voice.commands]] entry", v.Provider)
+		l.fail("voice.provider", "%q is not auto, espeak, say, sapi, speechd, fake or the name of a [[voice.commands]] entry", v.Provider)
 	}
 	switch {
 	case v.Sink == "auto" || v.Sink == "null":

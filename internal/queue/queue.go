@@ -66,6 +66,8 @@ type Announcement struct {
 	Lang     string
 	Priority Priority
 	Provider string
+	Voice    string
+	Prosody  Prosody
 	Now      bool
 	Caller   string
 	Agent    string
@@ -144,6 +146,7 @@ type Entry struct {
 	Lang     string     `json:"lang"`
 	Priority string     `json:"priority"`
 	Provider string     `json:"provider,omitempty"`
+	Voice    string     `json:"voice,omitempty"`
 	Caller   string     `json:"caller"`
 	Agent    string     `json:"agent,omitempty"`
 	Origin   string     `json:"origin,omitempty"` // the browser page, for /speak calls from one
@@ -294,7 +297,7 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 		v.lastAdmitted[a.Priority] = now
 		it := &item{entry: e, u: Utterance{
 			ID: e.ID, Text: a.Text, Lang: a.Lang, Priority: a.Priority, Provider: a.Provider,
-			Caller: a.Caller, Agent: a.Agent, Enqueued: now,
+			Voice: a.Voice, Prosody: a.Prosody, Caller: a.Caller, Agent: a.Agent, Enqueued: now,
 		}}
 		v.lanes[a.Priority] = append(v.lanes[a.Priority], it)
 		e.Outcome = StatusQueued
@@ -357,7 +360,7 @@ func (v *Voice) newEntry(a Announcement, now time.Time) *Entry {
 	v.seq++
 	e := &Entry{
 		Seq: v.seq, ID: "a" + strconv.FormatUint(v.seq, 10), Text: a.Text, Lang: a.Lang,
-		Priority: a.Priority.String(), Provider: a.Provider, Caller: a.Caller, Agent: a.Agent,
+		Priority: a.Priority.String(), Provider: a.Provider, Voice: a.Voice, Caller: a.Caller, Agent: a.Agent,
 		Origin: a.Origin, Received: now,
 	}
 	v.history = append(v.history, e)

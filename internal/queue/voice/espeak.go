@@ -64,6 +64,12 @@ func (e *espeak) args(ctx context.Context, r synthRequest) []string {
 	if r.Speed > 0 {
 		argv = append(argv, "-s", strconv.Itoa(r.Speed))
 	}
+	if r.Pitch > 0 {
+		argv = append(argv, "-p", strconv.Itoa(r.Pitch)) // espeak-ng: 0–99, 50 default
+	}
+	if r.Volume > 0 {
+		argv = append(argv, "-a", strconv.Itoa(r.Volume)) // espeak-ng: amplitude 0–200, 100 default
+	}
 	return argv
 }
 

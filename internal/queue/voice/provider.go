@@ -12,10 +12,13 @@ import (
 // synthRequest is one synthesis job for an engine: cleaned text in, audio file out.
 type synthRequest struct {
 	Text  string
-	Lang  string // de or en
-	Voice string // engine voice from voice.voices[lang]; "" = engine's choice for Lang
+	Lang  string // a BCP-47 tag the engine speaks
+	Voice string // engine voice (request, voice.agents, voice.voices[lang]); "" = engine's choice for Lang
 	Speed int    // words per minute; 0 = engine default
-	Out   string // path of the WAV to write (does not exist yet)
+	// Pitch (1–99, 50 normal) and Volume (percent, 1–200) where the engine takes them; 0 = default.
+	Pitch  int
+	Volume int
+	Out    string // path of the WAV to write (does not exist yet)
 }
 
 // provider is one speech engine.
@@ -82,6 +85,21 @@ type voiceCache struct {
 	list   []VoiceInfo
 	err    error
 	loaded bool
+	langs  map[string]bool // lang → spoken by a voice of list (Check)
+}
+
+// get returns the engine's voice list, loading it on first use; a failed load is tried
+// again next time.
+func (c *voiceCache) get(ctx context.Context, load func(context.Context) ([]VoiceInfo, error)) ([]VoiceInfo, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		c.list, c.err = load(lctx)
+		cancel()
+		c.loaded = c.err == nil || errors.Is(c.err, ErrNoVoiceList)
+	}
+	return c.list, c.err
 }
 
 // forLang returns the first voice whose language starts with lang ("de" matches

@@ -25,7 +25,9 @@ const (
 	ProviderEspeak = "espeak"
 	ProviderSay    = "say"
 	ProviderSAPI   = "sapi"
-	ProviderFake   = "fake"
+	// ProviderSpeechd is speech-dispatcher (spd-say), which plays by itself.
+	ProviderSpeechd = "speechd"
+	ProviderFake    = "fake"
 	// ProviderNone is reported when auto found no engine; every utterance then fails
 	// with a message saying what to install.
 	ProviderNone = "none"
@@ -52,6 +54,8 @@ type Voice struct {
 	speed        int
 	lang         string
 	voiceFor     map[string]string
+	agentVoice   map[string]string // [voice.agents]
+	lists        map[string]*voiceCache
 	cleanup      CleanupOptions
 	fakeLog      string
 	fakeDuration time.Duration
@@ -75,7 +79,7 @@ type Voice struct {
 var _ queue.Speaker = (*Voice)(nil)
 
 // reservedNames cannot name a [[voice.commands]] entry.
-var reservedNames = []string{ProviderAuto, ProviderEspeak, ProviderSay, ProviderSAPI, ProviderFake, ProviderNone}
+var reservedNames = []string{ProviderAuto, ProviderEspeak, ProviderSay, ProviderSAPI, ProviderSpeechd, ProviderFake, ProviderNone}
 
 // New builds the voice from the validated configuration. An engine or sink that is named
 // explicitly but cannot work here (binary missing, wrong platform) is an error, so a
@@ -94,6 +98,8 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 		speed:        cfg.Speed,
 		lang:         cfg.Lang,
 		voiceFor:     cfg.Voices,
+		agentVoice:   cfg.Agents,
+		lists:        map[string]*voiceCache{},
 		cleanup:      CleanupOptions{URLs: cfg.Cleanup.URLsOn(), Markdown: cfg.Cleanup.MarkdownOn(), MaxChars: cfg.Cleanup.Limit()},
 		fakeLog:      cfg.FakeLogPath(stateDir),
 		fakeDuration: cfg.FakeDuration.Duration,
@@ -115,6 +121,15 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 	}
 	if err := v.setupSink(cfg, p); err != nil {
 		return nil, err
+	}
+	if v.lang != "de" && v.lang != "en" {
+		// A default language the engine cannot speak would fail every announcement.
+		if _, err := v.check(context.Background(), v.defName, v.lang, ""); err != nil {
+			return nil, fmt.Errorf("voice.lang: %w", err)
+		}
+	}
+	if sp, ok := v.providers[v.defName].(selfPlayer); ok && sp.playsOnly() {
+		v.info.Silent = "" // the engine plays by itself; the sink is not used
 	}
 	v.info.Audible = v.info.Silent == ""
 	v.setupNotifier(p)
@@ -153,6 +168,11 @@ func (v *Voice) builtin(name string, p platform) (provider, error) {
 			return &sapi{bin: bin, timeout: v.timeout}, nil
 		}
 		return nil, errors.New("powershell was not found on the PATH")
+	case ProviderSpeechd:
+		if bin, ok := p.firstFound("spd-say"); ok {
+			return &speechd{bin: bin, timeout: v.timeout}, nil
+		}
+		return nil, errors.New("spd-say was not found on the PATH (Debian/Ubuntu: apt-get install speech-dispatcher)")
 	}
 	return nil, fmt.Errorf("%q is not a built-in provider", name)
 }
@@ -165,7 +185,7 @@ func autoOrder(goos string) []string {
 	case "windows":
 		return []string{ProviderSAPI, ProviderEspeak}
 	}
-	return []string{ProviderEspeak}
+	return []string{ProviderEspeak, ProviderSpeechd}
 }
 
 func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
@@ -183,7 +203,7 @@ func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
 		v.providers[c.Name] = cmd
 	}
 	// Built-in engines found here may be chosen per request even when not the default.
-	for _, name := range []string{ProviderEspeak, ProviderSay, ProviderSAPI} {
+	for _, name := range []string{ProviderEspeak, ProviderSay, ProviderSAPI, ProviderSpeechd} {
 		if e, err := v.builtin(name, p); err == nil {
 			v.providers[name] = e
 		}
@@ -214,7 +234,7 @@ func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
 	case name == ProviderFake:
 		v.providers[ProviderFake] = fake{}
 		v.defName, v.info.ProviderReason = ProviderFake, "configured: fake (tests; no audio engine)"
-	case name == ProviderEspeak || name == ProviderSay || name == ProviderSAPI:
+	case name == ProviderEspeak || name == ProviderSay || name == ProviderSAPI || name == ProviderSpeechd:
 		if _, ok := v.providers[name]; !ok {
 			_, err := v.builtin(name, p)
 			return fmt.Errorf("provider %q: %w", name, err)
@@ -222,12 +242,13 @@ func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
 		v.defName, v.info.ProviderReason = name, "configured: "+name
 	default:
 		if _, ok := v.providers[name]; !ok {
-			return fmt.Errorf("provider %q is not auto, espeak, say, sapi, fake or a [[voice.commands]] name", name)
+			return fmt.Errorf("provider %q is not auto, espeak, say, sapi, speechd, fake or a [[voice.commands]] name", name)
 		}
 		v.defName, v.info.ProviderReason = name, "configured: [[voice.commands]] "+name
 	}
 	v.info.Provider = v.defName
 	for n := range v.providers {
+		v.lists[n] = &voiceCache{}
 		if n != ProviderNone {
 			v.info.Providers = append(v.info.Providers, n)
 		}
@@ -361,7 +382,11 @@ func (v *Voice) Prepare(ctx context.Context, u queue.Utterance) (queue.Audio, er
 		lang:     lang,
 		fake:     name == ProviderFake,
 	}
-	r := synthRequest{Text: spoken, Lang: lang, Voice: v.voiceFor[lang], Speed: v.speed, Out: a.path}
+	r := synthRequest{Text: spoken, Lang: lang, Voice: v.voiceName(u, lang), Speed: v.speed,
+		Pitch: u.Prosody.Pitch, Volume: u.Prosody.Volume, Out: a.path}
+	if u.Prosody.Rate > 0 {
+		r.Speed = u.Prosody.Rate
+	}
 	if sp, ok := v.playsItself(name, e); ok {
 		// Nothing to synthesize ahead: the engine makes the sound in Play.
 		a.path, a.self, a.req = "", sp, r
@@ -395,6 +420,18 @@ func (v *Voice) Play(ctx context.Context, u queue.Utterance, qa queue.Audio) err
 		return fmt.Errorf("%w: the sink is null", queue.ErrNoPlayer)
 	}
 	return v.sink.play(ctx, u, a)
+}
+
+// voiceName is the engine voice of u: the request's own, else the agent's from
+// [voice.agents], else the language's from [voice.voices] ("" = the engine's choice).
+func (v *Voice) voiceName(u queue.Utterance, lang string) string {
+	if u.Voice != "" {
+		return u.Voice
+	}
+	if name, ok := v.agentVoice[u.Agent]; ok && u.Agent != "" {
+		return name
+	}
+	return v.voiceFor[lang]
 }
 
 // playsItself reports whether the utterance's engine makes the sound itself instead of

@@ -37,13 +37,13 @@ func TestProviderSelection(t *testing.T) {
 		{"linux auto old espeak", "linux", "", withOldEspeak, "espeak", "auto: espeak", []string{"espeak"}, ""},
 		{"darwin prefers say", "darwin", "auto", withSay, "say", "auto: say", []string{"espeak", "say"}, ""},
 		{"linux ignores say", "linux", "auto", withSay, "espeak", "auto: espeak", []string{"espeak"}, ""},
-		{"nothing found falls back", "linux", "auto", empty, "none", "no speech engine found for linux (tried espeak)", nil, ""},
+		{"nothing found falls back", "linux", "auto", empty, "none", "no speech engine found for linux (tried espeak, speechd)", nil, ""},
 		{"windows without powershell", "windows", "auto", empty, "none", "tried sapi, espeak", nil, ""},
 		{"explicit espeak missing", "linux", "espeak", empty, "", "", nil, "neither espeak-ng nor espeak is installed"},
 		{"explicit say on linux", "linux", "say", withSay, "", "", nil, "say exists on macOS only"},
 		{"explicit sapi on darwin", "darwin", "sapi", withSay, "", "", nil, "sapi exists on Windows only"},
 		{"fake", "linux", "fake", empty, "fake", "configured: fake", []string{"fake"}, ""},
-		{"unknown", "linux", "festival", withEspeak, "", "", nil, `"festival" is not auto, espeak, say, sapi, fake`},
+		{"unknown", "linux", "festival", withEspeak, "", "", nil, `"festival" is not auto, espeak, say, sapi, speechd, fake`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
