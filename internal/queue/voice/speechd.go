@@ -70,4 +70,3 @@ func parseSpeechdVoices(out string) []VoiceInfo {
 	}
 	return list
 }
-
