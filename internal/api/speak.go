@@ -169,6 +169,12 @@ type SpeakResult struct {
 	Window       string     `json:"window,omitempty"`
 	// ShortenedFrom is the text's length in characters when it was cut to max_chars.
 	ShortenedFrom int `json:"shortened_from,omitempty"`
+	// DeferredMs is how long a queued announcement waits for its rate-limit slot
+	// (rules.on_rate_limit = "defer").
+	DeferredMs int64 `json:"deferred_ms,omitempty"`
+	// SameAs names the waiting announcement with the same text and caller that this one
+	// was merged into (spoken once).
+	SameAs string `json:"same_as,omitempty"`
 	// Warning says, for a queued announcement, that it will not be heard (no player).
 	Warning string `json:"warning,omitempty"`
 	Message string `json:"message"`
@@ -210,6 +216,14 @@ func (r SpeakResult) appendJSON(dst []byte) ([]byte, error) {
 	if r.ShortenedFrom != 0 {
 		dst = append(dst, `,"shortened_from":`...)
 		dst = strconv.AppendInt(dst, int64(r.ShortenedFrom), 10)
+	}
+	if r.DeferredMs != 0 {
+		dst = append(dst, `,"deferred_ms":`...)
+		dst = strconv.AppendInt(dst, r.DeferredMs, 10)
+	}
+	if r.SameAs != "" {
+		dst = append(dst, `,"same_as":`...)
+		dst = appendJSONString(dst, r.SameAs)
 	}
 	if r.Warning != "" {
 		dst = append(dst, `,"warning":`...)
@@ -274,6 +288,14 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 	switch out.Status {
 	case queue.StatusQueued:
 		res.Message = "queued as " + out.ID + " at position " + strconv.Itoa(out.Position)
+		if out.SameAs != "" {
+			res.SameAs = out.SameAs
+			res.Message = "the same text is already waiting as " + out.SameAs + " (position " + strconv.Itoa(out.Position) + "); it is spoken once"
+		}
+		if out.Deferred > 0 {
+			res.DeferredMs = out.Deferred.Milliseconds()
+			res.Message += fmt.Sprintf("; it waits %s for its rate-limit slot", roundUp(out.Deferred))
+		}
 		if n := utf8.RuneCountInString(a.Text); n < full {
 			res.ShortenedFrom = full
 			res.Message += fmt.Sprintf("; the text was cut at a sentence boundary from %d to %d characters (voice.cleanup.max_chars)", full, n)

@@ -104,6 +104,10 @@ type Rules struct {
 	QuietNotify bool `toml:"quiet_notify" json:"quiet_notify"`
 	// RateLimit is the minimum interval between admitted announcements per priority.
 	RateLimit RateLimit `toml:"rate_limit" json:"rate_limit"`
+	// OnRateLimit is what happens to an announcement the rate limit does not admit yet:
+	// RateLimitDiscard (the default) drops it, RateLimitDefer lets it wait for its slot
+	// when that comes within MaxWait.
+	OnRateLimit string `toml:"on_rate_limit" json:"on_rate_limit"`
 	// MaxWait drops announcements that waited longer; default 2m.
 	MaxWait Duration `toml:"max_wait" json:"max_wait"`
 	// QueueSize bounds the waiting announcements; default 100.

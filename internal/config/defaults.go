@@ -30,6 +30,10 @@ const (
 	DefaultQueueSize       = 100
 	DefaultHistorySize     = 500
 
+	// RateLimitDiscard and RateLimitDefer are the values of rules.on_rate_limit.
+	RateLimitDiscard = "discard"
+	RateLimitDefer   = "defer"
+
 	// FakeLogName is the fake provider's log inside the state dir when fake_log is unset.
 	FakeLogName = "fake-voice.jsonl"
 	// DBName is the state database inside the state dir.
@@ -75,6 +79,7 @@ func defaults(stateDir string) Config {
 			QuietHours:  []string{},
 			RateLimit:   RateLimit{Low: &low, Normal: &normal, High: &high},
 			MaxWait:     Duration{DefaultMaxWait},
+			OnRateLimit: RateLimitDiscard,
 			QueueSize:   DefaultQueueSize,
 			HistorySize: DefaultHistorySize,
 		},

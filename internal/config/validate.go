@@ -235,6 +235,11 @@ func (l *loader) validateRules(c *Config) {
 			l.fail(fmt.Sprintf("rules.quiet_hours[%d]", i), "%v", err)
 		}
 	}
+	switch r.OnRateLimit {
+	case "", RateLimitDiscard, RateLimitDefer:
+	default:
+		l.fail("rules.on_rate_limit", "%q is not discard or defer", r.OnRateLimit)
+	}
 	if r.MaxWait.Duration <= 0 {
 		l.fail("rules.max_wait", "%s must be greater than 0", r.MaxWait.Duration)
 	}

@@ -35,11 +35,14 @@ type Clock func() time.Time
 
 // Config are the laws' parameters.
 type Config struct {
-	QuietHours  []config.Window
-	Intervals   [3]time.Duration // minimum interval between admissions, indexed by Priority
-	MaxWait     time.Duration
-	Capacity    int
-	HistorySize int
+	QuietHours []config.Window
+	Intervals  [3]time.Duration // minimum interval between admissions, indexed by Priority
+	MaxWait    time.Duration
+	// DeferRateLimit lets an announcement the rate limit does not admit yet wait for its
+	// slot (within MaxWait) instead of discarding it.
+	DeferRateLimit bool
+	Capacity       int
+	HistorySize    int
 	// SpeakTimeout bounds Prepare and Play each, so a hanging engine cannot stall the queue.
 	SpeakTimeout time.Duration
 	// FlushEvery is how often changed history is persisted (batched: no fsync per request).
@@ -50,13 +53,14 @@ type Config struct {
 // config.Load, so the quiet-hours windows parse).
 func ConfigFrom(c *config.Config) Config {
 	return Config{
-		QuietHours:   c.Rules.Windows(),
-		Intervals:    [3]time.Duration{c.Rules.Interval("low"), c.Rules.Interval("normal"), c.Rules.Interval("high")},
-		MaxWait:      c.Rules.MaxWait.Duration,
-		Capacity:     c.Rules.QueueSize,
-		HistorySize:  c.Rules.HistorySize,
-		SpeakTimeout: 2*c.Voice.Timeout.Duration + time.Second,
-		FlushEvery:   time.Second,
+		QuietHours:     c.Rules.Windows(),
+		Intervals:      [3]time.Duration{c.Rules.Interval("low"), c.Rules.Interval("normal"), c.Rules.Interval("high")},
+		MaxWait:        c.Rules.MaxWait.Duration,
+		DeferRateLimit: c.Rules.OnRateLimit == config.RateLimitDefer,
+		Capacity:       c.Rules.QueueSize,
+		HistorySize:    c.Rules.HistorySize,
+		SpeakTimeout:   2*c.Voice.Timeout.Duration + time.Second,
+		FlushEvery:     time.Second,
 	}
 }
 
@@ -120,6 +124,12 @@ type Outcome struct {
 	MutedUntil *time.Time    // muted: nil = until unmuted
 	RetryIn    time.Duration // rate_limit: when the same priority would pass again
 	Window     string        // quiet_hours: the window that applies
+	// Deferred is, for a queued announcement under on_rate_limit = "defer", how long it
+	// waits for its rate-limit slot before it may be spoken.
+	Deferred time.Duration
+	// SameAs is set when the same text of the same caller was already waiting: the
+	// announcement is spoken once, as that one (ID is then SameAs).
+	SameAs string
 }
 
 // MuteState is the persisted mute.
@@ -160,7 +170,13 @@ type Entry struct {
 type item struct {
 	u     Utterance
 	entry *Entry
+	// notBefore is the rate-limit slot of a deferred announcement (zero = at once).
+	notBefore time.Time
 }
+
+// ReasonDuplicate is the reason of an announcement dropped because the same text of the
+// same caller was already waiting (on_rate_limit = "defer").
+const ReasonDuplicate = "duplicate"
 
 // Voice applies the laws and drives one Speaker. Create it with New, start Run in a
 // goroutine, and Close it on shutdown.
@@ -259,6 +275,7 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var notify bool
+	var deferBy time.Duration
 	var settled Entry // a copy of an announcement the laws ended at once, for the log
 	out, err := func() (Outcome, error) {
 		v.mu.Lock()
@@ -283,10 +300,19 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 				notify = true
 				return Outcome{Status: StatusDiscarded, ID: e.ID, Reason: ReasonQuietHours, Window: w.String()}, nil
 			}
+			if v.cfg.DeferRateLimit {
+				if same := v.sameWaitingLocked(a); same != nil {
+					e.Outcome, e.Reason = OutcomeDropped, ReasonDuplicate
+					return Outcome{Status: StatusQueued, ID: same.u.ID, SameAs: same.u.ID, Position: v.positionLocked(same)}, nil
+				}
+			}
 			if last := v.lastAdmitted[a.Priority]; !last.IsZero() {
 				if wait := v.cfg.Intervals[a.Priority] - now.Sub(last); wait > 0 {
-					e.Outcome, e.Reason = StatusDiscarded, ReasonRateLimit
-					return Outcome{Status: StatusDiscarded, ID: e.ID, Reason: ReasonRateLimit, RetryIn: wait}, nil
+					if !v.cfg.DeferRateLimit || wait > v.cfg.MaxWait {
+						e.Outcome, e.Reason = StatusDiscarded, ReasonRateLimit
+						return Outcome{Status: StatusDiscarded, ID: e.ID, Reason: ReasonRateLimit, RetryIn: wait}, nil
+					}
+					deferBy = wait
 				}
 			}
 		}
@@ -294,22 +320,24 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 			e.Outcome, e.Reason = "rejected", "queue_full"
 			return Outcome{}, ErrQueueFull
 		}
-		v.lastAdmitted[a.Priority] = now
-		it := &item{entry: e, u: Utterance{
+		// The slot is taken now, also by a deferred announcement: the next one of this
+		// priority is counted from it.
+		v.lastAdmitted[a.Priority] = now.Add(deferBy)
+		it := &item{entry: e, notBefore: now.Add(deferBy), u: Utterance{
 			ID: e.ID, Text: a.Text, Lang: a.Lang, Priority: a.Priority, Provider: a.Provider,
 			Voice: a.Voice, Prosody: a.Prosody, Caller: a.Caller, Agent: a.Agent, Enqueued: now,
 		}}
 		v.lanes[a.Priority] = append(v.lanes[a.Priority], it)
-		e.Outcome = StatusQueued
-		pos := 0
-		for p := High; p >= a.Priority; p-- {
-			pos += len(v.lanes[p])
+		if deferBy == 0 {
+			it.notBefore = time.Time{}
 		}
+		e.Outcome = StatusQueued
+		pos := v.positionLocked(it)
 		select {
 		case v.wake <- struct{}{}:
 		default:
 		}
-		return Outcome{Status: StatusQueued, ID: e.ID, Position: pos}, nil
+		return Outcome{Status: StatusQueued, ID: e.ID, Position: pos, Deferred: deferBy}, nil
 	}()
 	if settled.ID != "" {
 		// Logged after v.mu is released: a burst of discarded announcements must not
@@ -320,6 +348,33 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 		go v.OnQuietDiscard(a)
 	}
 	return out, err
+}
+
+// sameWaitingLocked returns a waiting announcement of a's caller with a's text and
+// priority, if any. Caller holds v.mu.
+func (v *Voice) sameWaitingLocked(a Announcement) *item {
+	for _, it := range v.lanes[a.Priority] {
+		if it.u.Caller == a.Caller && it.u.Text == a.Text {
+			return it
+		}
+	}
+	return nil
+}
+
+// positionLocked is it's place in the speaking order (1 = next), counting every
+// announcement of a higher priority and those before it in its own lane.
+func (v *Voice) positionLocked(it *item) int {
+	p := it.u.Priority
+	pos := 0
+	for q := High; q > p; q-- {
+		pos += len(v.lanes[q])
+	}
+	for i, o := range v.lanes[p] {
+		if o == it {
+			return pos + i + 1
+		}
+	}
+	return pos + len(v.lanes[p])
 }
 
 // logOutcome writes the one info line of an announcement's end: who, what priority, what

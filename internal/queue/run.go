@@ -132,25 +132,46 @@ func (v *Voice) next(ctx context.Context) *item {
 			v.mu.Unlock()
 			return nil
 		}
-		if it := v.popLocked(); it != nil {
+		it, due := v.popLocked()
+		if it != nil {
 			v.mu.Unlock()
 			return it
 		}
 		v.mu.Unlock()
+		var timer *time.Timer
+		var slot <-chan time.Time
+		if !due.IsZero() {
+			// A deferred announcement's slot: wake up for it.
+			timer = time.NewTimer(max(due.Sub(v.now()), time.Millisecond))
+			slot = timer.C
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-v.wake:
+		case <-slot:
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
 
-// popLocked takes the first fresh item of the highest non-empty lane.
-func (v *Voice) popLocked() *item {
+// popLocked takes the first fresh item of the highest lane whose head is due. When only
+// deferred items wait, it returns nil and the earliest slot.
+func (v *Voice) popLocked() (*item, time.Time) {
 	now := v.now()
+	var due time.Time
 	for p := High; p >= Low; p-- {
 		for len(v.lanes[p]) > 0 {
 			it := v.lanes[p][0]
+			if it.notBefore.After(now) {
+				// Its rate-limit slot has not come; lower priorities may speak meanwhile.
+				if due.IsZero() || it.notBefore.Before(due) {
+					due = it.notBefore
+				}
+				break
+			}
 			v.lanes[p][0] = nil
 			v.lanes[p] = v.lanes[p][1:]
 			if v.cfg.MaxWait > 0 && now.Sub(it.u.Enqueued) > v.cfg.MaxWait {
@@ -158,10 +179,10 @@ func (v *Voice) popLocked() *item {
 				v.settleLocked(it.entry)
 				continue
 			}
-			return it
+			return it, time.Time{}
 		}
 	}
-	return nil
+	return nil, due
 }
 
 // peek returns the item that would be popped next, without taking it.
