@@ -82,7 +82,7 @@ func commands() []command {
 	return []command{
 		sayCommand(), statusCommand(), muteCommand(), unmuteCommand(), stopCommand(),
 		cancelCommand(), historyCommand(), voicesCommand(), versionCommand(), plansCommand(), planCommand(),
-		mcpCommand(), helpCommand(),
+		mcpCommand(), serviceCommand(), completionCommand(), helpCommand(),
 	}
 }
 
