@@ -250,8 +250,9 @@ Common flags (before or after the command):
 Environment:
   TALK_URL       daemon URL (beaten by --url)
   TALK_TOKEN     bearer token, sent as "Authorization: Bearer …" when set (shared mode)
-  TALK_AGENT     a name for yourself, sent as X-Talk-Agent: shown in history and kept as
-                 the author of plan writes (a label, not proof)
+  TALK_AGENT     a name for yourself, sent as X-Talk-Agent: shown in history, kept as
+                 the author of plan writes (a label, not proof), and the key of
+                 [voice.agents] for your voice
 
 Exit codes:
   0  ok — including an announcement the daemon muted or discarded by its laws
@@ -266,11 +267,14 @@ Exit codes:
 
 Examples:
   talk say "tests are green"
-  make 2>&1 | tail -1 | talk say -p high -l de
-  talk mute 30m; talk mute --until 14:00; talk unmute
-  talk history -n 5 --json | jq .
-  talk plan inspect werkbaum --id parser
-  talk plan set-status werkbaum parser done
+  make 2>&1 | talk say -p high -l de
+  talk say --wait "deploy done" && echo spoken
+  talk say -l fr --voice fr-fr --rate 200 "Le déploiement est terminé"
+  talk cancel; talk mute 30m; talk mute --until 14:00; talk unmute
+  talk history -n 5 --json | jq .; talk history -f
+  talk plan inspect werkbaum --id ed.parser
+  talk plan set-status werkbaum ed.parser done
+  talk service install; source <(talk completion bash)
 
 Note: Debian's netkit package ships an unrelated "talk"; install this one under
 ~/.local/bin (first in PATH) or call it by its full path.
