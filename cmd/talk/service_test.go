@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"net"
 	"strings"
 	"testing"
 )
@@ -27,5 +28,15 @@ func TestServiceDefinitions(t *testing.T) {
 	s := service{a: &app{stdout: &out, stderr: &out, getenv: func(string) string { return "" }}, goos: "windows"}
 	if code := s.install(context.Background(), `C:\Tools\talkd.exe`); code != exitOK || !strings.Contains(out.String(), `schtasks /Create /TN talkd /SC ONLOGON`) {
 		t.Errorf("windows: %d %s", code, out.String())
+	}
+}
+
+// An address that does not resolve is reported as such, not with the hint to start talkd.
+func TestUnresolvableURLHint(t *testing.T) {
+	var out bytes.Buffer
+	a := &app{stdout: &out, stderr: &out, getenv: func(string) string { return "" }}
+	err := &unreachableError{url: "http://notaurl", source: "--url", err: &net.OpError{Op: "dial", Err: &net.DNSError{Name: "notaurl", Err: "no such host"}}}
+	if code := a.fail(err); code != exitUnreachable || !strings.Contains(out.String(), `the host "notaurl" does not resolve`) || strings.Contains(out.String(), "start it with") {
+		t.Fatalf("%d %s", code, out.String())
 	}
 }
