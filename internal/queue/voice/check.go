@@ -29,16 +29,15 @@ func (v *Voice) check(ctx context.Context, provider, lang, voiceName string) (fi
 		return "provider", fmt.Errorf("provider %q is not available here", provider)
 	}
 	cache := v.lists[provider]
-	if cache == nil {
-		return "", nil
+	if cache == nil || provider == ProviderNone {
+		return "", nil // no engine: speaking fails anyway, with the hint what to install
 	}
-	list, lerr := cache.get(ctx, e.voices)
+	list, fresh, lerr := cache.get(ctx, e.voices)
 	if lerr != nil {
-		if errors.Is(lerr, ErrNoVoiceList) {
-			return "", nil
+		if fresh && !errors.Is(lerr, ErrNoVoiceList) {
+			// The list could not be read now: the engine decides when it speaks.
+			v.log.Warn("voice list unavailable; languages and voices are not checked", "provider", provider, "retry_in", listRetry, "err", lerr)
 		}
-		// The list could not be read now: let the engine decide when it speaks.
-		v.log.Warn("voice list unavailable; language and voice not checked", "provider", provider, "err", lerr)
 		return "", nil
 	}
 	if lang != "" && !cache.speaks(list, lang) {

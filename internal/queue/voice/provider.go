@@ -86,20 +86,32 @@ type voiceCache struct {
 	err    error
 	loaded bool
 	langs  map[string]bool // lang → spoken by a voice of list (Check)
+	// failedAt is when the last load failed (get tries again after listRetry).
+	failedAt time.Time
 }
 
-// get returns the engine's voice list, loading it on first use; a failed load is tried
-// again next time.
-func (c *voiceCache) get(ctx context.Context, load func(context.Context) ([]VoiceInfo, error)) ([]VoiceInfo, error) {
+// listRetry is how long a failed voice-list load is remembered before it is tried
+// again, so a broken engine costs one slow request per interval, not every request.
+const listRetry = 30 * time.Second
+
+// get returns the engine's voice list, loading it on first use. The load does not end
+// with the request that started it (the list serves every later one); a failure is
+// returned for listRetry, then tried again.
+// fresh reports whether this call loaded the list (so a failure is logged once).
+func (c *voiceCache) get(ctx context.Context, load func(context.Context) ([]VoiceInfo, error)) (list []VoiceInfo, fresh bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.loaded {
-		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	if !c.loaded && (c.failedAt.IsZero() || time.Since(c.failedAt) > listRetry) {
+		fresh = true
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		c.list, c.err = load(lctx)
 		cancel()
 		c.loaded = c.err == nil || errors.Is(c.err, ErrNoVoiceList)
+		if !c.loaded {
+			c.failedAt = time.Now()
+		}
 	}
-	return c.list, c.err
+	return c.list, fresh, c.err
 }
 
 // forLang returns the first voice whose language starts with lang ("de" matches
