@@ -267,12 +267,11 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 		return SpeakResult{}, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
 			Message: fmt.Sprintf("client %q has no speak grant", caller.ID)}
 	}
-	a, verr := s.validateSpeak(ctx, req)
+	a, cutFrom, verr := s.validateSpeak(ctx, req)
 	if verr != nil {
 		return SpeakResult{}, verr
 	}
 	a.Caller, a.Agent, a.Origin = caller.ID, caller.Agent, origin
-	full := utf8.RuneCountInString(strings.TrimSpace(req.Text))
 	out, err := s.voice.Submit(ctx, a)
 	switch {
 	case errors.Is(err, queue.ErrQueueFull):
@@ -296,9 +295,9 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 			res.DeferredMs = out.Deferred.Milliseconds()
 			res.Message += fmt.Sprintf("; it waits %s for its rate-limit slot", roundUp(out.Deferred))
 		}
-		if n := utf8.RuneCountInString(a.Text); n < full {
-			res.ShortenedFrom = full
-			res.Message += fmt.Sprintf("; the text was cut at a sentence boundary from %d to %d characters (voice.cleanup.max_chars)", full, n)
+		if cutFrom > 0 {
+			res.ShortenedFrom = cutFrom
+			res.Message += fmt.Sprintf("; the text was cut at a sentence boundary from %d to %d characters (voice.cleanup.max_chars)", cutFrom, utf8.RuneCountInString(a.Text))
 		}
 		if s.engines != nil {
 			if why := s.engines.Silent(); why != "" {
@@ -334,37 +333,38 @@ func roundUp(d time.Duration) time.Duration {
 
 // validateSpeak checks every field and fills the defaults. Language and voice are checked
 // against the engine's own voice list (Engines.Check), so what passes can be spoken.
-func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (queue.Announcement, *Error) {
+// A text longer than voice.cleanup.max_chars is cut; cutFrom is then its length before.
+func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.Announcement, cutFrom int, verr *Error) {
 	text := strings.TrimSpace(req.Text)
 	n := utf8.RuneCountInString(text)
 	if n == 0 {
-		return queue.Announcement{}, fieldError("text", "field \"text\" is required and must not be empty")
+		return queue.Announcement{}, 0, fieldError("text", "field \"text\" is required and must not be empty")
 	}
 	if len(text) > MaxTextBytes {
-		return queue.Announcement{}, fieldError("text", fmt.Sprintf("field \"text\" has %d bytes; the limit is %d", len(text), MaxTextBytes))
-	}
-	if max := s.cfg.Voice.Cleanup.Limit(); n > max {
-		text = queue.CutAtSentence(text, max)
+		return queue.Announcement{}, 0, fieldError("text", fmt.Sprintf("field \"text\" has %d bytes; the limit is %d", len(text), MaxTextBytes))
 	}
 	if strings.ContainsRune(text, 0) {
-		return queue.Announcement{}, fieldError("text", "field \"text\" must not contain NUL characters")
+		return queue.Announcement{}, 0, fieldError("text", "field \"text\" must not contain NUL characters")
+	}
+	if max := s.cfg.Voice.Cleanup.Limit(); n > max {
+		text, cutFrom = queue.CutAtSentence(text, max), n
 	}
 	prio, err := queue.ParsePriority(req.Priority)
 	if err != nil {
-		return queue.Announcement{}, fieldError("priority", "field \"priority\" must be low, normal or high, not "+strconv.Quote(req.Priority))
+		return queue.Announcement{}, 0, fieldError("priority", "field \"priority\" must be low, normal or high, not "+strconv.Quote(req.Priority))
 	}
 	lang := req.Lang
 	if lang == "" {
 		lang = s.cfg.Voice.Lang
 	}
 	if !config.IsLangTag(lang) {
-		return queue.Announcement{}, fieldError("lang", "field \"lang\" must be a BCP-47 language tag such as de, en, fr or pt-BR, not "+strconv.Quote(req.Lang))
+		return queue.Announcement{}, 0, fieldError("lang", "field \"lang\" must be a BCP-47 language tag such as de, en, fr or pt-BR, not "+strconv.Quote(req.Lang))
 	}
 	if req.Provider != "" && (s.engines == nil || !s.engines.Has(req.Provider)) {
-		return queue.Announcement{}, fieldError("provider", "field \"provider\" names no configured provider: "+strconv.Quote(req.Provider))
+		return queue.Announcement{}, 0, fieldError("provider", "field \"provider\" names no configured provider: "+strconv.Quote(req.Provider))
 	}
 	if v := req.Voice; v != "" && (len(v) > 64 || strings.HasPrefix(v, "-") || strings.IndexFunc(v, unicode.IsControl) >= 0) {
-		return queue.Announcement{}, fieldError("voice", "field \"voice\" must be a voice name of at most 64 characters (talk voices lists them), not "+strconv.Quote(v))
+		return queue.Announcement{}, 0, fieldError("voice", "field \"voice\" must be a voice name of at most 64 characters (talk voices lists them), not "+strconv.Quote(v))
 	}
 	p := queue.Prosody{Rate: req.Rate, Pitch: req.Pitch, Volume: req.Volume}
 	for _, r := range []struct {
@@ -377,16 +377,16 @@ func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (queue.Ann
 		{"volume", p.Volume, queue.MinVolume, queue.MaxVolume, "percent, 100 is normal"},
 	} {
 		if r.v != 0 && (r.v < r.lo || r.v > r.hi) {
-			return queue.Announcement{}, fieldError(r.field, fmt.Sprintf("field %q must be between %d and %d (%s), not %d", r.field, r.lo, r.hi, r.unit, r.v))
+			return queue.Announcement{}, 0, fieldError(r.field, fmt.Sprintf("field %q must be between %d and %d (%s), not %d", r.field, r.lo, r.hi, r.unit, r.v))
 		}
 	}
 	if s.engines != nil {
 		if field, err := s.engines.Check(ctx, req.Provider, lang, req.Voice); err != nil {
-			return queue.Announcement{}, fieldError(field, fmt.Sprintf("field %q: %v", field, err))
+			return queue.Announcement{}, 0, fieldError(field, fmt.Sprintf("field %q: %v", field, err))
 		}
 	}
 	return queue.Announcement{Text: text, Lang: lang, Priority: prio, Provider: req.Provider, Now: req.Now,
-		Voice: req.Voice, Prosody: p}, nil
+		Voice: req.Voice, Prosody: p}, cutFrom, nil
 }
 
 // handleSpeak is the CORS door: POST /speak, and its preflight.
