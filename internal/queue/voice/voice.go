@@ -423,7 +423,8 @@ func (v *Voice) Play(ctx context.Context, u queue.Utterance, qa queue.Audio) err
 }
 
 // voiceName is the engine voice of u: the request's own, else the agent's from
-// [voice.agents], else the language's from [voice.voices] ("" = the engine's choice).
+// [voice.agents], else the language's from [voice.voices], a regional tag falling back
+// to its language ("" = the engine's choice).
 func (v *Voice) voiceName(u queue.Utterance, lang string) string {
 	if u.Voice != "" {
 		return u.Voice
@@ -431,7 +432,14 @@ func (v *Voice) voiceName(u queue.Utterance, lang string) string {
 	if name, ok := v.agentVoice[u.Agent]; ok && u.Agent != "" {
 		return name
 	}
-	return v.voiceFor[lang]
+	if name, ok := v.voiceFor[lang]; ok {
+		return name
+	}
+	// A regional tag (de-AT) uses the voice configured for its language (de).
+	if base, _, ok := strings.Cut(lang, "-"); ok {
+		return v.voiceFor[base]
+	}
+	return ""
 }
 
 // playsItself reports whether the utterance's engine makes the sound itself instead of
