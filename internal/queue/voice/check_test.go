@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"talkd/internal/queue"
 )
 
 func TestLanguageAndVoiceMatching(t *testing.T) {
@@ -48,5 +50,26 @@ func TestSpeechdArguments(t *testing.T) {
 	}
 	if l := parseSpeechdVoices("NAME LANGUAGE VARIANT\nfemale1 fr none\n\nmale2 de-DE none\n"); len(l) != 2 || l[1].Lang != "de-DE" {
 		t.Errorf("voices %+v", l)
+	}
+}
+
+// The voice of an utterance: the request's, else the agent's, else the language's (a
+// regional tag falling back to its language), else the engine's choice.
+func TestVoiceName(t *testing.T) {
+	v := &Voice{voiceFor: map[string]string{"de": "thorsten", "en-GB": "alan"}, agentVoice: map[string]string{"@Müller": "karl"}}
+	for _, c := range []struct {
+		u    queue.Utterance
+		lang string
+		want string
+	}{
+		{queue.Utterance{Voice: "anna", Agent: "@Müller"}, "de", "anna"},
+		{queue.Utterance{Agent: "@Müller"}, "de", "karl"},
+		{queue.Utterance{Agent: "@jörg"}, "de-AT", "thorsten"},
+		{queue.Utterance{}, "en-GB", "alan"},
+		{queue.Utterance{}, "fr", ""},
+	} {
+		if got := v.voiceName(c.u, c.lang); got != c.want {
+			t.Errorf("%+v in %s: %q, want %q", c.u, c.lang, got, c.want)
+		}
 	}
 }
