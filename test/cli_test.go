@@ -309,7 +309,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{},
 		{"frobnicate"},
 		{"say", "-p", "urgent", "x"},
-		{"say", "-l", "fr", "x"},
+		{"say", "--rate", "fast", "x"},
 		{"say", "--bogus", "x"},
 		{"say"}, // empty stdin
 		{"mute", "soon"},
@@ -378,17 +378,17 @@ func TestCLIExitCodes(t *testing.T) {
 		t.Fatalf("hanging daemon: %s (after %v)", r.stderr, time.Since(start))
 	}
 
-	// Refused: text too long (1001 characters) → the daemon's code and message, exit 4.
-	long := strings.Repeat("ä", 1001)
-	r = talkAt(t, d, long, "say")
-	r.want(t, 4, "text too long")
-	if !strings.Contains(r.stderr, "invalid_field") || !strings.Contains(r.stderr, "1000") {
-		t.Fatalf("too long stderr: %s", r.stderr)
+	// Refused: a bad field → the daemon's code and message, exit 4 (long texts are cut,
+	// not refused: TestVoiceLongTextIsCut).
+	r = talkAt(t, d, "", "say", "--provider", "nosuch", "hello")
+	r.want(t, 4, "unknown provider")
+	if !strings.Contains(r.stderr, "invalid_field") || !strings.Contains(r.stderr, "nosuch") {
+		t.Fatalf("unknown provider stderr: %s", r.stderr)
 	}
-	r = talkAt(t, d, long, "say", "--json")
-	r.want(t, 4, "text too long --json")
-	if m := r.jsonLine(t); m["error"].(map[string]any)["field"] != "text" {
-		t.Fatalf("too long --json: %v", m)
+	r = talkAt(t, d, "", "say", "--provider", "nosuch", "--json", "hello")
+	r.want(t, 4, "unknown provider --json")
+	if m := r.jsonLine(t); m["error"].(map[string]any)["field"] != "provider" {
+		t.Fatalf("unknown provider --json: %v", m)
 	}
 	r = talkAt(t, d, "", "mute", "--until", "2001-01-01T00:00:00Z")
 	r.want(t, 4, "mute until the past")

@@ -83,7 +83,7 @@ func TestHostileRequests(t *testing.T) {
 		{"speak now as string", "POST", "/speak", `{"text":"x","now":"true"}`, nil, 400, httpErr, "now"},
 		{"speak lang path", "POST", "/speak", `{"text":"x","lang":"../../etc"}`, nil, 400, httpErr, "lang"},
 		{"speak provider path", "POST", "/speak", `{"text":"x","provider":"/bin/sh"}`, nil, 400, httpErr, "provider"},
-		{"speak 1001 characters", "POST", "/speak", `{"text":"` + strings.Repeat("é", 1001) + `"}`, nil, 400, httpErr, "1000"},
+		{"speak 1001 characters", "POST", "/speak", `{"text":"` + strings.Repeat("é", 1001) + `","now":true}`, nil, 202, accepted, `"shortened_from":1001`},
 		{"speak forged agent header", "POST", "/speak", `{"text":"agent probe","now":true}`, map[string]string{"X-Talk-Agent": strings.Repeat("Å\t", 300)}, 202, accepted, "queued"},
 		{"speak forged host", "POST", "/speak", `{"text":"x"}`, map[string]string{"Host": "evil.example:7077"}, 403, httpErr, "host_not_allowed"},
 		{"speak foreign origin", "POST", "/speak", `{"text":"origin probe","now":true}`, map[string]string{"Origin": "https://evil.example"}, 403, httpErr, "origin_not_allowed"},

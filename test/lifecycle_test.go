@@ -87,7 +87,8 @@ func TestBadConfigRejected(t *testing.T) {
 	}{
 		{"syntax", "version = 1\n[server]\nlisten = \n", []string{"config.toml", ":3"}},
 		{"unknown key", "version = 1\n[voice]\nprovder = \"fake\"\n", []string{"config.toml", "provder"}},
-		{"bad value", "version = 1\n[voice]\nlang = \"fr\"\n", []string{"config.toml", "lang", "fr"}},
+		{"bad value", "version = 1\n[voice]\nlang = \"fr_FR\"\n", []string{"config.toml", "lang", "fr_FR"}},
+		{"language the engine lacks", "version = 1\n[voice]\nlang = \"fr\"\n", []string{"voice.lang", "fake cannot speak", "de, en"}},
 		{"bad quiet hours", "version = 1\n[rules]\nquiet_hours = [\"25:00-07:00\"]\n", []string{"quiet_hours", "25:00"}},
 		{"wrong version", "version = 7\n", []string{"version"}},
 		{"non-loopback in local mode", "version = 1\n[server]\nlisten = \"0.0.0.0:7077\"\n", []string{"0.0.0.0", "clients"}},

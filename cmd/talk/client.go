@@ -261,6 +261,12 @@ func (a *app) fail(err error) int {
 	var re *refusedError
 	switch {
 	case errors.As(err, &ue):
+		var dnsErr *net.DNSError
+		if errors.As(ue.err, &dnsErr) {
+			// Starting talkd would not help: the address itself is wrong.
+			a.warnf("%v\n  hint: the host %q does not resolve; check the address in %s (a URL like %s)", ue, dnsErr.Name, ue.source, fallbackURL)
+			return exitUnreachable
+		}
 		a.warnf("%v\n  hint: start it with: talkd   (or point talk elsewhere with --url or TALK_URL)", ue)
 		return exitUnreachable
 	case errors.As(err, &re):

@@ -31,6 +31,8 @@ const (
 	exitUsage       = 2
 	exitUnreachable = 3
 	exitRefused     = 4
+	// exitNotSpoken: talk say --wait saw the announcement end without being spoken.
+	exitNotSpoken = 5
 )
 
 // defaultTimeout bounds every request unless --timeout says otherwise.
@@ -79,8 +81,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		sayCommand(), statusCommand(), muteCommand(), unmuteCommand(), stopCommand(),
-		historyCommand(), voicesCommand(), versionCommand(), plansCommand(), planCommand(),
-		mcpCommand(), helpCommand(),
+		cancelCommand(), historyCommand(), voicesCommand(), versionCommand(), plansCommand(), planCommand(),
+		mcpCommand(), serviceCommand(), completionCommand(), helpCommand(),
 	}
 }
 
@@ -248,8 +250,9 @@ Common flags (before or after the command):
 Environment:
   TALK_URL       daemon URL (beaten by --url)
   TALK_TOKEN     bearer token, sent as "Authorization: Bearer …" when set (shared mode)
-  TALK_AGENT     a name for yourself, sent as X-Talk-Agent: shown in history and kept as
-                 the author of plan writes (a label, not proof)
+  TALK_AGENT     a name for yourself, sent as X-Talk-Agent: shown in history, kept as
+                 the author of plan writes (a label, not proof), and the key of
+                 [voice.agents] for your voice
 
 Exit codes:
   0  ok — including an announcement the daemon muted or discarded by its laws
@@ -257,16 +260,21 @@ Exit codes:
   1  other failure (unexpected answer, broken input, an MCP tool error)
   2  usage error (unknown command or flag, missing or bad argument)
   3  daemon unreachable or not answering in time (start it with: talkd)
-  4  refused by the daemon (an error answer: invalid field, too long, unauthorized,
-     queue full, …); talk prints the daemon's error code and message
+  4  refused by the daemon (an error answer: invalid field, unauthorized, queue full,
+     …); talk prints the daemon's error code and message
+  5  talk say --wait: the announcement ended without being spoken (synthesized with no
+     audio player, failed, stale, stopped, dropped, cancelled); talk prints the outcome
 
 Examples:
   talk say "tests are green"
-  make 2>&1 | tail -1 | talk say -p high -l de
-  talk mute 30m; talk mute --until 14:00; talk unmute
-  talk history -n 5 --json | jq .
-  talk plan inspect werkbaum --id parser
-  talk plan set-status werkbaum parser done
+  make 2>&1 | talk say -p high -l de
+  talk say --wait "deploy done" && echo spoken
+  talk say -l fr --voice fr-fr --rate 200 "Le déploiement est terminé"
+  talk cancel; talk mute 30m; talk mute --until 14:00; talk unmute
+  talk history -n 5 --json | jq .; talk history -f
+  talk plan inspect werkbaum --id ed.parser
+  talk plan set-status werkbaum ed.parser done
+  talk service install; source <(talk completion bash)
 
 Note: Debian's netkit package ships an unrelated "talk"; install this one under
 ~/.local/bin (first in PATH) or call it by its full path.
@@ -289,13 +297,34 @@ func writeCommandHelp(w io.Writer, cmd command) {
 	fs := flag.NewFlagSet("talk "+cmd.name, flag.ContinueOnError)
 	cmd.define(fs, &app{opts: options{timeout: defaultTimeout}})
 	(&app{opts: options{timeout: defaultTimeout}}).commonFlags(fs, cmd)
-	var flags strings.Builder
-	fs.SetOutput(&flags)
-	fs.PrintDefaults()
-	if flags.Len() > 0 {
-		fmt.Fprintf(w, "\nFlags:\n%s", flags.String())
+	flags := flagHelp(fs)
+	if flags != "" {
+		fmt.Fprintf(w, "\nFlags:\n%s", flags)
 	}
-	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 other failure, 2 usage, 3 daemon unreachable, 4 refused (see talk --help).")
+	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 other failure, 2 usage, 3 daemon unreachable, 4 refused, 5 not spoken (say --wait); see talk --help.")
+}
+
+// flagHelp lists fs's flags as the README and the main help write them: one-letter flags
+// with one dash (-p), long ones with two (--json), which talk accepts either way.
+func flagHelp(fs *flag.FlagSet) string {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		typ, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(&b, "  %s%s", dash, f.Name)
+		if typ != "" {
+			b.WriteString(" " + typ)
+		}
+		b.WriteString("\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteString("\n")
+	})
+	return b.String()
 }
 
 func helpCommand() command {

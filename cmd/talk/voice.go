@@ -8,27 +8,36 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
-// maxStdinText bounds what `talk say` reads from stdin; the daemon's own limits (1000
-// characters, 64 KiB body) decide the rest.
+// maxStdinText bounds what `talk say` reads from stdin.
 const maxStdinText = 256 << 10
+
+// maxSendText is what `talk say` sends of a longer text: it fits the daemon's 64 KiB body
+// limit with room for the JSON around it. The daemon cuts further, at a sentence
+// boundary, to its voice.cleanup.max_chars and says so.
+const maxSendText = 60 << 10
 
 // speakResult is the daemon's answer to POST /speak (api.SpeakResult).
 type speakResult struct {
-	Status       string     `json:"status"`
-	ID           string     `json:"id"`
-	Position     int        `json:"position"`
-	Reason       string     `json:"reason"`
-	Until        *time.Time `json:"until"`
-	RetryAfterMs int64      `json:"retry_after_ms"`
-	Window       string     `json:"window"`
-	Message      string     `json:"message"`
+	Status        string     `json:"status"`
+	ID            string     `json:"id"`
+	Position      int        `json:"position"`
+	Reason        string     `json:"reason"`
+	Until         *time.Time `json:"until"`
+	RetryAfterMs  int64      `json:"retry_after_ms"`
+	Window        string     `json:"window"`
+	ShortenedFrom int        `json:"shortened_from"`
+	Warning       string     `json:"warning"`
+	Message       string     `json:"message"`
 }
 
 func sayCommand() command {
@@ -40,14 +49,28 @@ stdin (a pipe or file). Flags may stand before or after the words; "--" ends the
 so text whose words start with "-" goes after it: talk say -p high -- -5 degrees.
 Prints "queued: ID (position N)" on stdout. A muted or discarded announcement (quiet
 hours, rate limit) is reported on stderr and exits 0: it is the daemon's law, not a
-failure. With --json the daemon's answer is printed unchanged, e.g.
-  {"status":"queued","id":"a12","position":1,"message":"queued as a12 at position 1"}`,
+failure. A text longer than the daemon's voice.cleanup.max_chars (default 400) is cut at
+a sentence boundary, and talk says so on stderr. When the daemon has no audio player,
+talk warns on stderr that the announcement will be synthesized but not heard.
+
+With --wait, talk blocks until the announcement has ended and prints its outcome: exit 0
+when it was spoken; exit 5 when it was not (synthesized without a player, failed,
+stale, stopped, dropped or cancelled); muted and discarded stay exit 0 with the note on
+stderr. With --json the daemon's answer is printed unchanged, e.g.
+  {"status":"queued","id":"a12","position":1,"message":"queued as a12 at position 1"}
+and with --wait also the final history entry, on a second line.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
-			var prio, lang, provider string
-			var now bool
+			var prio, lang, provider, voiceName string
+			var rate, pitch, volume int
+			var now, wait bool
+			fs.StringVar(&voiceName, "voice", "", "engine voice `NAME` (see talk voices); default: your agent's from [voice.agents], else the language's")
+			fs.IntVar(&rate, "rate", 0, "speaking rate in words per minute, 80-450 (default: the daemon's)")
+			fs.IntVar(&pitch, "pitch", 0, "pitch 1-99, 50 = the voice's normal (not every engine takes it)")
+			fs.IntVar(&volume, "volume", 0, "volume in percent, 1-200, 100 = normal")
+			fs.BoolVar(&wait, "wait", false, "block until the announcement has ended; exit 5 unless it was spoken")
 			fs.StringVar(&prio, "p", "", "priority: low, normal or high (default: normal)")
 			fs.StringVar(&prio, "priority", "", "same as -p")
-			fs.StringVar(&lang, "l", "", "language: de or en (default: the daemon's voice.lang)")
+			fs.StringVar(&lang, "l", "", "language: a BCP-47 tag the engine speaks, e.g. de, en, fr, pt-BR (default: the daemon's voice.lang)")
 			fs.StringVar(&lang, "lang", "", "same as -l")
 			fs.BoolVar(&now, "now", false, "pass quiet hours and the rate limit (never mute)")
 			fs.StringVar(&provider, "provider", "", "speech provider `NAME` configured in the daemon (see talk voices)")
@@ -57,11 +80,6 @@ failure. With --json the daemon's answer is printed unchanged, e.g.
 				case "", "low", "normal", "high":
 				default:
 					return a.usage(cmd, "-p must be low, normal or high, not %q", prio)
-				}
-				switch lang {
-				case "", "de", "en":
-				default:
-					return a.usage(cmd, "-l must be de or en, not %q", lang)
 				}
 				text, err := a.sayText(args)
 				if err != nil {
@@ -76,6 +94,14 @@ failure. With --json the daemon's answer is printed unchanged, e.g.
 				}
 				if provider != "" {
 					req["provider"] = provider
+				}
+				if voiceName != "" {
+					req["voice"] = voiceName
+				}
+				for k, n := range map[string]int{"rate": rate, "pitch": pitch, "volume": volume} {
+					if n != 0 {
+						req[k] = n
+					}
 				}
 				if now {
 					req["now"] = true
@@ -95,6 +121,15 @@ failure. With --json the daemon's answer is printed unchanged, e.g.
 				case "queued":
 					if !a.opts.json {
 						fmt.Fprintf(a.stdout, "queued: %s (position %d)\n", res.ID, res.Position)
+					}
+					if res.ShortenedFrom > 0 {
+						a.warnf("the text had %d characters; the daemon cut it at a sentence boundary to its voice.cleanup.max_chars", res.ShortenedFrom)
+					}
+					if res.Warning != "" {
+						a.warnf("warning: %s", res.Warning)
+					}
+					if wait {
+						return a.waitFor(ctx, res.ID)
 					}
 				case "muted", "discarded":
 					// Not a failure: the daemon's laws decided. Scripts go on; people are told.
@@ -134,11 +169,61 @@ func (a *app) sayText(args []string) (string, error) {
 	if len(raw) > maxStdinText {
 		return "", fmt.Errorf("the text on stdin is longer than %d KiB", maxStdinText>>10)
 	}
+	if len(raw) > maxSendText {
+		// The daemon speaks at most max_chars of it anyway; send what fits its body limit.
+		cut := maxSendText
+		for cut > 0 && !utf8.RuneStart(raw[cut]) {
+			cut--
+		}
+		raw = raw[:cut]
+	}
 	text := strings.TrimSpace(string(raw))
 	if text == "" {
 		return "", errors.New("no TEXT given and stdin is empty")
 	}
 	return text, nil
+}
+
+// waitFor polls GET /wait until announcement id has ended, prints the outcome and returns
+// the exit code: 0 for spoken, exitNotSpoken for everything else. Each poll is shorter
+// than the request time limit, so a long queue never looks like an unreachable daemon.
+func (a *app) waitFor(ctx context.Context, id string) int {
+	poll := max(a.opts.timeout-2*time.Second, time.Second)
+	poll = min(poll, 50*time.Second)
+	a.client().http.Timeout = poll + 5*time.Second
+	for {
+		ans, err := a.client().do(ctx, http.MethodGet, "/wait?id="+url.QueryEscape(id)+"&timeout="+poll.String(), nil, nil)
+		if err != nil {
+			return a.fail(err)
+		}
+		var res struct {
+			Done  bool  `json:"done"`
+			Entry entry `json:"entry"`
+		}
+		if err := decode(ans, "GET /wait", &res); err != nil {
+			return a.fail(err)
+		}
+		if !res.Done {
+			continue
+		}
+		e := res.Entry
+		if a.opts.json {
+			raw, _ := json.Marshal(e)
+			a.printJSON(raw)
+		}
+		if e.Outcome == "spoken" {
+			if !a.opts.json {
+				fmt.Fprintf(a.stdout, "spoken: %s\n", e.ID)
+			}
+			return exitOK
+		}
+		what := e.Outcome
+		if e.Reason != "" {
+			what += " (" + e.Reason + ")"
+		}
+		a.warnf("%s was not spoken: %s", e.ID, what)
+		return exitNotSpoken
+	}
 }
 
 // isDevNull reports whether st is the null device (a character device, but not a terminal:
@@ -298,6 +383,7 @@ type entry struct {
 	Provider string     `json:"provider"`
 	Caller   string     `json:"caller"`
 	Agent    string     `json:"agent"`
+	Origin   string     `json:"origin"`
 	Outcome  string     `json:"outcome"`
 	Reason   string     `json:"reason"`
 	Received time.Time  `json:"received"`
@@ -307,12 +393,16 @@ type entry struct {
 
 func historyCommand() command {
 	return command{
-		name: "history", usage: "history [-n N]", summary: "show recent announcements with outcome and caller", data: true,
+		name: "history", usage: "history [-n N] [-f]", summary: "show recent announcements with outcome and caller (-f: follow)", data: true,
 		detail: `Human output lists the oldest first, the newest last (next to your prompt); --json prints
-the daemon's answer {"entries":[…]} unchanged, newest first.`,
+the daemon's answer {"entries":[…]} unchanged, newest first. With -f talk keeps
+running and prints each new announcement once it has ended (with --json: one entry per
+line), until interrupted. Browser calls show their page's origin after the caller.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			var n int
+			var follow bool
 			fs.IntVar(&n, "n", 20, "show the last `N` announcements")
+			fs.BoolVar(&follow, "f", false, "follow: keep printing announcements as they end, until interrupted")
 			return func(ctx context.Context, args []string) int {
 				cmd, _ := findCommand("history")
 				if len(args) > 0 {
@@ -321,27 +411,24 @@ the daemon's answer {"entries":[…]} unchanged, newest first.`,
 				if n < 1 {
 					return a.usage(cmd, "-n must be at least 1, not %d", n)
 				}
-				ans, err := a.client().do(ctx, http.MethodGet, "/history?limit="+strconv.Itoa(n), nil, nil)
+				ans, res, err := a.fetchHistory(ctx, n)
 				if err != nil {
 					return a.fail(err)
 				}
-				var res struct {
-					Entries []entry `json:"entries"`
-				}
-				if err := decode(ans, "GET /history", &res); err != nil {
-					return a.fail(err)
+				if follow {
+					return a.followHistory(ctx, res)
 				}
 				if a.opts.json {
 					a.printJSON(ans.body)
 					return exitOK
 				}
-				if len(res.Entries) == 0 {
+				if len(res) == 0 {
 					fmt.Fprintln(a.stdout, "no announcements yet")
 					return exitOK
 				}
 				now := time.Now()
-				for i := len(res.Entries) - 1; i >= 0; i-- {
-					fmt.Fprintln(a.stdout, historyLine(res.Entries[i], now))
+				for i := len(res) - 1; i >= 0; i-- {
+					fmt.Fprintln(a.stdout, historyLine(res[i], now))
 				}
 				return exitOK
 			}
@@ -349,18 +436,128 @@ the daemon's answer {"entries":[…]} unchanged, newest first.`,
 	}
 }
 
+// fetchHistory reads the newest n entries of GET /history, newest first.
+func (a *app) fetchHistory(ctx context.Context, n int) (*answer, []entry, error) {
+	ans, err := a.client().do(ctx, http.MethodGet, "/history?limit="+strconv.Itoa(n), nil, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var res struct {
+		Entries []entry `json:"entries"`
+	}
+	if err := decode(ans, "GET /history", &res); err != nil {
+		return nil, nil, err
+	}
+	return ans, res.Entries, nil
+}
+
+// historyPoll is how often talk history -f asks for what is new.
+const historyPoll = 500 * time.Millisecond
+
+// followHistory prints the entries already there (oldest first) and then each further one
+// when it reaches its final outcome, until ctx ends (Ctrl-C: exit 0). An entry is printed
+// once; one still waiting or speaking is held back until it has ended.
+func (a *app) followHistory(ctx context.Context, first []entry) int {
+	printed := map[string]bool{}
+	var pending []string // ids seen but not ended, oldest first
+	show := func(list []entry) {
+		byID := map[string]entry{}
+		for _, e := range list {
+			byID[e.ID] = e
+		}
+		var ready []entry
+		keep := pending[:0]
+		for _, id := range pending {
+			e, ok := byID[id]
+			switch {
+			case !ok: // fell out of the window: it ended meanwhile, unseen
+			case e.Outcome == "queued" || e.Outcome == "speaking":
+				keep = append(keep, id)
+			default:
+				ready = append(ready, e)
+			}
+		}
+		pending = keep
+		for i := len(list) - 1; i >= 0; i-- {
+			e := list[i]
+			if printed[e.ID] || slices.Contains(pending, e.ID) || slices.ContainsFunc(ready, func(r entry) bool { return r.ID == e.ID }) {
+				continue
+			}
+			if e.Outcome == "queued" || e.Outcome == "speaking" {
+				pending = append(pending, e.ID)
+				continue
+			}
+			ready = append(ready, e)
+		}
+		now := time.Now()
+		for _, e := range ready {
+			printed[e.ID] = true
+			if a.opts.json {
+				raw, _ := json.Marshal(e)
+				a.printJSON(raw)
+			} else {
+				fmt.Fprintln(a.stdout, historyLine(e, now))
+			}
+		}
+	}
+	show(first)
+	t := time.NewTicker(historyPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return exitOK
+		case <-t.C:
+		}
+		_, list, err := a.fetchHistory(ctx, 200)
+		if err != nil {
+			if ctx.Err() != nil {
+				return exitOK
+			}
+			return a.fail(err)
+		}
+		show(list)
+	}
+}
+
 // historyLine is one announcement on one line: time, id, priority, outcome, who, text.
+// The outcome column fits every outcome with its reason code ("synthesized (no_player)",
+// "discarded (quiet_hours)"); a reason that is a sentence (an engine's error) goes after
+// the text, so the columns stay aligned.
 func historyLine(e entry, now time.Time) string {
 	outcome := e.Outcome
+	tail := ""
 	if e.Reason != "" {
-		outcome += " (" + e.Reason + ")"
+		if isReasonCode(e.Reason) {
+			outcome += " (" + e.Reason + ")"
+		} else {
+			tail = "  — " + shortenPlain(e.Reason, 120)
+		}
 	}
 	who := e.Caller
 	if e.Agent != "" {
 		who += "/" + e.Agent
 	}
-	return fmt.Sprintf("%-8s  %-6s  %-6s  %-22s  %-12s  %s",
-		clock(e.Received, now), e.ID, e.Priority, outcome, who, shorten(e.Text, 60))
+	if e.Origin != "" {
+		who += " " + e.Origin
+	}
+	return fmt.Sprintf("%-8s  %-6s  %-6s  %-24s  %-12s  %s%s",
+		clock(e.Received, now), e.ID, e.Priority, outcome, who, shorten(e.Text, 60), tail)
+}
+
+// isReasonCode reports a short machine reason (quiet_hours, no_player, muted) as opposed
+// to a message.
+func isReasonCode(r string) bool {
+	return len(r) <= 12 && !strings.ContainsAny(r, " :")
+}
+
+// shortenPlain is shorten without the quotes.
+func shortenPlain(text string, max int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return text
 }
 
 // shorten puts text on one line and cuts it to max characters.
@@ -380,6 +577,8 @@ type voiceInfo struct {
 	Sink           string   `json:"sink"`
 	SinkReason     string   `json:"sink_reason"`
 	Providers      []string `json:"providers"`
+	Audible        *bool    `json:"audible"`
+	Silent         string   `json:"silent"`
 }
 
 func (v voiceInfo) lines() []string {
@@ -471,6 +670,13 @@ func (a *app) printStatus(st *statusDoc, now time.Time) {
 	row := func(label, format string, args ...any) {
 		fmt.Fprintf(w, "%-12s %s\n", label, fmt.Sprintf(format, args...))
 	}
+	var vi voiceInfo
+	haveVoice := len(st.Voice) > 0 && json.Unmarshal(st.Voice, &vi) == nil
+	if haveVoice && vi.Audible != nil && !*vi.Audible {
+		// First, before everything else: a voice nobody hears is the one state a user
+		// must not miss.
+		row("WARNING", "NOTHING IS HEARD: %s", vi.Silent)
+	}
 	row("config", "%s", st.Config)
 	row("mute", "%s", st.Mute.human(now))
 	switch {
@@ -486,8 +692,7 @@ func (a *app) printStatus(st *statusDoc, now time.Time) {
 		speaking = fmt.Sprintf("speaking %s [%s] %s", sp.ID, sp.Priority, shorten(sp.Text, 50))
 	}
 	row("queue", "%d waiting (capacity %d), %s", st.Queue.Waiting, st.Queue.Capacity, speaking)
-	var vi voiceInfo
-	if len(st.Voice) > 0 && json.Unmarshal(st.Voice, &vi) == nil {
+	if haveVoice {
 		for _, l := range vi.lines() {
 			fmt.Fprintln(w, l)
 		}

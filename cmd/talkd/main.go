@@ -49,7 +49,9 @@ Usage: talkd [flags]
 The configuration is read from $TALK_CONFIG, else $XDG_CONFIG_HOME/talk/config.toml
 (~/.config/talk/config.toml); without a file the embedded defaults apply (loopback
 127.0.0.1:7077, auto provider and sink). Environment overrides: TALK_LISTEN, TALK_PORT,
-TALK_ALLOWED_ORIGINS, TALK_PROVIDER, TALK_SINK, TALK_STATE_DIR.
+TALK_ALLOWED_ORIGINS, TALK_PROVIDER, TALK_SINK, TALK_STATE_DIR. TALK_LOG_LEVEL sets the
+log level: debug, info (default), warn or error; every announcement's outcome is one
+info line, and debug adds its text.
 
 Flags:
 `)
@@ -86,11 +88,25 @@ Flags:
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("TALK_LOG_LEVEL"))}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := serve(ctx, cfg, log); err != nil {
+	if err := serve(ctx, cfg, log, listenSource(cfg, getenv)); err != nil {
 		log.Error("talkd stopped", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// listenSource names where the listen address came from, so an error about it points at
+// the setting to change rather than at one the user never set.
+func listenSource(cfg *config.Config, getenv func(string) string) string {
+	switch {
+	case getenv("TALK_LISTEN") != "":
+		return "TALK_LISTEN"
+	case getenv("TALK_PORT") != "":
+		return "TALK_PORT"
+	case cfg.Source != "" && cfg.Source != "embedded defaults":
+		return "server.listen in " + cfg.Source
+	}
+	return "the default (set server.listen in the config file, or TALK_PORT for one run)"
 }
 
 func logLevel(s string) slog.Level {
@@ -104,7 +120,7 @@ func logLevel(s string) slog.Level {
 // serve runs the daemon until ctx ends, then shuts down gracefully: stop accepting,
 // finish in-flight requests and the current utterance within the configured bound, save
 // the history and close the database.
-func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom string) error {
 	db, err := state.Open(cfg.DBPath(), state.Options{Log: log})
 	if err != nil {
 		return err
@@ -167,9 +183,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("listen on %s: the address is in use (is talkd already running? choose another port with TALK_PORT or server.listen): %w", cfg.Server.Listen, err)
+			return fmt.Errorf("listen on %s (from %s): the address is in use (is talkd already running? choose another port there): %w", cfg.Server.Listen, listenFrom, err)
 		}
-		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
+		return fmt.Errorf("listen on %s (from %s): %w", cfg.Server.Listen, listenFrom, err)
 	}
 	srv.SetListenAddr(ln.Addr().String())
 	releaser := newMemoryReleaser(idleRelease, log)
@@ -210,6 +226,10 @@ type engines struct{ v *voice.Voice }
 
 func (e engines) Has(provider string) bool { return e.v.Has(provider) }
 func (e engines) Describe() any            { return e.v.Info() }
+func (e engines) Silent() string           { return e.v.Silent() }
+func (e engines) Check(ctx context.Context, provider, lang, voice string) (string, error) {
+	return e.v.Check(ctx, provider, lang, voice)
+}
 func (e engines) Voices(ctx context.Context) (any, error) {
 	list, err := e.v.Voices(ctx)
 	if list == nil {

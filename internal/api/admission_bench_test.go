@@ -20,11 +20,17 @@ type benchVoice struct{}
 func (benchVoice) Submit(context.Context, queue.Announcement) (queue.Outcome, error) {
 	return queue.Outcome{Status: queue.StatusQueued, ID: "a1", Position: 1}, nil
 }
-func (benchVoice) Mute(*time.Time) (queue.MuteState, error) { return queue.MuteState{}, nil }
-func (benchVoice) Unmute() (queue.MuteState, error)         { return queue.MuteState{}, nil }
-func (benchVoice) Stop() string                             { return "" }
-func (benchVoice) Status() queue.Status                     { return queue.Status{} }
-func (benchVoice) History(int) []queue.Entry                { return nil }
+func (benchVoice) Mute(context.Context, *time.Time) (queue.MuteState, error) {
+	return queue.MuteState{}, nil
+}
+func (benchVoice) Unmute(context.Context) (queue.MuteState, error) { return queue.MuteState{}, nil }
+func (benchVoice) Stop(context.Context) (string, error)            { return "", nil }
+func (benchVoice) Cancel(context.Context, queue.CancelRequest) ([]string, error) {
+	return nil, nil
+}
+func (benchVoice) Wait(context.Context, string) (queue.Entry, error) { return queue.Entry{}, nil }
+func (benchVoice) Status() queue.Status                              { return queue.Status{} }
+func (benchVoice) History(int) []queue.Entry                         { return nil }
 
 func benchServer() http.Handler {
 	cfg := &config.Config{Version: 1}

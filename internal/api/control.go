@@ -77,7 +77,7 @@ func (s *Server) handleMute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	state, merr := s.voice.Mute(until)
+	state, merr := s.voice.Mute(r.Context(), until)
 	if merr != nil {
 		writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: merr.Error()})
 		return
@@ -125,7 +125,7 @@ func (s *Server) handleUnmute(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	state, err := s.voice.Unmute()
+	state, err := s.voice.Unmute(r.Context())
 	if err != nil {
 		writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()})
 		return
@@ -138,7 +138,11 @@ func (s *Server) handleStop(w http.ResponseWriter, r *http.Request) {
 	if _, _, ok := s.controlAdmit(w, r, true); !ok {
 		return
 	}
-	id := s.voice.Stop()
+	id, err := s.voice.Stop(r.Context())
+	if err != nil {
+		writeError(w, &Error{Status: http.StatusServiceUnavailable, Code: CodeInternal, Message: "stop: " + err.Error()})
+		return
+	}
 	resp := map[string]any{"stopped": id != ""}
 	if id != "" {
 		resp["id"] = id

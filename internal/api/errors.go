@@ -34,6 +34,8 @@ const (
 	CodeHostNotAllowed   = "host_not_allowed"
 	CodeOriginNotAllowed = "origin_not_allowed"
 	CodeInternal         = "internal"
+	// CodeNotWaiting: POST /cancel named an announcement that is not waiting.
+	CodeNotWaiting = "not_waiting"
 )
 
 func fieldError(field, msg string) *Error {

@@ -36,11 +36,19 @@ func (v *mcpTestVoice) Submit(_ context.Context, a queue.Announcement) (queue.Ou
 	}
 	return queue.Outcome{Status: queue.StatusQueued, ID: fmt.Sprintf("a%d", len(v.got)), Position: 1}, nil
 }
-func (v *mcpTestVoice) Mute(*time.Time) (queue.MuteState, error) { return queue.MuteState{}, nil }
-func (v *mcpTestVoice) Unmute() (queue.MuteState, error)         { return queue.MuteState{}, nil }
-func (v *mcpTestVoice) Stop() string                             { return "" }
-func (v *mcpTestVoice) Status() queue.Status                     { return queue.Status{} }
-func (v *mcpTestVoice) History(int) []queue.Entry                { return nil }
+func (v *mcpTestVoice) Mute(context.Context, *time.Time) (queue.MuteState, error) {
+	return queue.MuteState{}, nil
+}
+func (v *mcpTestVoice) Unmute(context.Context) (queue.MuteState, error) {
+	return queue.MuteState{}, nil
+}
+func (v *mcpTestVoice) Stop(context.Context) (string, error) { return "", nil }
+func (v *mcpTestVoice) Cancel(context.Context, queue.CancelRequest) ([]string, error) {
+	return nil, nil
+}
+func (v *mcpTestVoice) Wait(context.Context, string) (queue.Entry, error) { return queue.Entry{}, nil }
+func (v *mcpTestVoice) Status() queue.Status                              { return queue.Status{} }
+func (v *mcpTestVoice) History(int) []queue.Entry                         { return nil }
 
 func (v *mcpTestVoice) submitted() []queue.Announcement {
 	v.mu.Lock()
@@ -260,8 +268,8 @@ func TestMCPSpeakOutcomesAndBadArguments(t *testing.T) {
 	for args, field := range map[string]string{
 		`{}`:                             `"text"`,
 		`{"text":"hi","priority":"max"}`: `"priority"`,
-		`{"text":"hi","lang":"fr"}`:      `"lang"`,
-		`{"text":"hi","volume":3}`:       `"volume"`,
+		`{"text":"hi","lang":"f r"}`:     `"lang"`,
+		`{"text":"hi","volume":300}`:     `"volume"`,
 		`{"text":"hi","now":"yes"}`:      `"now"`,
 		`{"text":"hi","provider":"x"}`:   `"provider"`,
 	} {

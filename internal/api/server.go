@@ -25,9 +25,11 @@ import (
 // Voice is what the API needs of the queue's voice.
 type Voice interface {
 	Submit(ctx context.Context, a queue.Announcement) (queue.Outcome, error)
-	Mute(until *time.Time) (queue.MuteState, error)
-	Unmute() (queue.MuteState, error)
-	Stop() string
+	Mute(ctx context.Context, until *time.Time) (queue.MuteState, error)
+	Unmute(ctx context.Context) (queue.MuteState, error)
+	Stop(ctx context.Context) (string, error)
+	Cancel(ctx context.Context, r queue.CancelRequest) ([]string, error)
+	Wait(ctx context.Context, id string) (queue.Entry, error)
 	Status() queue.Status
 	History(limit int) []queue.Entry
 }
@@ -38,6 +40,11 @@ type Engines interface {
 	Has(provider string) bool
 	// Describe returns what /status shows about provider and sink (JSON-encodable).
 	Describe() any
+	// Silent says why nothing here can make sound ("" when a player or engine can).
+	Silent() string
+	// Check says whether provider ("" = default) speaks lang with voice ("" = its
+	// choice); field names the request field at fault.
+	Check(ctx context.Context, provider, lang, voice string) (field string, err error)
 	// Voices lists the voices or languages the provider can tell about (JSON-encodable).
 	Voices(ctx context.Context) (any, error)
 }
@@ -138,6 +145,8 @@ func (s *Server) routes() map[string]route {
 		"/mute":    {[]string{http.MethodPost}, s.handleMute},
 		"/unmute":  {[]string{http.MethodPost}, s.handleUnmute},
 		"/stop":    {[]string{http.MethodPost}, s.handleStop},
+		"/cancel":  {[]string{http.MethodPost}, s.handleCancel},
+		"/wait":    {[]string{http.MethodGet}, s.handleWait},
 	}
 }
 

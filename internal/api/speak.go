@@ -11,13 +11,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
+	"talkd/internal/config"
 	"talkd/internal/queue"
 )
 
-// MaxTextChars is the longest announcement, in characters, after trimming.
-const MaxTextChars = 1000
+// MaxTextBytes is the longest text a speak request may carry, the body limit of
+// /speak; what is longer than voice.cleanup.max_chars is cut at a sentence boundary, not
+// refused (the answer says so), so `make 2>&1 | talk say` works.
+const MaxTextBytes = 64 << 10
 
 // SpeakRequest is the body of POST /speak and the arguments of the MCP speak tool.
 type SpeakRequest struct {
@@ -26,6 +30,12 @@ type SpeakRequest struct {
 	Lang     string `json:"lang,omitempty"`
 	Provider string `json:"provider,omitempty"`
 	Now      bool   `json:"now,omitempty"`
+	// Voice is an engine voice (talk voices lists them); Rate, Pitch and Volume are on
+	// engine-neutral scales (queue.Prosody), 0 or absent = the default.
+	Voice  string `json:"voice,omitempty"`
+	Rate   int    `json:"rate,omitempty"`
+	Pitch  int    `json:"pitch,omitempty"`
+	Volume int    `json:"volume,omitempty"`
 }
 
 // DecodeSpeakRequest decodes a speak request strictly: one JSON object, no unknown fields
@@ -84,6 +94,8 @@ func decodeSpeakPlain(raw []byte, req *SpeakRequest) bool {
 			req.Lang = string(str)
 		case "provider":
 			req.Provider = string(str)
+		case "voice":
+			req.Voice = string(str)
 		default:
 			return false // unknown, or a case-folded name: decodeStrict decides
 		}
@@ -155,7 +167,17 @@ type SpeakResult struct {
 	Until        *time.Time `json:"until,omitempty"`
 	RetryAfterMs int64      `json:"retry_after_ms,omitempty"`
 	Window       string     `json:"window,omitempty"`
-	Message      string     `json:"message"`
+	// ShortenedFrom is the text's length in characters when it was cut to max_chars.
+	ShortenedFrom int `json:"shortened_from,omitempty"`
+	// DeferredMs is how long a queued announcement waits for its rate-limit slot
+	// (rules.on_rate_limit = "defer").
+	DeferredMs int64 `json:"deferred_ms,omitempty"`
+	// SameAs names the waiting announcement with the same text and caller that this one
+	// was merged into (spoken once).
+	SameAs string `json:"same_as,omitempty"`
+	// Warning says, for a queued announcement, that it will not be heard (no player).
+	Warning string `json:"warning,omitempty"`
+	Message string `json:"message"`
 }
 
 // appendJSON appends r encoded exactly as json.Marshal encodes it, without reflection: the
@@ -191,6 +213,22 @@ func (r SpeakResult) appendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"window":`...)
 		dst = appendJSONString(dst, r.Window)
 	}
+	if r.ShortenedFrom != 0 {
+		dst = append(dst, `,"shortened_from":`...)
+		dst = strconv.AppendInt(dst, int64(r.ShortenedFrom), 10)
+	}
+	if r.DeferredMs != 0 {
+		dst = append(dst, `,"deferred_ms":`...)
+		dst = strconv.AppendInt(dst, r.DeferredMs, 10)
+	}
+	if r.SameAs != "" {
+		dst = append(dst, `,"same_as":`...)
+		dst = appendJSONString(dst, r.SameAs)
+	}
+	if r.Warning != "" {
+		dst = append(dst, `,"warning":`...)
+		dst = appendJSONString(dst, r.Warning)
+	}
 	dst = append(dst, `,"message":`...)
 	dst = appendJSONString(dst, r.Message)
 	return append(dst, '}'), nil
@@ -204,9 +242,13 @@ func (r SpeakResult) HTTPStatus() int {
 	return http.StatusOK
 }
 
-// Text is the one-line answer of the MCP speak tool ("queued: a12", "muted: …").
+// Text is the one-line answer of the MCP speak tool ("queued: a12", "muted: …"), with
+// the warning that it will not be heard when nothing can play it.
 func (r SpeakResult) Text() string {
 	if r.Status == queue.StatusQueued {
+		if r.Warning != "" {
+			return "queued: " + r.ID + " (warning: " + r.Warning + ")"
+		}
 		return "queued: " + r.ID
 	}
 	return r.Message
@@ -215,15 +257,21 @@ func (r SpeakResult) Text() string {
 // Speak is the one admission function of announcements: both POST /speak and the MCP
 // speak tool call it, so they cannot drift apart in validation, messages or outcome.
 func (s *Server) Speak(ctx context.Context, caller Caller, req SpeakRequest) (SpeakResult, *Error) {
+	return s.speakFrom(ctx, caller, "", req)
+}
+
+// speakFrom is Speak for a request that came from a browser page (origin, "" for
+// others), so the history and the log can name the page.
+func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, req SpeakRequest) (SpeakResult, *Error) {
 	if !caller.CanSpeak() {
 		return SpeakResult{}, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
 			Message: fmt.Sprintf("client %q has no speak grant", caller.ID)}
 	}
-	a, verr := s.validateSpeak(req)
+	a, cutFrom, verr := s.validateSpeak(ctx, req)
 	if verr != nil {
 		return SpeakResult{}, verr
 	}
-	a.Caller, a.Agent = caller.ID, caller.Agent
+	a.Caller, a.Agent, a.Origin = caller.ID, caller.Agent, origin
 	out, err := s.voice.Submit(ctx, a)
 	switch {
 	case errors.Is(err, queue.ErrQueueFull):
@@ -239,6 +287,23 @@ func (s *Server) Speak(ctx context.Context, caller Caller, req SpeakRequest) (Sp
 	switch out.Status {
 	case queue.StatusQueued:
 		res.Message = "queued as " + out.ID + " at position " + strconv.Itoa(out.Position)
+		if out.SameAs != "" {
+			res.SameAs = out.SameAs
+			res.Message = "the same text is already waiting as " + out.SameAs + " (position " + strconv.Itoa(out.Position) + "); it is spoken once"
+		}
+		if out.Deferred > 0 {
+			res.DeferredMs = out.Deferred.Milliseconds()
+			res.Message += fmt.Sprintf("; it waits %s for its rate-limit slot", roundUp(out.Deferred))
+		}
+		if cutFrom > 0 {
+			res.ShortenedFrom = cutFrom
+			res.Message += fmt.Sprintf("; the text was cut at a sentence boundary from %d to %d characters (voice.cleanup.max_chars)", cutFrom, utf8.RuneCountInString(a.Text))
+		}
+		if s.engines != nil {
+			if why := s.engines.Silent(); why != "" {
+				res.Warning = why + "; the announcement will be synthesized but not heard"
+			}
+		}
 	case queue.StatusMuted:
 		res.Until = out.MutedUntil
 		if out.MutedUntil != nil {
@@ -250,7 +315,7 @@ func (s *Server) Speak(ctx context.Context, caller Caller, req SpeakRequest) (Sp
 		switch out.Reason {
 		case queue.ReasonQuietHours:
 			res.Window = out.Window
-			res.Message = "discarded: quiet_hours " + out.Window + " (use now to pass quiet hours)"
+			res.Message = "discarded: quiet_hours " + out.Window + " (send now: true, or talk say --now, to pass quiet hours)"
 		case queue.ReasonRateLimit:
 			res.RetryAfterMs = out.RetryIn.Milliseconds()
 			res.Message = fmt.Sprintf("discarded: rate_limit for %s announcements; the next passes in %s", a.Priority, roundUp(out.RetryIn))
@@ -266,34 +331,62 @@ func roundUp(d time.Duration) time.Duration {
 	return ((d + time.Second - 1) / time.Second) * time.Second
 }
 
-// validateSpeak checks every field and fills the defaults.
-func (s *Server) validateSpeak(req SpeakRequest) (queue.Announcement, *Error) {
+// validateSpeak checks every field and fills the defaults. Language and voice are checked
+// against the engine's own voice list (Engines.Check), so what passes can be spoken.
+// A text longer than voice.cleanup.max_chars is cut; cutFrom is then its length before.
+func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.Announcement, cutFrom int, verr *Error) {
 	text := strings.TrimSpace(req.Text)
 	n := utf8.RuneCountInString(text)
 	if n == 0 {
-		return queue.Announcement{}, fieldError("text", "field \"text\" is required and must not be empty")
+		return queue.Announcement{}, 0, fieldError("text", "field \"text\" is required and must not be empty")
 	}
-	if n > MaxTextChars {
-		return queue.Announcement{}, fieldError("text", fmt.Sprintf("field \"text\" has %d characters; the limit is %d", n, MaxTextChars))
+	if len(text) > MaxTextBytes {
+		return queue.Announcement{}, 0, fieldError("text", fmt.Sprintf("field \"text\" has %d bytes; the limit is %d", len(text), MaxTextBytes))
 	}
 	if strings.ContainsRune(text, 0) {
-		return queue.Announcement{}, fieldError("text", "field \"text\" must not contain NUL characters")
+		return queue.Announcement{}, 0, fieldError("text", "field \"text\" must not contain NUL characters")
+	}
+	if max := s.cfg.Voice.Cleanup.Limit(); n > max {
+		text, cutFrom = queue.CutAtSentence(text, max), n
 	}
 	prio, err := queue.ParsePriority(req.Priority)
 	if err != nil {
-		return queue.Announcement{}, fieldError("priority", "field \"priority\" must be low, normal or high, not "+strconv.Quote(req.Priority))
+		return queue.Announcement{}, 0, fieldError("priority", "field \"priority\" must be low, normal or high, not "+strconv.Quote(req.Priority))
 	}
 	lang := req.Lang
 	if lang == "" {
 		lang = s.cfg.Voice.Lang
 	}
-	if lang != "de" && lang != "en" {
-		return queue.Announcement{}, fieldError("lang", "field \"lang\" must be de or en, not "+strconv.Quote(req.Lang))
+	if !config.IsLangTag(lang) {
+		return queue.Announcement{}, 0, fieldError("lang", "field \"lang\" must be a BCP-47 language tag such as de, en, fr or pt-BR, not "+strconv.Quote(req.Lang))
 	}
 	if req.Provider != "" && (s.engines == nil || !s.engines.Has(req.Provider)) {
-		return queue.Announcement{}, fieldError("provider", "field \"provider\" names no configured provider: "+strconv.Quote(req.Provider))
+		return queue.Announcement{}, 0, fieldError("provider", "field \"provider\" names no configured provider: "+strconv.Quote(req.Provider))
 	}
-	return queue.Announcement{Text: text, Lang: lang, Priority: prio, Provider: req.Provider, Now: req.Now}, nil
+	if v := req.Voice; v != "" && (len(v) > 64 || strings.HasPrefix(v, "-") || strings.IndexFunc(v, unicode.IsControl) >= 0) {
+		return queue.Announcement{}, 0, fieldError("voice", "field \"voice\" must be a voice name of at most 64 characters (talk voices lists them), not "+strconv.Quote(v))
+	}
+	p := queue.Prosody{Rate: req.Rate, Pitch: req.Pitch, Volume: req.Volume}
+	for _, r := range []struct {
+		field     string
+		v, lo, hi int
+		unit      string
+	}{
+		{"rate", p.Rate, queue.MinRate, queue.MaxRate, "words per minute"},
+		{"pitch", p.Pitch, queue.MinPitch, queue.MaxPitch, "50 is the voice's normal pitch"},
+		{"volume", p.Volume, queue.MinVolume, queue.MaxVolume, "percent, 100 is normal"},
+	} {
+		if r.v != 0 && (r.v < r.lo || r.v > r.hi) {
+			return queue.Announcement{}, 0, fieldError(r.field, fmt.Sprintf("field %q must be between %d and %d (%s), not %d", r.field, r.lo, r.hi, r.unit, r.v))
+		}
+	}
+	if s.engines != nil {
+		if field, err := s.engines.Check(ctx, req.Provider, lang, req.Voice); err != nil {
+			return queue.Announcement{}, 0, fieldError(field, fmt.Sprintf("field %q: %v", field, err))
+		}
+	}
+	return queue.Announcement{Text: text, Lang: lang, Priority: prio, Provider: req.Provider, Now: req.Now,
+		Voice: req.Voice, Prosody: p}, cutFrom, nil
 }
 
 // handleSpeak is the CORS door: POST /speak, and its preflight.
@@ -339,7 +432,7 @@ func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request) {
 		writeError(w, derr)
 		return
 	}
-	res, serr := s.Speak(r.Context(), caller, req)
+	res, serr := s.speakFrom(r.Context(), caller, origin, req)
 	if serr != nil {
 		writeError(w, serr)
 		return

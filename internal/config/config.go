@@ -43,18 +43,23 @@ type Server struct {
 
 // Voice selects and tunes the speech engine and the audio sink.
 type Voice struct {
-	// Provider: auto, espeak, say, sapi, fake, or the name of a [[voice.commands]] entry.
+	// Provider: auto, espeak, say, sapi, speechd, fake, or the name of a [[voice.commands]] entry.
 	Provider string `toml:"provider" json:"provider"`
 	// Sink: auto, null, or dir:<path>.
 	Sink string `toml:"sink" json:"sink"`
-	// Lang is the default language of announcements: de or en; default en.
+	// Lang is the default language of announcements, a BCP-47 tag the engine can speak
+	// (de, en, fr, pt-BR, …); default en. de and en have their own spoken templates.
 	Lang string `toml:"lang" json:"lang"`
 	// Timeout bounds synthesis and playback of one utterance each; default 30s.
 	Timeout Duration `toml:"timeout" json:"timeout"`
 	// Speed is the speaking rate in words per minute where the engine takes one (0 = engine default).
 	Speed int `toml:"speed" json:"speed"`
-	// Voices maps a language (de, en) to an engine-specific voice name.
+	// Voices maps a language (de, en, fr, …) to an engine-specific voice name.
 	Voices map[string]string `toml:"voices" json:"voices"`
+	// Agents maps an agent name (X-Talk-Agent, MCP clientInfo.name) to the voice its
+	// announcements use unless a request names one, so several agents are told apart
+	// by ear.
+	Agents map[string]string `toml:"agents" json:"agents"`
 	// Players overrides the player search order of the auto sink.
 	Players []string `toml:"players" json:"players"`
 	// FakeLog is where the fake provider records utterances; default
@@ -68,13 +73,15 @@ type Voice struct {
 	Cleanup Cleanup `toml:"cleanup" json:"cleanup"`
 }
 
-// Command is one argv-template provider. Placeholders: {text}, {lang}, {voice}, {out}.
+// Command is one argv-template provider. Placeholders: {text}, {lang}, {voice}, {rate},
+// {pitch}, {volume}, {out}.
 type Command struct {
 	// Name selects the command as a provider (voice.provider or a request's "provider");
 	// it must not be one of the built-in names.
 	Name string `toml:"name" json:"name"`
-	// Argv is the program and its arguments; {out} (the WAV file to write) must appear,
-	// and {text} must appear unless Stdin is set.
+	// Argv is the program and its arguments; with {out} the command writes the audio
+	// file there for the sink, without it the command plays by itself (its exit ends the
+	// utterance). {text} must appear unless Stdin is set.
 	Argv []string `toml:"argv" json:"argv"`
 	// Stdin sends the text on standard input instead of through {text}.
 	Stdin bool `toml:"stdin" json:"stdin"`
@@ -97,6 +104,10 @@ type Rules struct {
 	QuietNotify bool `toml:"quiet_notify" json:"quiet_notify"`
 	// RateLimit is the minimum interval between admitted announcements per priority.
 	RateLimit RateLimit `toml:"rate_limit" json:"rate_limit"`
+	// OnRateLimit is what happens to an announcement the rate limit does not admit yet:
+	// RateLimitDiscard (the default) drops it, RateLimitDefer lets it wait for its slot
+	// when that comes within MaxWait.
+	OnRateLimit string `toml:"on_rate_limit" json:"on_rate_limit"`
 	// MaxWait drops announcements that waited longer; default 2m.
 	MaxWait Duration `toml:"max_wait" json:"max_wait"`
 	// QueueSize bounds the waiting announcements; default 100.

@@ -30,6 +30,10 @@ const (
 	DefaultQueueSize       = 100
 	DefaultHistorySize     = 500
 
+	// RateLimitDiscard and RateLimitDefer are the values of rules.on_rate_limit.
+	RateLimitDiscard = "discard"
+	RateLimitDefer   = "defer"
+
 	// FakeLogName is the fake provider's log inside the state dir when fake_log is unset.
 	FakeLogName = "fake-voice.jsonl"
 	// DBName is the state database inside the state dir.
@@ -66,6 +70,7 @@ func defaults(stateDir string) Config {
 			Timeout:      Duration{DefaultVoiceTimeout},
 			FakeDuration: Duration{DefaultFakeDuration},
 			Voices:       map[string]string{},
+			Agents:       map[string]string{},
 			Players:      []string{},
 			Commands:     []Command{},
 			Cleanup:      Cleanup{URLs: &on1, Markdown: &on2, MaxChars: DefaultMaxChars},
@@ -74,6 +79,7 @@ func defaults(stateDir string) Config {
 			QuietHours:  []string{},
 			RateLimit:   RateLimit{Low: &low, Normal: &normal, High: &high},
 			MaxWait:     Duration{DefaultMaxWait},
+			OnRateLimit: RateLimitDiscard,
 			QueueSize:   DefaultQueueSize,
 			HistorySize: DefaultHistorySize,
 		},

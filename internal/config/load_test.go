@@ -506,14 +506,14 @@ func TestFileErrors(t *testing.T) {
 		{"duplicate command", "version = 1\n[[voice.commands]]\nname = \"p\"\nargv = [\"x\", \"{text}\", \"{out}\"]\n[[voice.commands]]\nname = \"p\"\nargv = [\"y\", \"{text}\", \"{out}\"]\n", 6, []string{"voice.commands[1].name", `"p"`, "unique"}},
 		{"command argv empty", "version = 1\n[[voice.commands]]\nname = \"p\"\nargv = []\n", 4, []string{"voice.commands[0].argv", "empty"}},
 		{"command without argv", "version = 1\n[[voice.commands]]\nname = \"p\"\n", 2, []string{"voice.commands[0].argv", "empty"}},
-		{"command without {out}", "version = 1\n[[voice.commands]]\nname = \"p\"\nargv = [\"x\", \"{text}\"]\n", 4, []string{"voice.commands[0].argv", "{out}"}},
 		{"command without {text} or stdin", "version = 1\n[[voice.commands]]\nname = \"p\"\nargv = [\"x\", \"{out}\"]\n", 4, []string{"voice.commands[0].argv", "{text}", "stdin"}},
 		{"sink dir without path", "version = 1\n[voice]\nsink = \"dir:\"\n", 3, []string{"voice.sink", "dir:"}},
 		{"sink unknown", "version = 1\n[voice]\nsink = \"speakers\"\n", 3, []string{"voice.sink", `"speakers"`, "auto, null or dir:"}},
-		{"lang", "version = 1\n[voice]\nlang = \"fr\"\n", 3, []string{"voice.lang", `"fr"`, "de or en"}},
+		{"lang", "version = 1\n[voice]\nlang = \"f r\"\n", 3, []string{"voice.lang", `"f r"`, "BCP-47"}},
 		{"voice timeout zero", "version = 1\n[voice]\ntimeout = \"0s\"\n", 3, []string{"voice.timeout", "greater than 0"}},
 		{"speed negative", "version = 1\n[voice]\nspeed = -5\n", 3, []string{"voice.speed", "-5"}},
-		{"voices unknown language", "version = 1\n[voice.voices]\nfr = \"x\"\n", 3, []string{"voice.voices.fr", `"fr"`}},
+		{"voices not a language", "version = 1\n[voice.voices]\nfrench_ = \"x\"\n", 3, []string{"voice.voices.french_", `"french_"`}},
+		{"agent voice empty", "version = 1\n[voice.agents]\nclaude = \"\"\n", 3, []string{"voice.agents.claude", "voice name"}},
 		{"voices empty name", "version = 1\n[voice.voices]\nde = \"\"\n", 3, []string{"voice.voices.de", "empty"}},
 		{"players empty entry", "version = 1\n[voice]\nplayers = [\"\"]\n", 3, []string{"voice.players[0]", "empty"}},
 		{"max_chars negative", "version = 1\n[voice.cleanup]\nmax_chars = -1\n", 3, []string{"voice.cleanup.max_chars", "-1"}},
@@ -532,7 +532,7 @@ func TestFileErrors(t *testing.T) {
 		{"plan path empty", "version = 1\n[[plans]]\nkey = \"p\"\n", 2, []string{"plans[0].path", "empty"}},
 		{"plan path missing", "version = 1\n[[plans]]\nkey = \"p\"\npath = \"" + filepath.Join(dir, "gone.md") + "\"\n", 4, []string{"plans[0].path", "gone.md", "no such file"}},
 		{"plan path directory", "version = 1\n[[plans]]\nkey = \"p\"\npath = \"" + filepath.Join(dir, "adir") + "\"\n", 4, []string{"plans[0].path", "not a regular file"}},
-		{"plan lang", "version = 1\n" + okPlan + "lang = \"fr\"\n", 5, []string{"plans[0].lang", `"fr"`}},
+		{"plan lang", "version = 1\n" + okPlan + "lang = \"fr_FR\"\n", 5, []string{"plans[0].lang", `"fr_FR"`}},
 		{"client id empty", "version = 1\n[[clients]]\ntoken_env = \"TOK\"\n", 2, []string{"clients[0].id", "empty"}},
 		{"client id duplicate", "version = 1\n[[clients]]\nid = \"a\"\ntoken_env = \"TOK\"\n[[clients]]\nid = \"a\"\ntoken_env = \"TOK2\"\n", 6, []string{"clients[1].id", `"a"`, "unique"}},
 		{"client token_env empty", "version = 1\n[[clients]]\nid = \"a\"\n", 2, []string{"clients[0].token_env", "empty"}},
@@ -566,7 +566,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	f := writeFile(t, filepath.Join(dir, "c.toml"), `version = 1
 colour = "blue"
 [voice]
-lang = "fr"
+lang = "français"
 [rules]
 queue_size = 0
 quiet_hours = ["x"]

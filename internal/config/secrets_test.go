@@ -28,7 +28,7 @@ func TestTokensNeverInErrors(t *testing.T) {
 		{"white space", "[[clients]]\nid = \"a\"\ntoken_env = \"T_SPACED\"\n", []string{"T_SPACED", "white space"}},
 		{"shared by two clients", "[[clients]]\nid = \"a\"\ntoken_env = \"T_DUP1\"\n[[clients]]\nid = \"b\"\ntoken_env = \"T_DUP2\"\n",
 			[]string{"clients[1].token_env", "T_DUP2", `client "a"`}},
-		{"other problems", "[voice]\nlang = \"fr\"\n[[clients]]\nid = \"a\"\ntoken_env = \"T_GOOD\"\nread = [\"nope\"]\n", []string{"voice.lang", "clients[0].read[0]"}},
+		{"other problems", "[voice]\nlang = \"f r\"\n[[clients]]\nid = \"a\"\ntoken_env = \"T_GOOD\"\nread = [\"nope\"]\n", []string{"voice.lang", "clients[0].read[0]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,11 +18,19 @@ import (
 // planKeyRE is the shape of a plan key: short, lower case, safe in URLs and file names.
 var planKeyRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
-func isLang(s string) bool { return s == "de" || s == "en" }
+// langTagRE is the shape of a BCP-47 language tag as talkd accepts it: a 2–3 letter
+// language and optional subtags (de, en-GB, pt-BR, zh-Hans-CN, sr-Latn). Whether the
+// engine can speak it is checked by the voice, against the engine's own voice list.
+var langTagRE = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`)
+
+// IsLangTag reports whether s is a language tag talkd accepts (BCP-47 syntax).
+func IsLangTag(s string) bool { return len(s) <= 35 && langTagRE.MatchString(s) }
+
+func isLang(s string) bool { return IsLangTag(s) }
 
 func isBuiltinProvider(name string) bool {
 	switch name {
-	case "auto", "espeak", "say", "sapi", "fake":
+	case "auto", "espeak", "say", "sapi", "speechd", "fake":
 		return true
 	}
 	return false
@@ -154,17 +162,16 @@ func (l *loader) validateVoice(c *Config) {
 			l.fail(key+".argv", "is empty; give the program and its arguments, e.g. [\"piper\", \"--model\", \"en.onnx\", \"--output_file\", \"{out}\"]")
 			continue
 		}
+		// Without {out} the command plays by itself (spd-say -w, a cloud CLI with its own
+		// output): its exit is the end of the utterance.
 		joined := strings.Join(cmd.Argv, "\x00")
-		if !strings.Contains(joined, "{out}") {
-			l.fail(key+".argv", "%q has no {out} placeholder; the command must write its WAV file there", cmd.Argv)
-		}
 		if !cmd.Stdin && !strings.Contains(joined, "{text}") {
 			l.fail(key+".argv", "%q has no {text} placeholder and stdin is false; the command would never see the text", cmd.Argv)
 		}
 	}
 
 	if !isBuiltinProvider(v.Provider) && !names[v.Provider] {
-		l.fail("voice.provider", "%q is not auto, espeak, say, sapi, fake or the name of a [[voice.commands]] entry", v.Provider)
+		l.fail("voice.provider", "%q is not auto, espeak, say, sapi, speechd, fake or the name of a [[voice.commands]] entry", v.Provider)
 	}
 	switch {
 	case v.Sink == "auto" || v.Sink == "null":
@@ -182,7 +189,7 @@ func (l *loader) validateVoice(c *Config) {
 		l.fail("voice.sink", "%q is not auto, null or dir:<path>", v.Sink)
 	}
 	if !isLang(v.Lang) {
-		l.fail("voice.lang", "%q is not de or en", v.Lang)
+		l.fail("voice.lang", "%q is not a BCP-47 language tag such as de, en, fr or pt-BR", v.Lang)
 	}
 	if v.Timeout.Duration <= 0 {
 		l.fail("voice.timeout", "%s must be greater than 0", v.Timeout.Duration)
@@ -193,9 +200,14 @@ func (l *loader) validateVoice(c *Config) {
 	for _, lang := range slices.Sorted(maps.Keys(v.Voices)) {
 		name := v.Voices[lang]
 		if !isLang(lang) {
-			l.fail("voice.voices."+lang, "%q is not a language this daemon speaks (de, en)", lang)
+			l.fail("voice.voices."+lang, "%q is not a BCP-47 language tag such as de, en or fr", lang)
 		} else if strings.TrimSpace(name) == "" {
 			l.fail("voice.voices."+lang, "is empty; name a voice or remove the key")
+		}
+	}
+	for _, agent := range slices.Sorted(maps.Keys(v.Agents)) {
+		if name := v.Agents[agent]; strings.TrimSpace(name) == "" || strings.HasPrefix(name, "-") {
+			l.fail("voice.agents."+agent, "%q is not a voice name; name one from talk voices", name)
 		}
 	}
 	for i, p := range v.Players {
@@ -222,6 +234,11 @@ func (l *loader) validateRules(c *Config) {
 		if _, err := ParseWindow(s); err != nil {
 			l.fail(fmt.Sprintf("rules.quiet_hours[%d]", i), "%v", err)
 		}
+	}
+	switch r.OnRateLimit {
+	case "", RateLimitDiscard, RateLimitDefer:
+	default:
+		l.fail("rules.on_rate_limit", "%q is not discard or defer", r.OnRateLimit)
 	}
 	if r.MaxWait.Duration <= 0 {
 		l.fail("rules.max_wait", "%s must be greater than 0", r.MaxWait.Duration)
@@ -284,7 +301,7 @@ func (l *loader) validatePlans(c *Config) {
 		if p.Lang == "" {
 			p.Lang = c.Voice.Lang
 		} else if !isLang(p.Lang) {
-			l.fail(key+".lang", "%q is not de or en", p.Lang)
+			l.fail(key+".lang", "%q is not a BCP-47 language tag such as de, en or fr", p.Lang)
 		}
 	}
 }

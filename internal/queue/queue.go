@@ -9,10 +9,12 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -33,11 +35,14 @@ type Clock func() time.Time
 
 // Config are the laws' parameters.
 type Config struct {
-	QuietHours  []config.Window
-	Intervals   [3]time.Duration // minimum interval between admissions, indexed by Priority
-	MaxWait     time.Duration
-	Capacity    int
-	HistorySize int
+	QuietHours []config.Window
+	Intervals  [3]time.Duration // minimum interval between admissions, indexed by Priority
+	MaxWait    time.Duration
+	// DeferRateLimit lets an announcement the rate limit does not admit yet wait for its
+	// slot (within MaxWait) instead of discarding it.
+	DeferRateLimit bool
+	Capacity       int
+	HistorySize    int
 	// SpeakTimeout bounds Prepare and Play each, so a hanging engine cannot stall the queue.
 	SpeakTimeout time.Duration
 	// FlushEvery is how often changed history is persisted (batched: no fsync per request).
@@ -48,13 +53,14 @@ type Config struct {
 // config.Load, so the quiet-hours windows parse).
 func ConfigFrom(c *config.Config) Config {
 	return Config{
-		QuietHours:   c.Rules.Windows(),
-		Intervals:    [3]time.Duration{c.Rules.Interval("low"), c.Rules.Interval("normal"), c.Rules.Interval("high")},
-		MaxWait:      c.Rules.MaxWait.Duration,
-		Capacity:     c.Rules.QueueSize,
-		HistorySize:  c.Rules.HistorySize,
-		SpeakTimeout: 2*c.Voice.Timeout.Duration + time.Second,
-		FlushEvery:   time.Second,
+		QuietHours:     c.Rules.Windows(),
+		Intervals:      [3]time.Duration{c.Rules.Interval("low"), c.Rules.Interval("normal"), c.Rules.Interval("high")},
+		MaxWait:        c.Rules.MaxWait.Duration,
+		DeferRateLimit: c.Rules.OnRateLimit == config.RateLimitDefer,
+		Capacity:       c.Rules.QueueSize,
+		HistorySize:    c.Rules.HistorySize,
+		SpeakTimeout:   2*c.Voice.Timeout.Duration + time.Second,
+		FlushEvery:     time.Second,
 	}
 }
 
@@ -64,9 +70,14 @@ type Announcement struct {
 	Lang     string
 	Priority Priority
 	Provider string
+	Voice    string
+	Prosody  Prosody
 	Now      bool
 	Caller   string
 	Agent    string
+	// Origin is the browser page an announcement came from (its Origin header); "" for
+	// agents, scripts and the CLI. A label for the history and the log, never a grant.
+	Origin string
 }
 
 // Outcome statuses of Submit.
@@ -75,6 +86,28 @@ const (
 	StatusMuted     = "muted"
 	StatusDiscarded = "discarded"
 )
+
+// Outcomes an announcement ends with, as the history and the log record them.
+const (
+	OutcomeSpoken = "spoken"
+	// OutcomeSynthesized means the audio was made but no player could play it (reason
+	// ReasonNoPlayer): nothing was heard.
+	OutcomeSynthesized = "synthesized"
+	OutcomeFailed      = "failed"
+	OutcomeStale       = "stale"
+	OutcomeStopped     = "stopped"
+	OutcomeDropped     = "dropped"
+	OutcomeRejected    = "rejected"
+)
+
+// Reasons of a dropped announcement, and of one that was synthesized but not played.
+const (
+	ReasonCancelled = "cancelled"
+	ReasonNoPlayer  = "no_player"
+)
+
+// Final reports whether outcome is an end state: everything except queued and speaking.
+func Final(outcome string) bool { return outcome != StatusQueued && outcome != "speaking" }
 
 // Reasons of a discarded announcement.
 const (
@@ -91,6 +124,12 @@ type Outcome struct {
 	MutedUntil *time.Time    // muted: nil = until unmuted
 	RetryIn    time.Duration // rate_limit: when the same priority would pass again
 	Window     string        // quiet_hours: the window that applies
+	// Deferred is, for a queued announcement under on_rate_limit = "defer", how long it
+	// waits for its rate-limit slot before it may be spoken.
+	Deferred time.Duration
+	// SameAs is set when the same text of the same caller was already waiting: the
+	// announcement is spoken once, as that one (ID is then SameAs).
+	SameAs string
 }
 
 // MuteState is the persisted mute.
@@ -117,9 +156,11 @@ type Entry struct {
 	Lang     string     `json:"lang"`
 	Priority string     `json:"priority"`
 	Provider string     `json:"provider,omitempty"`
+	Voice    string     `json:"voice,omitempty"`
 	Caller   string     `json:"caller"`
 	Agent    string     `json:"agent,omitempty"`
-	Outcome  string     `json:"outcome"` // queued, speaking, spoken, failed, stale, stopped, dropped, muted, discarded, rejected
+	Origin   string     `json:"origin,omitempty"` // the browser page, for /speak calls from one
+	Outcome  string     `json:"outcome"`          // queued, speaking, spoken, synthesized, failed, stale, stopped, dropped, muted, discarded, rejected
 	Reason   string     `json:"reason,omitempty"`
 	Received time.Time  `json:"received"`
 	Started  *time.Time `json:"started,omitempty"`
@@ -129,7 +170,13 @@ type Entry struct {
 type item struct {
 	u     Utterance
 	entry *Entry
+	// notBefore is the rate-limit slot of a deferred announcement (zero = at once).
+	notBefore time.Time
 }
+
+// ReasonDuplicate is the reason of an announcement dropped because the same text of the
+// same caller was already waiting (on_rate_limit = "defer").
+const ReasonDuplicate = "duplicate"
 
 // Voice applies the laws and drives one Speaker. Create it with New, start Run in a
 // goroutine, and Close it on shutdown.
@@ -144,6 +191,10 @@ type Voice struct {
 	// discarded by quiet hours, so the daemon can show a desktop notification instead.
 	OnQuietDiscard func(Announcement)
 
+	// muteSem serialises mute changes and their saving. It is not v.mu: Submit needs v.mu
+	// on every announcement, and must never wait for a disk write of the mute state.
+	muteSem chan struct{}
+
 	mu           sync.Mutex
 	closed       bool
 	mute         MuteState
@@ -156,6 +207,7 @@ type Voice struct {
 	cancelRun    context.CancelFunc // ends Run (Close past its deadline)
 	history      []*Entry           // oldest first; the newest cfg.HistorySize count (recentLocked)
 	dirty        map[*Entry]struct{}
+	waiters      map[string]chan struct{} // id → closed when that announcement ends (Wait)
 	wake         chan struct{}
 	runDone      chan struct{}
 	flushDone    chan struct{}
@@ -182,6 +234,8 @@ func New(cfg Config, speaker Speaker, store Store, now Clock, log *slog.Logger) 
 	v := &Voice{
 		cfg: cfg, speaker: speaker, store: store, now: now, log: log,
 		dirty:     make(map[*Entry]struct{}),
+		waiters:   make(map[string]chan struct{}),
+		muteSem:   make(chan struct{}, 1),
 		wake:      make(chan struct{}, 1),
 		runDone:   make(chan struct{}),
 		flushDone: make(chan struct{}),
@@ -221,6 +275,8 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var notify bool
+	var deferBy time.Duration
+	var settled Entry // a copy of an announcement the laws ended at once, for the log
 	out, err := func() (Outcome, error) {
 		v.mu.Lock()
 		defer v.mu.Unlock()
@@ -229,6 +285,11 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 		}
 		now := v.now()
 		e := v.newEntry(a, now)
+		defer func() {
+			if Final(e.Outcome) {
+				settled = *e
+			}
+		}()
 		if v.mutedLocked(now) {
 			e.Outcome = StatusMuted
 			return Outcome{Status: StatusMuted, ID: e.ID, MutedUntil: v.mute.Until}, nil
@@ -239,10 +300,19 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 				notify = true
 				return Outcome{Status: StatusDiscarded, ID: e.ID, Reason: ReasonQuietHours, Window: w.String()}, nil
 			}
+			if v.cfg.DeferRateLimit {
+				if same := v.sameWaitingLocked(a); same != nil {
+					e.Outcome, e.Reason = OutcomeDropped, ReasonDuplicate
+					return Outcome{Status: StatusQueued, ID: same.u.ID, SameAs: same.u.ID, Position: v.positionLocked(same)}, nil
+				}
+			}
 			if last := v.lastAdmitted[a.Priority]; !last.IsZero() {
 				if wait := v.cfg.Intervals[a.Priority] - now.Sub(last); wait > 0 {
-					e.Outcome, e.Reason = StatusDiscarded, ReasonRateLimit
-					return Outcome{Status: StatusDiscarded, ID: e.ID, Reason: ReasonRateLimit, RetryIn: wait}, nil
+					if !v.cfg.DeferRateLimit || wait > v.cfg.MaxWait {
+						e.Outcome, e.Reason = StatusDiscarded, ReasonRateLimit
+						return Outcome{Status: StatusDiscarded, ID: e.ID, Reason: ReasonRateLimit, RetryIn: wait}, nil
+					}
+					deferBy = wait
 				}
 			}
 		}
@@ -250,27 +320,94 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 			e.Outcome, e.Reason = "rejected", "queue_full"
 			return Outcome{}, ErrQueueFull
 		}
-		v.lastAdmitted[a.Priority] = now
-		it := &item{entry: e, u: Utterance{
+		// The slot is taken now, also by a deferred announcement: the next one of this
+		// priority is counted from it.
+		v.lastAdmitted[a.Priority] = now.Add(deferBy)
+		it := &item{entry: e, notBefore: now.Add(deferBy), u: Utterance{
 			ID: e.ID, Text: a.Text, Lang: a.Lang, Priority: a.Priority, Provider: a.Provider,
-			Caller: a.Caller, Agent: a.Agent, Enqueued: now,
+			Voice: a.Voice, Prosody: a.Prosody, Caller: a.Caller, Agent: a.Agent, Enqueued: now,
 		}}
 		v.lanes[a.Priority] = append(v.lanes[a.Priority], it)
-		e.Outcome = StatusQueued
-		pos := 0
-		for p := High; p >= a.Priority; p-- {
-			pos += len(v.lanes[p])
+		if deferBy == 0 {
+			it.notBefore = time.Time{}
 		}
+		e.Outcome = StatusQueued
+		pos := v.positionLocked(it)
 		select {
 		case v.wake <- struct{}{}:
 		default:
 		}
-		return Outcome{Status: StatusQueued, ID: e.ID, Position: pos}, nil
+		return Outcome{Status: StatusQueued, ID: e.ID, Position: pos, Deferred: deferBy}, nil
 	}()
+	if settled.ID != "" {
+		// Logged after v.mu is released: a burst of discarded announcements must not
+		// serialise on stderr while holding the lock every caller needs.
+		v.logOutcome(ctx, &settled)
+	}
 	if notify && v.OnQuietDiscard != nil {
 		go v.OnQuietDiscard(a)
 	}
 	return out, err
+}
+
+// sameWaitingLocked returns a waiting announcement of a's caller with a's text and
+// priority, if any. Caller holds v.mu.
+func (v *Voice) sameWaitingLocked(a Announcement) *item {
+	for _, it := range v.lanes[a.Priority] {
+		if it.u.Caller == a.Caller && it.u.Text == a.Text {
+			return it
+		}
+	}
+	return nil
+}
+
+// positionLocked is it's place in the speaking order (1 = next), counting every
+// announcement of a higher priority and those before it in its own lane.
+func (v *Voice) positionLocked(it *item) int {
+	p := it.u.Priority
+	pos := 0
+	for q := High; q > p; q-- {
+		pos += len(v.lanes[q])
+	}
+	for i, o := range v.lanes[p] {
+		if o == it {
+			return pos + i + 1
+		}
+	}
+	return pos + len(v.lanes[p])
+}
+
+// logOutcome writes the one info line of an announcement's end: who, what priority, what
+// became of it and why. The text is added only at debug level, since announcements may
+// carry what a user would not want in a log file; tokens never reach the queue at all.
+func (v *Voice) logOutcome(ctx context.Context, e *Entry) {
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs, slog.String("id", e.ID), slog.String("caller", e.Caller))
+	if e.Agent != "" {
+		attrs = append(attrs, slog.String("agent", e.Agent))
+	}
+	if e.Origin != "" {
+		attrs = append(attrs, slog.String("origin", e.Origin))
+	}
+	attrs = append(attrs, slog.String("priority", e.Priority), slog.String("outcome", e.Outcome))
+	if e.Reason != "" {
+		attrs = append(attrs, slog.String("reason", e.Reason))
+	}
+	if v.log.Enabled(ctx, slog.LevelDebug) {
+		attrs = append(attrs, slog.String("text", e.Text))
+	}
+	v.log.LogAttrs(ctx, slog.LevelInfo, "announcement", attrs...)
+}
+
+// settleLocked records that e reached its final outcome: it is saved with the next flush,
+// logged, and every Wait for it returns. Caller holds v.mu.
+func (v *Voice) settleLocked(e *Entry) {
+	v.touch(e)
+	v.logOutcome(context.Background(), e)
+	if ch, ok := v.waiters[e.ID]; ok {
+		close(ch)
+		delete(v.waiters, e.ID)
+	}
 }
 
 // newEntry numbers an announcement and records it in the history. Caller holds v.mu.
@@ -278,8 +415,8 @@ func (v *Voice) newEntry(a Announcement, now time.Time) *Entry {
 	v.seq++
 	e := &Entry{
 		Seq: v.seq, ID: "a" + strconv.FormatUint(v.seq, 10), Text: a.Text, Lang: a.Lang,
-		Priority: a.Priority.String(), Provider: a.Provider, Caller: a.Caller, Agent: a.Agent,
-		Received: now,
+		Priority: a.Priority.String(), Provider: a.Provider, Voice: a.Voice, Caller: a.Caller, Agent: a.Agent,
+		Origin: a.Origin, Received: now,
 	}
 	v.history = append(v.history, e)
 	// The history keeps its newest HistorySize entries (recentLocked). Dropping the oldest
@@ -314,10 +451,9 @@ func (v *Voice) mutedLocked(now time.Time) bool {
 		return false
 	}
 	if v.mute.Until != nil && !now.Before(*v.mute.Until) {
+		// Nothing is written: a saved mute whose end has passed is expired again when it
+		// is loaded, so Submit never waits for the disk.
 		v.mute = MuteState{}
-		if err := v.store.SaveMute(v.mute); err != nil {
-			v.log.Error("save expired mute", "err", err)
-		}
 		return false
 	}
 	return true
@@ -336,15 +472,35 @@ func (v *Voice) waitingLocked() int {
 	return len(v.lanes[0]) + len(v.lanes[1]) + len(v.lanes[2])
 }
 
+// lockMute takes the right to change the mute state, or gives up when ctx ends first.
+func (v *Voice) lockMute(ctx context.Context) error {
+	select {
+	case v.muteSem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for another mute change: %w", ctx.Err())
+	}
+}
+
+func (v *Voice) unlockMute() { <-v.muteSem }
+
 // Mute silences the voice until the given time (nil = until Unmute): the current utterance
-// stops and everything waiting is dropped. The state is saved before Mute returns.
-func (v *Voice) Mute(until *time.Time) (MuteState, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
+// stops and everything waiting is dropped. The state is saved before Mute returns, so it
+// survives a crash; the save runs outside the lock Submit needs (mute changes are
+// serialised by their own), so announcements are never held up by the disk.
+func (v *Voice) Mute(ctx context.Context, until *time.Time) (MuteState, error) {
+	if err := v.lockMute(ctx); err != nil {
+		return MuteState{}, err
+	}
+	defer v.unlockMute()
 	state := MuteState{Muted: true, Until: until}
 	if err := v.store.SaveMute(state); err != nil {
+		v.mu.Lock()
+		defer v.mu.Unlock()
 		return v.mute, fmt.Errorf("save mute: %w", err)
 	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	v.mute = state
 	v.dropWaitingLocked("muted")
 	if v.stopCurrent != nil {
@@ -356,33 +512,150 @@ func (v *Voice) Mute(until *time.Time) (MuteState, error) {
 	return state, nil
 }
 
-// Unmute lets announcements through again.
-func (v *Voice) Unmute() (MuteState, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
+// Unmute lets announcements through again; like Mute, it is saved before it returns.
+func (v *Voice) Unmute(ctx context.Context) (MuteState, error) {
+	if err := v.lockMute(ctx); err != nil {
+		return MuteState{}, err
+	}
+	defer v.unlockMute()
 	if err := v.store.SaveMute(MuteState{}); err != nil {
+		v.mu.Lock()
+		defer v.mu.Unlock()
 		return v.mute, fmt.Errorf("save mute: %w", err)
 	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	v.mute = MuteState{}
 	return v.mute, nil
 }
 
 // Stop ends the current utterance, if any, and returns its id ("" when silent).
-func (v *Voice) Stop() string {
+func (v *Voice) Stop(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.current == nil {
-		return ""
+		return "", nil
 	}
 	v.stopCurrent()
-	return v.current.u.ID
+	return v.current.u.ID, nil
+}
+
+// CancelRequest says which waiting announcements Cancel drops.
+type CancelRequest struct {
+	// ID drops this one announcement; "" drops every waiting one that matches.
+	ID string
+	// Caller is who asks; unless All is set, only its own announcements are dropped.
+	Caller string
+	// All drops announcements of every caller (the control grant decides, not the queue).
+	All bool
+}
+
+// ErrNotWaiting means Cancel was given an id that is not waiting (unknown, another
+// caller's, already speaking or already ended).
+var ErrNotWaiting = errors.New("the announcement is not waiting")
+
+// Cancel drops waiting announcements without muting and returns their ids, oldest first.
+// The utterance being spoken is left alone (Stop ends it).
+func (v *Voice) Cancel(ctx context.Context, r CancelRequest) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var dropped []*Entry
+	for p := range v.lanes {
+		kept := v.lanes[p][:0]
+		for _, it := range v.lanes[p] {
+			match := (r.All || it.u.Caller == r.Caller) && (r.ID == "" || it.u.ID == r.ID)
+			if !match {
+				kept = append(kept, it)
+				continue
+			}
+			it.entry.Outcome, it.entry.Reason = OutcomeDropped, ReasonCancelled
+			dropped = append(dropped, it.entry)
+		}
+		clear(v.lanes[p][len(kept):])
+		v.lanes[p] = kept
+	}
+	if r.ID != "" && len(dropped) == 0 {
+		why := "unknown"
+		for _, e := range v.recentLocked() {
+			if e.ID == r.ID {
+				why = e.Outcome
+			}
+		}
+		if why != "unknown" && !r.All && v.entryCaller(r.ID) != r.Caller {
+			why = "another caller's"
+		}
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotWaiting, r.ID, why)
+	}
+	slices.SortFunc(dropped, func(a, b *Entry) int { return cmp.Compare(a.Seq, b.Seq) })
+	ids := make([]string, len(dropped))
+	for i, e := range dropped {
+		v.settleLocked(e)
+		ids[i] = e.ID
+	}
+	return ids, nil
+}
+
+// entryCaller is the caller of the announcement id in the recent history. Caller holds v.mu.
+func (v *Voice) entryCaller(id string) string {
+	for _, e := range v.recentLocked() {
+		if e.ID == id {
+			return e.Caller
+		}
+	}
+	return ""
+}
+
+// ErrUnknownAnnouncement means Wait was given an id the recent history does not hold.
+var ErrUnknownAnnouncement = errors.New("no such announcement in the recent history")
+
+// Wait blocks until the announcement id has reached its final outcome (spoken, failed,
+// dropped, …) or ctx ends, and returns its history entry as it is then; with ctx ended
+// the entry is returned as well, still queued or speaking, together with ctx's error.
+func (v *Voice) Wait(ctx context.Context, id string) (Entry, error) {
+	v.mu.Lock()
+	var e *Entry
+	recent := v.recentLocked()
+	for i := len(recent) - 1; i >= 0; i-- {
+		if recent[i].ID == id {
+			e = recent[i]
+			break
+		}
+	}
+	if e == nil {
+		v.mu.Unlock()
+		return Entry{}, fmt.Errorf("%w: %q", ErrUnknownAnnouncement, id)
+	}
+	if Final(e.Outcome) {
+		out := *e
+		v.mu.Unlock()
+		return out, nil
+	}
+	ch, ok := v.waiters[id]
+	if !ok {
+		ch = make(chan struct{})
+		v.waiters[id] = ch
+	}
+	v.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return *e, ctx.Err()
 }
 
 func (v *Voice) dropWaitingLocked(reason string) {
 	for p := range v.lanes {
 		for _, it := range v.lanes[p] {
-			it.entry.Outcome, it.entry.Reason = "dropped", reason
-			v.touch(it.entry)
+			it.entry.Outcome, it.entry.Reason = OutcomeDropped, reason
+			v.settleLocked(it.entry)
 		}
 		v.lanes[p] = nil
 	}

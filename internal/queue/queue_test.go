@@ -346,7 +346,7 @@ func TestMuteStopsAndDrops(t *testing.T) {
 	cur, _ := v.Submit(ctx, Announcement{Text: "speaking", Priority: Normal})
 	<-sp.started
 	waiting, _ := v.Submit(ctx, Announcement{Text: "waiting", Priority: Normal})
-	if _, err := v.Mute(nil); err != nil {
+	if _, err := v.Mute(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !store.mute.Muted {
@@ -366,7 +366,7 @@ func TestMuteStopsAndDrops(t *testing.T) {
 	if st := v.Status(); st.Waiting != 0 || st.Speaking != nil {
 		t.Errorf("after mute: %+v", st)
 	}
-	if _, err := v.Unmute(); err != nil {
+	if _, err := v.Unmute(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if out, _ := v.Submit(ctx, Announcement{Text: "again", Priority: High}); out.Status != StatusQueued {
@@ -378,7 +378,7 @@ func TestMuteStopsAndDrops(t *testing.T) {
 func TestMuteSurvivesRestart(t *testing.T) {
 	v, clock, store := newTestVoice(t, testConfig(), &recSpeaker{})
 	until := clock.now().Add(time.Hour)
-	if _, err := v.Mute(&until); err != nil {
+	if _, err := v.Mute(context.Background(), &until); err != nil {
 		t.Fatal(err)
 	}
 	v2, err := New(testConfig(), &recSpeaker{}, store, clock.now, nil)
@@ -490,7 +490,7 @@ func TestStopAndCloseReachSynthesis(t *testing.T) {
 	go v.Run(context.Background())
 	a, _ := v.Submit(context.Background(), Announcement{Text: "one", Priority: Normal})
 	waitFor(t, func() bool { return v.Status().Speaking != nil })
-	if id := v.Stop(); id != a.ID {
+	if id, _ := v.Stop(context.Background()); id != a.ID {
 		t.Fatalf("Stop returned %q, want %q", id, a.ID)
 	}
 	waitFor(t, func() bool {
@@ -579,7 +579,7 @@ func TestHistoryKeepsTheNewestEntries(t *testing.T) {
 	cfg := testConfig()
 	cfg.HistorySize = 4
 	v, _, _ := newTestVoice(t, cfg, &recSpeaker{})
-	if _, err := v.Mute(nil); err != nil { // muted: every announcement is recorded and dropped
+	if _, err := v.Mute(context.Background(), nil); err != nil { // muted: every announcement is recorded and dropped
 		t.Fatal(err)
 	}
 	for i := 1; i <= 19; i++ {
@@ -618,7 +618,7 @@ func BenchmarkSubmitFullHistory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := v.Mute(nil); err != nil {
+	if _, err := v.Mute(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
 	a := Announcement{Text: "x", Priority: Normal}

@@ -53,9 +53,9 @@ func (v *Voice) Run(ctx context.Context) {
 		if cur.err != nil {
 			switch {
 			case errors.Is(cur.ctx.Err(), context.Canceled):
-				v.finish(it, "stopped", "")
+				v.finish(it, OutcomeStopped, "")
 			default:
-				v.finish(it, "failed", cur.err.Error())
+				v.finish(it, OutcomeFailed, cur.err.Error())
 				v.log.Warn("synthesis failed", "id", it.u.ID, "err", cur.err)
 			}
 			discard(cur)
@@ -73,15 +73,18 @@ func (v *Voice) Run(ctx context.Context) {
 		discard(cur)
 		switch {
 		case timedOut:
-			v.finish(it, "failed", "timeout")
+			v.finish(it, OutcomeFailed, "timeout")
 			v.log.Warn("playback timed out", "id", it.u.ID)
 		case stopped:
-			v.finish(it, "stopped", "")
+			v.finish(it, OutcomeStopped, "")
+		case errors.Is(err, ErrNoPlayer):
+			// Made but not heard: never recorded as spoken.
+			v.finish(it, OutcomeSynthesized, ReasonNoPlayer)
 		case err != nil:
-			v.finish(it, "failed", err.Error())
+			v.finish(it, OutcomeFailed, err.Error())
 			v.log.Warn("playback failed", "id", it.u.ID, "err", err)
 		default:
-			v.finish(it, "spoken", "")
+			v.finish(it, OutcomeSpoken, "")
 		}
 	}
 }
@@ -129,36 +132,57 @@ func (v *Voice) next(ctx context.Context) *item {
 			v.mu.Unlock()
 			return nil
 		}
-		if it := v.popLocked(); it != nil {
+		it, due := v.popLocked()
+		if it != nil {
 			v.mu.Unlock()
 			return it
 		}
 		v.mu.Unlock()
+		var timer *time.Timer
+		var slot <-chan time.Time
+		if !due.IsZero() {
+			// A deferred announcement's slot: wake up for it.
+			timer = time.NewTimer(max(due.Sub(v.now()), time.Millisecond))
+			slot = timer.C
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-v.wake:
+		case <-slot:
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
 
-// popLocked takes the first fresh item of the highest non-empty lane.
-func (v *Voice) popLocked() *item {
+// popLocked takes the first fresh item of the highest lane whose head is due. When only
+// deferred items wait, it returns nil and the earliest slot.
+func (v *Voice) popLocked() (*item, time.Time) {
 	now := v.now()
+	var due time.Time
 	for p := High; p >= Low; p-- {
 		for len(v.lanes[p]) > 0 {
 			it := v.lanes[p][0]
+			if it.notBefore.After(now) {
+				// Its rate-limit slot has not come; lower priorities may speak meanwhile.
+				if due.IsZero() || it.notBefore.Before(due) {
+					due = it.notBefore
+				}
+				break
+			}
 			v.lanes[p][0] = nil
 			v.lanes[p] = v.lanes[p][1:]
 			if v.cfg.MaxWait > 0 && now.Sub(it.u.Enqueued) > v.cfg.MaxWait {
-				it.entry.Outcome, it.entry.Reason = "stale", "waited longer than "+v.cfg.MaxWait.String()
-				v.touch(it.entry)
+				it.entry.Outcome, it.entry.Reason = OutcomeStale, "waited longer than "+v.cfg.MaxWait.String()
+				v.settleLocked(it.entry)
 				continue
 			}
-			return it
+			return it, time.Time{}
 		}
 	}
-	return nil
+	return nil, due
 }
 
 // peek returns the item that would be popped next, without taking it.
@@ -179,11 +203,11 @@ func (v *Voice) begin(it *item, cancel context.CancelFunc) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.closed || v.mutedLocked(v.now()) {
-		it.entry.Outcome, it.entry.Reason = "dropped", "muted"
+		it.entry.Outcome, it.entry.Reason = OutcomeDropped, "muted"
 		if v.closed {
 			it.entry.Reason = "shutdown"
 		}
-		v.touch(it.entry)
+		v.settleLocked(it.entry)
 		return false
 	}
 	now := v.now()
@@ -198,7 +222,7 @@ func (v *Voice) finish(it *item, outcome, reason string) {
 	defer v.mu.Unlock()
 	now := v.now()
 	it.entry.Outcome, it.entry.Reason, it.entry.Ended = outcome, reason, &now
-	v.touch(it.entry)
+	v.settleLocked(it.entry)
 	if v.current == it {
 		v.current, v.stopCurrent = nil, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"talkd/internal/queue"
 )
 
 // CleanupOptions switches the speech text rules. Listeners hate hearing punctuation, URLs
@@ -56,7 +58,7 @@ func Clean(text string, o CleanupOptions) string {
 	}
 	joined = strings.Join(strings.Fields(joined), " ")
 	if o.MaxChars > 0 {
-		joined = cutAtSentence(joined, o.MaxChars)
+		joined = queue.CutAtSentence(joined, o.MaxChars)
 	}
 	return joined
 }
@@ -198,25 +200,4 @@ func pronounceableHost(h string) bool {
 		}
 	}
 	return true
-}
-
-// cutAtSentence shortens s to at most max runes, preferring the last sentence end that
-// keeps at least a third of the allowance, else the last word boundary.
-func cutAtSentence(s string, max int) string {
-	r := []rune(s)
-	if len(r) <= max {
-		return s
-	}
-	head := r[:max]
-	for i := len(head) - 1; i >= max/3; i-- {
-		if strings.ContainsRune(".!?…。！？", head[i]) && (i+1 == len(r) || unicode.IsSpace(r[i+1])) {
-			return string(head[:i+1])
-		}
-	}
-	if i := strings.LastIndexFunc(string(head), unicode.IsSpace); i > 0 {
-		return strings.TrimRightFunc(string(head)[:i], func(r rune) bool {
-			return unicode.IsSpace(r) || strings.ContainsRune(",;:-", r)
-		})
-	}
-	return string(head)
 }

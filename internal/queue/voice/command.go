@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,15 +17,18 @@ import (
 // command is a [[voice.commands]] engine: an argv template run without a shell.
 //
 // Placeholders, substituted inside each argv element in one pass (so a text containing
-// "{out}" stays literal): {text} the cleaned text, {lang} de or en, {voice}
-// voice.voices[lang] or else the language code, {out} the path of the audio file to
-// write (required: the engine must write its audio there). With stdin = true the text is
-// also sent on standard input.
+// "{out}" stays literal): {text} the cleaned text, {lang} the language tag, {voice} the
+// request's voice, else voice.agents[agent], else voice.voices[lang], else the language
+// tag, {rate} words per minute (request, else voice.speed, else 175), {pitch} 1–99 (50),
+// {volume} percent (100), {out} the path of the audio file to write. Without {out} the
+// command plays by itself: its exit is the end of the utterance, and stop kills it.
+// With stdin = true the text is also sent on standard input.
 type command struct {
 	name    string
 	argv    []string
 	stdin   bool
 	timeout time.Duration
+	plays   bool // no {out}: the command makes the sound itself
 }
 
 // newCommand checks a configured entry and resolves its binary; a missing binary is an
@@ -33,15 +37,13 @@ func newCommand(c config.Command, timeout time.Duration, p platform) (*command, 
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		return nil, fmt.Errorf("[[voice.commands]] %q: argv is empty", c.Name)
 	}
-	if !slices.ContainsFunc(c.Argv[1:], func(a string) bool { return strings.Contains(a, "{out}") }) {
-		return nil, fmt.Errorf("[[voice.commands]] %q: argv has no {out} placeholder for the audio file", c.Name)
-	}
+	plays := !slices.ContainsFunc(c.Argv[1:], func(a string) bool { return strings.Contains(a, "{out}") })
 	bin, err := p.lookPath(c.Argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("[[voice.commands]] %q: engine %q not found: %w", c.Name, c.Argv[0], err)
 	}
 	argv := append([]string{bin}, c.Argv[1:]...)
-	return &command{name: c.Name, argv: argv, stdin: c.Stdin, timeout: timeout}, nil
+	return &command{name: c.Name, argv: argv, stdin: c.Stdin, timeout: timeout, plays: plays}, nil
 }
 
 // expandArgv substitutes the placeholders in each element of tmpl. A text that would
@@ -56,7 +58,18 @@ func expandArgv(tmpl []string, r synthRequest) []string {
 	if v == "" {
 		v = r.Lang
 	}
-	rep := strings.NewReplacer("{text}", text, "{lang}", r.Lang, "{voice}", v, "{out}", r.Out)
+	rate, pitch, volume := r.Speed, r.Pitch, r.Volume
+	if rate <= 0 {
+		rate = defaultRate
+	}
+	if pitch <= 0 {
+		pitch = 50
+	}
+	if volume <= 0 {
+		volume = 100
+	}
+	rep := strings.NewReplacer("{text}", text, "{lang}", r.Lang, "{voice}", v, "{out}", r.Out,
+		"{rate}", strconv.Itoa(rate), "{pitch}", strconv.Itoa(pitch), "{volume}", strconv.Itoa(volume))
 	out := make([]string, len(tmpl))
 	for i, a := range tmpl {
 		out[i] = rep.Replace(a)
@@ -64,7 +77,27 @@ func expandArgv(tmpl []string, r synthRequest) []string {
 	return out
 }
 
+// defaultRate is {rate} when neither the request nor voice.speed sets one: about the
+// default of espeak-ng and most engines.
+const defaultRate = 175
+
+// speak runs a command without {out}: it plays by itself, so its exit ends the
+// utterance; a cancelled ctx (stop, mute) kills it with its children.
+func (c *command) speak(ctx context.Context, r synthRequest) error {
+	spec := procSpec{argv: expandArgv(c.argv, r), timeout: c.timeout + utteranceTime(r.Text)}
+	if c.stdin {
+		spec.stdin = strings.NewReader(r.Text)
+	}
+	_, err := runProc(ctx, spec)
+	return err
+}
+
+func (c *command) playsOnly() bool { return c.plays }
+
 func (c *command) synth(ctx context.Context, r synthRequest) error {
+	if c.plays {
+		return fmt.Errorf("[[voice.commands]] %q plays by itself and writes no audio file", c.name)
+	}
 	spec := procSpec{argv: expandArgv(c.argv, r), timeout: c.timeout}
 	if c.stdin {
 		spec.stdin = strings.NewReader(r.Text)

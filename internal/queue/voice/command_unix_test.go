@@ -4,6 +4,7 @@ package voice
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,8 +54,9 @@ cp "`+fixture+`" "$out"`)
 		if err != nil {
 			t.Fatalf("%s %q: %v", c.provider, c.text, err)
 		}
-		if err := v.Play(ctx, queue.Utterance{ID: "u1"}, a); err != nil {
-			t.Fatal(err)
+		// The sink is null: the audio was made, and Play says nobody heard it.
+		if err := v.Play(ctx, queue.Utterance{ID: "u1"}, a); !errors.Is(err, queue.ErrNoPlayer) {
+			t.Fatalf("play into the null sink: %v", err)
 		}
 		a.Close()
 		args, _ := os.ReadFile(filepath.Join(seen, "args"))

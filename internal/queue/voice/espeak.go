@@ -53,20 +53,50 @@ func (e *espeak) voiceFor(ctx context.Context, lang string) string {
 	return lang
 }
 
-func (e *espeak) synth(ctx context.Context, r synthRequest) error {
+// args are espeak-ng's options for r, without the output: -w FILE for a sink, none for
+// its own audio output.
+func (e *espeak) args(ctx context.Context, r synthRequest) []string {
 	v := r.Voice
 	if v == "" {
 		v = e.voiceFor(ctx, r.Lang)
 	}
-	argv := []string{e.bin, "-w", r.Out, "-v", v, "-b", "1", "--stdin"}
+	argv := []string{"-v", v, "-b", "1", "--stdin"}
 	if r.Speed > 0 {
 		argv = append(argv, "-s", strconv.Itoa(r.Speed))
 	}
+	if r.Pitch > 0 {
+		argv = append(argv, "-p", strconv.Itoa(r.Pitch)) // espeak-ng: 0–99, 50 default
+	}
+	if r.Volume > 0 {
+		argv = append(argv, "-a", strconv.Itoa(r.Volume)) // espeak-ng: amplitude 0–200, 100 default
+	}
+	return argv
+}
+
+func (e *espeak) synth(ctx context.Context, r synthRequest) error {
+	argv := append([]string{e.bin, "-w", r.Out}, e.args(ctx, r)...)
 	if _, err := runProc(ctx, procSpec{argv: argv, stdin: strings.NewReader(r.Text), timeout: e.timeout}); err != nil {
 		return err
 	}
 	// espeak-ng exits 0 when it cannot write its file: check the output, not the status.
 	return checkWAVFile(r.Out)
+}
+
+// speak plays through espeak-ng's own audio output. espeak-ng exits 0 even when it
+// found no audio device (it only prints the sound library's errors), so anything it
+// writes on stderr counts as a failure: silence is never reported as spoken.
+func (e *espeak) speak(ctx context.Context, r synthRequest) error {
+	argv := append([]string{e.bin}, e.args(ctx, r)...)
+	_, err := runProc(ctx, procSpec{argv: argv, stdin: strings.NewReader(r.Text), timeout: e.timeout + utteranceTime(r.Text), stderrFails: true})
+	return err
+}
+
+func (e *espeak) playsOnly() bool { return false }
+
+// utteranceTime is a generous bound of how long text takes to say (at 80 words per
+// minute), added to the timeout of an engine that plays by itself.
+func utteranceTime(text string) time.Duration {
+	return time.Duration(len(strings.Fields(text))) * 750 * time.Millisecond
 }
 
 // voices parses `espeak-ng --voices`:

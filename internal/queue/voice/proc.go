@@ -32,6 +32,9 @@ type procSpec struct {
 	env     []string
 	stdin   io.Reader
 	timeout time.Duration
+	// stderrFails makes any output on stderr a failure even after exit status 0, for
+	// programs that report a missing audio device only there.
+	stderrFails bool
 }
 
 // runProc runs one external process to completion and returns its standard output
@@ -146,6 +149,8 @@ func runProc(ctx context.Context, s procSpec) (string, error) {
 			return stdout.String(), fmt.Errorf("%s: %w: %s", name, err, msg)
 		}
 		return stdout.String(), fmt.Errorf("%s: %w", name, err)
+	case s.stderrFails && stderr.summary() != "":
+		return stdout.String(), fmt.Errorf("%s: exited 0 but reported: %s", name, stderr.summary())
 	}
 	return stdout.String(), nil
 }

@@ -12,10 +12,13 @@ import (
 // synthRequest is one synthesis job for an engine: cleaned text in, audio file out.
 type synthRequest struct {
 	Text  string
-	Lang  string // de or en
-	Voice string // engine voice from voice.voices[lang]; "" = engine's choice for Lang
+	Lang  string // a BCP-47 tag the engine speaks
+	Voice string // engine voice (request, voice.agents, voice.voices[lang]); "" = engine's choice for Lang
 	Speed int    // words per minute; 0 = engine default
-	Out   string // path of the WAV to write (does not exist yet)
+	// Pitch (1–99, 50 normal) and Volume (percent, 1–200) where the engine takes them; 0 = default.
+	Pitch  int
+	Volume int
+	Out    string // path of the WAV to write (does not exist yet)
 }
 
 // provider is one speech engine.
@@ -25,6 +28,15 @@ type provider interface {
 	synth(ctx context.Context, r synthRequest) error
 	// voices lists what the engine can speak with, where it can tell.
 	voices(ctx context.Context) ([]VoiceInfo, error)
+}
+
+// selfPlayer is an engine that can make the sound itself, without a player.
+type selfPlayer interface {
+	// speak says r.Text aloud and returns when the utterance has ended (r.Out is unset).
+	// It must return promptly when ctx ends, killing what it started.
+	speak(ctx context.Context, r synthRequest) error
+	// playsOnly reports an engine that cannot write audio for a sink at all.
+	playsOnly() bool
 }
 
 // VoiceInfo is one voice an engine offers; ID is the value to put into voice.voices.
@@ -73,6 +85,33 @@ type voiceCache struct {
 	list   []VoiceInfo
 	err    error
 	loaded bool
+	langs  map[string]bool // lang → spoken by a voice of list (Check)
+	// failedAt is when the last load failed (get tries again after listRetry).
+	failedAt time.Time
+}
+
+// listRetry is how long a failed voice-list load is remembered before it is tried
+// again, so a broken engine costs one slow request per interval, not every request.
+const listRetry = 30 * time.Second
+
+// get returns the engine's voice list, loading it on first use. The load does not end
+// with the request that started it (the list serves every later one); a failure is
+// returned for listRetry, then tried again.
+// fresh reports whether this call loaded the list (so a failure is logged once).
+func (c *voiceCache) get(ctx context.Context, load func(context.Context) ([]VoiceInfo, error)) (list []VoiceInfo, fresh bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded && (c.failedAt.IsZero() || time.Since(c.failedAt) > listRetry) {
+		fresh = true
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		c.list, c.err = load(lctx)
+		cancel()
+		c.loaded = c.err == nil || errors.Is(c.err, ErrNoVoiceList)
+		if !c.loaded {
+			c.failedAt = time.Now()
+		}
+	}
+	return c.list, fresh, c.err
 }
 
 // forLang returns the first voice whose language starts with lang ("de" matches

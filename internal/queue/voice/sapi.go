@@ -19,6 +19,7 @@ try {
     try { $s.SelectVoiceByHints([System.Speech.Synthesis.VoiceGender]::NotSet, [System.Speech.Synthesis.VoiceAge]::NotSet, 0, [System.Globalization.CultureInfo]::new($env:TALKD_LANG)) } catch { }
   }
   if ($env:TALKD_RATE) { $s.Rate = [int]$env:TALKD_RATE }
+  if ($env:TALKD_VOLUME) { $s.Volume = [int]$env:TALKD_VOLUME }
   $s.SetOutputToWaveFile($env:TALKD_OUT)
   $s.Speak($env:TALKD_TEXT)
 } finally { $s.Dispose() }`
@@ -40,6 +41,10 @@ func (s *sapi) synth(ctx context.Context, r synthRequest) error {
 	env := []string{"TALKD_TEXT=" + r.Text, "TALKD_OUT=" + r.Out, "TALKD_LANG=" + r.Lang, "TALKD_VOICE=" + r.Voice}
 	if r.Speed > 0 {
 		env = append(env, "TALKD_RATE="+strconv.Itoa(sapiRate(r.Speed)))
+	}
+	if r.Volume > 0 {
+		// SAPI's volume is 0–100 and cannot amplify: 100 % and above is its maximum.
+		env = append(env, "TALKD_VOLUME="+strconv.Itoa(min(r.Volume, 100)))
 	}
 	argv := []string{s.bin, "-NoProfile", "-NonInteractive", "-Command", sapiScript}
 	if _, err := runProc(ctx, procSpec{argv: argv, env: env, timeout: s.timeout}); err != nil {

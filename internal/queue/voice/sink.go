@@ -22,9 +22,31 @@ type sink interface {
 }
 
 // nullSink discards audio: for headless machines and tests that only watch the fake log.
+// Voice.Play reports the audio of a real engine sent here as not played (ErrNoPlayer); the
+// fake engine's "speaking" is its log record, so it counts as spoken.
 type nullSink struct{}
 
 func (nullSink) play(context.Context, queue.Utterance, *audio) error { return nil }
+
+// noPlayerSink is the auto sink when no player exists here: every utterance is
+// synthesized and then reported as not played, so nothing claims sound it did not make.
+type noPlayerSink struct{ why string }
+
+func (n noPlayerSink) play(context.Context, queue.Utterance, *audio) error {
+	return fmt.Errorf("%w: %s", queue.ErrNoPlayer, n.why)
+}
+
+// engineSink is the auto sink when no player exists but the default engine plays by
+// itself (espeak-ng's own audio output): utterances of that engine are spoken by it in
+// Play; audio made by any other engine has no player.
+type engineSink struct {
+	engine string
+	why    string
+}
+
+func (e engineSink) play(context.Context, queue.Utterance, *audio) error {
+	return fmt.Errorf("%w: %s", queue.ErrNoPlayer, e.why)
+}
 
 // dirSink keeps one file per utterance, named <sequence>-<id>.<ext> so that a directory
 // listing shows the speaking order. The sequence continues after the highest number
@@ -159,17 +181,31 @@ func (p *playerSink) play(ctx context.Context, _ queue.Utterance, a *audio) erro
 	return err
 }
 
-// defaultPlayers is the search order of the auto sink per platform. Each entry is a
-// player with its options; the file path is appended.
+// defaultPlayers is the search order of the auto sink per platform (documented in the
+// README, "Voices and engines"). Each entry is a player with its options; the file path
+// is appended. PipeWire and PulseAudio come first because they share the desktop's
+// output; aplay talks to ALSA directly; sox's play and ffplay are what a machine without a
+// sound server often still has.
 func defaultPlayers(goos string) []string {
-	list := []string{"pw-play", "paplay", "aplay -q", "afplay", "ffplay -nodisp -autoexit -loglevel error"}
+	list := []string{"pw-play", "pw-cat --playback", "paplay", "aplay -q", "play -q", "afplay", "ffplay -nodisp -autoexit -loglevel error"}
 	switch goos {
 	case "darwin":
-		list = []string{"afplay", "ffplay -nodisp -autoexit -loglevel error"}
+		list = []string{"afplay", "play -q", "ffplay -nodisp -autoexit -loglevel error"}
 	case "windows":
 		list = nil // the built-in SoundPlayer is always there
 	}
 	return list
+}
+
+// playerNames are the programs of a players list without their options, for messages.
+func playerNames(players []string) []string {
+	out := make([]string, 0, len(players))
+	for _, p := range players {
+		if f := strings.Fields(p); len(f) > 0 {
+			out = append(out, f[0])
+		}
+	}
+	return out
 }
 
 // windowsPlayerScript plays a WAV with .NET's SoundPlayer; the path arrives in an

@@ -25,7 +25,9 @@ const (
 	ProviderEspeak = "espeak"
 	ProviderSay    = "say"
 	ProviderSAPI   = "sapi"
-	ProviderFake   = "fake"
+	// ProviderSpeechd is speech-dispatcher (spd-say), which plays by itself.
+	ProviderSpeechd = "speechd"
+	ProviderFake    = "fake"
 	// ProviderNone is reported when auto found no engine; every utterance then fails
 	// with a message saying what to install.
 	ProviderNone = "none"
@@ -39,6 +41,10 @@ type Info struct {
 	SinkReason     string `json:"sink_reason"`
 	// Providers are the names a request's "provider" field may use here.
 	Providers []string `json:"providers"`
+	// Audible is false when nothing here can make sound (no player, null sink):
+	// announcements are then synthesized, not heard. Silent says why.
+	Audible bool   `json:"audible"`
+	Silent  string `json:"silent,omitempty"`
 }
 
 // Voice is the speech engine and audio sink of one daemon; it implements queue.Speaker.
@@ -48,6 +54,8 @@ type Voice struct {
 	speed        int
 	lang         string
 	voiceFor     map[string]string
+	agentVoice   map[string]string // [voice.agents]
+	lists        map[string]*voiceCache
 	cleanup      CleanupOptions
 	fakeLog      string
 	fakeDuration time.Duration
@@ -71,7 +79,7 @@ type Voice struct {
 var _ queue.Speaker = (*Voice)(nil)
 
 // reservedNames cannot name a [[voice.commands]] entry.
-var reservedNames = []string{ProviderAuto, ProviderEspeak, ProviderSay, ProviderSAPI, ProviderFake, ProviderNone}
+var reservedNames = []string{ProviderAuto, ProviderEspeak, ProviderSay, ProviderSAPI, ProviderSpeechd, ProviderFake, ProviderNone}
 
 // New builds the voice from the validated configuration. An engine or sink that is named
 // explicitly but cannot work here (binary missing, wrong platform) is an error, so a
@@ -90,6 +98,8 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 		speed:        cfg.Speed,
 		lang:         cfg.Lang,
 		voiceFor:     cfg.Voices,
+		agentVoice:   cfg.Agents,
+		lists:        map[string]*voiceCache{},
 		cleanup:      CleanupOptions{URLs: cfg.Cleanup.URLsOn(), Markdown: cfg.Cleanup.MarkdownOn(), MaxChars: cfg.Cleanup.Limit()},
 		fakeLog:      cfg.FakeLogPath(stateDir),
 		fakeDuration: cfg.FakeDuration.Duration,
@@ -112,6 +122,16 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 	if err := v.setupSink(cfg, p); err != nil {
 		return nil, err
 	}
+	if v.lang != "de" && v.lang != "en" {
+		// A default language the engine cannot speak would fail every announcement.
+		if _, err := v.check(context.Background(), v.defName, v.lang, ""); err != nil {
+			return nil, fmt.Errorf("voice.lang: %w", err)
+		}
+	}
+	if sp, ok := v.providers[v.defName].(selfPlayer); ok && sp.playsOnly() {
+		v.info.Silent = "" // the engine plays by itself; the sink is not used
+	}
+	v.info.Audible = v.info.Silent == ""
 	v.setupNotifier(p)
 	dir, err := os.MkdirTemp("", "talkd-voice-")
 	if err != nil {
@@ -148,6 +168,11 @@ func (v *Voice) builtin(name string, p platform) (provider, error) {
 			return &sapi{bin: bin, timeout: v.timeout}, nil
 		}
 		return nil, errors.New("powershell was not found on the PATH")
+	case ProviderSpeechd:
+		if bin, ok := p.firstFound("spd-say"); ok {
+			return &speechd{bin: bin, timeout: v.timeout}, nil
+		}
+		return nil, errors.New("spd-say was not found on the PATH (Debian/Ubuntu: apt-get install speech-dispatcher)")
 	}
 	return nil, fmt.Errorf("%q is not a built-in provider", name)
 }
@@ -160,7 +185,7 @@ func autoOrder(goos string) []string {
 	case "windows":
 		return []string{ProviderSAPI, ProviderEspeak}
 	}
-	return []string{ProviderEspeak}
+	return []string{ProviderEspeak, ProviderSpeechd}
 }
 
 func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
@@ -178,7 +203,7 @@ func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
 		v.providers[c.Name] = cmd
 	}
 	// Built-in engines found here may be chosen per request even when not the default.
-	for _, name := range []string{ProviderEspeak, ProviderSay, ProviderSAPI} {
+	for _, name := range []string{ProviderEspeak, ProviderSay, ProviderSAPI, ProviderSpeechd} {
 		if e, err := v.builtin(name, p); err == nil {
 			v.providers[name] = e
 		}
@@ -209,7 +234,7 @@ func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
 	case name == ProviderFake:
 		v.providers[ProviderFake] = fake{}
 		v.defName, v.info.ProviderReason = ProviderFake, "configured: fake (tests; no audio engine)"
-	case name == ProviderEspeak || name == ProviderSay || name == ProviderSAPI:
+	case name == ProviderEspeak || name == ProviderSay || name == ProviderSAPI || name == ProviderSpeechd:
 		if _, ok := v.providers[name]; !ok {
 			_, err := v.builtin(name, p)
 			return fmt.Errorf("provider %q: %w", name, err)
@@ -217,12 +242,13 @@ func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
 		v.defName, v.info.ProviderReason = name, "configured: "+name
 	default:
 		if _, ok := v.providers[name]; !ok {
-			return fmt.Errorf("provider %q is not auto, espeak, say, sapi, fake or a [[voice.commands]] name", name)
+			return fmt.Errorf("provider %q is not auto, espeak, say, sapi, speechd, fake or a [[voice.commands]] name", name)
 		}
 		v.defName, v.info.ProviderReason = name, "configured: [[voice.commands]] "+name
 	}
 	v.info.Provider = v.defName
 	for n := range v.providers {
+		v.lists[n] = &voiceCache{}
 		if n != ProviderNone {
 			v.info.Providers = append(v.info.Providers, n)
 		}
@@ -236,6 +262,9 @@ func (v *Voice) setupSink(cfg config.Voice, p platform) error {
 	switch {
 	case s == "null":
 		v.sink, v.info.Sink, v.info.SinkReason = nullSink{}, "null", "configured: null (audio discarded)"
+		if v.defName != ProviderFake {
+			v.info.Silent = "the sink is null: audio is discarded"
+		}
 	case strings.HasPrefix(s, "dir:"):
 		dir := strings.TrimSpace(strings.TrimPrefix(s, "dir:"))
 		ds, err := newDirSink(dir)
@@ -263,9 +292,20 @@ func (v *Voice) setupSink(cfg config.Voice, p platform) error {
 				return nil
 			}
 		}
-		v.sink, v.info.Sink = nullSink{}, "null"
-		v.info.SinkReason = fmt.Sprintf("auto: no audio player found (tried %s); audio is discarded", strings.Join(players, ", "))
-		v.log.Warn("no audio player found; speech is synthesized but not played", "tried", players)
+		names := strings.Join(playerNames(players), ", ")
+		if e, ok := v.providers[v.defName].(*espeak); ok && v.defName == ProviderEspeak {
+			// espeak-ng can play by itself; it is the last resort because it bypasses
+			// the sound server's choice less gracefully than the players above.
+			v.sink, v.info.Sink = engineSink{engine: ProviderEspeak, why: "no audio player found (tried " + names + "); only espeak-ng's own output is available, which plays espeak's utterances only"}, filepath.Base(e.bin)
+			v.info.SinkReason = fmt.Sprintf("auto: no audio player found (tried %s); %s plays through its own audio output", names, filepath.Base(e.bin))
+			v.log.Warn("no audio player found; espeak-ng plays through its own audio output", "tried", names)
+			return nil
+		}
+		why := fmt.Sprintf("no audio player found (tried %s); install one (e.g. sox or pipewire) or set voice.players", names)
+		v.sink, v.info.Sink = noPlayerSink{why: why}, "none"
+		v.info.SinkReason = "auto: " + why + "; announcements are synthesized, not heard"
+		v.info.Silent = why
+		v.log.Warn("no audio player found; announcements are synthesized but not played", "tried", names)
 	default:
 		return fmt.Errorf("sink %q is not auto, null or dir:<path>", s)
 	}
@@ -296,13 +336,19 @@ type audio struct {
 	spoken   string
 	lang     string
 	fake     bool
-	once     sync.Once
+	// self is set for an engine that plays by itself (no file): Play runs it with req.
+	self selfPlayer
+	req  synthRequest
+	once sync.Once
 }
 
 // Close removes the audio file unless a dir: sink has already taken it.
 func (a *audio) Close() error {
 	var err error
 	a.once.Do(func() {
+		if a.path == "" {
+			return
+		}
 		if rerr := os.Remove(a.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			err = fmt.Errorf("voice: remove audio: %w", rerr)
 		}
@@ -336,7 +382,17 @@ func (v *Voice) Prepare(ctx context.Context, u queue.Utterance) (queue.Audio, er
 		lang:     lang,
 		fake:     name == ProviderFake,
 	}
-	r := synthRequest{Text: spoken, Lang: lang, Voice: v.voiceFor[lang], Speed: v.speed, Out: a.path}
+	r := synthRequest{Text: spoken, Lang: lang, Voice: v.voiceName(u, lang), Speed: v.speed,
+		Pitch: u.Prosody.Pitch, Volume: u.Prosody.Volume, Out: a.path}
+	if u.Prosody.Rate > 0 {
+		r.Speed = u.Prosody.Rate
+	}
+	if sp, ok := v.playsItself(name, e); ok {
+		// Nothing to synthesize ahead: the engine makes the sound in Play.
+		a.path, a.self, a.req = "", sp, r
+		a.req.Out = ""
+		return a, nil
+	}
 	if err := e.synth(ctx, r); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("provider %q: %w", name, err)
@@ -354,7 +410,53 @@ func (v *Voice) Play(ctx context.Context, u queue.Utterance, qa queue.Audio) err
 	if a.fake {
 		return v.playFake(ctx, u, a)
 	}
+	if a.self != nil {
+		return a.self.speak(ctx, a.req)
+	}
+	if _, null := v.sink.(nullSink); null {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: the sink is null", queue.ErrNoPlayer)
+	}
 	return v.sink.play(ctx, u, a)
+}
+
+// voiceName is the engine voice of u: the request's own, else the agent's from
+// [voice.agents], else the language's from [voice.voices], a regional tag falling back
+// to its language ("" = the engine's choice).
+func (v *Voice) voiceName(u queue.Utterance, lang string) string {
+	if u.Voice != "" {
+		return u.Voice
+	}
+	if name, ok := v.agentVoice[u.Agent]; ok && u.Agent != "" {
+		return name
+	}
+	if name, ok := v.voiceFor[lang]; ok {
+		return name
+	}
+	// A regional tag (de-AT) uses the voice configured for its language (de).
+	if base, _, ok := strings.Cut(lang, "-"); ok {
+		return v.voiceFor[base]
+	}
+	return ""
+}
+
+// playsItself reports whether the utterance's engine makes the sound itself instead of
+// writing audio for the sink: an engine that can do nothing else (speech-dispatcher, a
+// command without {out}), or espeak-ng when its own output is the sink.
+func (v *Voice) playsItself(name string, e provider) (selfPlayer, bool) {
+	sp, ok := e.(selfPlayer)
+	if !ok {
+		return nil, false
+	}
+	if sp.playsOnly() {
+		return sp, true
+	}
+	if es, ok := v.sink.(engineSink); ok && es.engine == name {
+		return sp, true
+	}
+	return nil, false
 }
 
 // Info reports the engine and sink in use and why they were chosen.
@@ -363,6 +465,10 @@ func (v *Voice) Info() Info {
 	i.Providers = slices.Clone(v.info.Providers)
 	return i
 }
+
+// Silent says why nothing here can make sound ("" when something can): no audio player,
+// or a null sink behind a real engine.
+func (v *Voice) Silent() string { return v.info.Silent }
 
 // Has reports whether a request may name provider here.
 func (v *Voice) Has(provider string) bool {

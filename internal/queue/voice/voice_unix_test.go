@@ -4,6 +4,7 @@ package voice
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,13 +37,13 @@ func TestProviderSelection(t *testing.T) {
 		{"linux auto old espeak", "linux", "", withOldEspeak, "espeak", "auto: espeak", []string{"espeak"}, ""},
 		{"darwin prefers say", "darwin", "auto", withSay, "say", "auto: say", []string{"espeak", "say"}, ""},
 		{"linux ignores say", "linux", "auto", withSay, "espeak", "auto: espeak", []string{"espeak"}, ""},
-		{"nothing found falls back", "linux", "auto", empty, "none", "no speech engine found for linux (tried espeak)", nil, ""},
+		{"nothing found falls back", "linux", "auto", empty, "none", "no speech engine found for linux (tried espeak, speechd)", nil, ""},
 		{"windows without powershell", "windows", "auto", empty, "none", "tried sapi, espeak", nil, ""},
 		{"explicit espeak missing", "linux", "espeak", empty, "", "", nil, "neither espeak-ng nor espeak is installed"},
 		{"explicit say on linux", "linux", "say", withSay, "", "", nil, "say exists on macOS only"},
 		{"explicit sapi on darwin", "darwin", "sapi", withSay, "", "", nil, "sapi exists on Windows only"},
 		{"fake", "linux", "fake", empty, "fake", "configured: fake", []string{"fake"}, ""},
-		{"unknown", "linux", "festival", withEspeak, "", "", nil, `"festival" is not auto, espeak, say, sapi, fake`},
+		{"unknown", "linux", "festival", withEspeak, "", "", nil, `"festival" is not auto, espeak, say, sapi, speechd, fake`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -118,8 +119,8 @@ func TestAutoSink(t *testing.T) {
 	}{
 		{"default order finds aplay", nil, bin, "aplay", "-q"},
 		{"configured with options", []string{"nosuch", "myplayer --volume 50"}, bin, "myplayer", "--volume 50"},
-		{"nothing found", []string{"nosuch"}, bin, "null", ""},
-		{"no players at all", nil, t.TempDir(), "null", ""},
+		{"nothing found", []string{"nosuch"}, bin, "none", ""},
+		{"no players at all", nil, t.TempDir(), "none", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,11 +135,17 @@ func TestAutoSink(t *testing.T) {
 			if i := v.Info(); i.Sink != c.want || !strings.HasPrefix(i.SinkReason, "auto:") {
 				t.Fatalf("info %+v", i)
 			}
-			if err := speak(t, v, context.Background(), queue.Utterance{ID: "p", Text: "hi"}); err != nil {
+			err = speak(t, v, context.Background(), queue.Utterance{ID: "p", Text: "hi"})
+			if c.want == "none" {
+				// Nothing can play: the utterance is not heard, and the error says so.
+				if !errors.Is(err, queue.ErrNoPlayer) || v.Info().Audible || !strings.Contains(err.Error(), "pw-play, pw-cat, paplay") && c.players == nil {
+					t.Fatalf("without a player: %v, info %+v", err, v.Info())
+				}
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			got, err := os.ReadFile(seen)
-			if c.want == "null" {
+			if c.want == "none" {
 				if err == nil {
 					t.Error("a player ran although none was found")
 				}

@@ -1,0 +1,163 @@
+package queue
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"talkd/internal/config"
+)
+
+// slowMuteStore blocks SaveMute until release is closed, as a full or slow disk would.
+type slowMuteStore struct {
+	*memStore
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *slowMuteStore) SaveMute(m MuteState) error {
+	close(s.entered)
+	<-s.release
+	return s.memStore.SaveMute(m)
+}
+
+// TestMuteSaveDoesNotHoldSubmit: while the mute state is being written, announcements
+// are still answered at once; the mute applies when the save is done, and a mute change
+// waiting behind it gives up with its context.
+func TestMuteSaveDoesNotHoldSubmit(t *testing.T) {
+	store := &slowMuteStore{memStore: newMemStore(), entered: make(chan struct{}), release: make(chan struct{})}
+	v, err := New(testConfig(), &recSpeaker{hang: true}, store, time.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	muted := make(chan error, 1)
+	go func() {
+		_, err := v.Mute(context.Background(), nil)
+		muted <- err
+	}()
+	<-store.entered
+	done := make(chan Outcome, 1)
+	go func() {
+		out, _ := v.Submit(context.Background(), Announcement{Text: "during the save", Priority: High})
+		done <- out
+	}()
+	select {
+	case out := <-done:
+		if out.Status != StatusQueued {
+			t.Fatalf("announcement during the mute save: %+v", out)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Submit waited for the mute state to be written")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := v.Unmute(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Unmute behind a pending save: %v, want the context's deadline", err)
+	}
+	close(store.release)
+	if err := <-muted; err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := v.Submit(context.Background(), Announcement{Text: "after", Priority: High}); out.Status != StatusMuted {
+		t.Fatalf("after the mute: %+v", out)
+	}
+	if got := v.History(0); got[1].Outcome != OutcomeDropped || got[1].Reason != "muted" {
+		t.Fatalf("the announcement admitted during the save: %+v", got[1])
+	}
+}
+
+// noPlayerSpeaker synthesizes but has nothing to play with.
+type noPlayerSpeaker struct{ recSpeaker }
+
+func (s *noPlayerSpeaker) Play(ctx context.Context, u Utterance, a Audio) error {
+	return fmt.Errorf("voice: %w: tried pw-play, paplay", ErrNoPlayer)
+}
+
+// TestNoPlayerIsNotSpoken: audio that nothing played ends as synthesized, and Wait says so.
+func TestNoPlayerIsNotSpoken(t *testing.T) {
+	v, _, _ := newTestVoice(t, testConfig(), &noPlayerSpeaker{})
+	go v.Run(context.Background())
+	defer v.Close(context.Background())
+	out, _ := v.Submit(context.Background(), Announcement{Text: "can you hear me", Priority: Normal})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := v.Wait(ctx, out.ID)
+	if err != nil || e.Outcome != OutcomeSynthesized || e.Reason != ReasonNoPlayer {
+		t.Fatalf("Wait: %+v, %v", e, err)
+	}
+}
+
+// TestCancelDropsOwnWaiting: cancel drops the caller's waiting announcements (or all of
+// them), leaves the one speaking, does not mute, and refuses an id that is not waiting.
+func TestCancelDropsOwnWaiting(t *testing.T) {
+	cfg := testConfig()
+	cfg.Intervals = [3]time.Duration{}
+	sp := &recSpeaker{gate: make(chan struct{}), started: make(chan string, 10)}
+	v, _, _ := newTestVoice(t, cfg, sp)
+	go v.Run(context.Background())
+	defer func() { close(sp.gate); v.Close(context.Background()) }()
+	submit := func(caller string) string {
+		out, err := v.Submit(context.Background(), Announcement{Text: "from " + caller, Priority: Normal, Caller: caller})
+		if err != nil || out.Status != StatusQueued {
+			t.Fatalf("submit: %+v %v", out, err)
+		}
+		return out.ID
+	}
+	speaking := submit("a")
+	<-sp.started
+	a1, b1, a2 := submit("a"), submit("b"), submit("a")
+	if _, err := v.Cancel(context.Background(), CancelRequest{ID: speaking, Caller: "a"}); !errors.Is(err, ErrNotWaiting) {
+		t.Fatalf("cancel of the speaking one: %v", err)
+	}
+	if _, err := v.Cancel(context.Background(), CancelRequest{ID: b1, Caller: "a"}); !errors.Is(err, ErrNotWaiting) {
+		t.Fatalf("cancel of another caller's: %v", err)
+	}
+	ids, err := v.Cancel(context.Background(), CancelRequest{Caller: "a"})
+	if err != nil || strings.Join(ids, ",") != a1+","+a2 {
+		t.Fatalf("cancel own: %v %v, want %s,%s", ids, err, a1, a2)
+	}
+	if st := v.Status(); st.Mute.Muted || st.Waiting != 1 || st.Speaking == nil || st.Speaking.ID != speaking {
+		t.Fatalf("after cancel: %+v", st)
+	}
+	ids, err = v.Cancel(context.Background(), CancelRequest{Caller: "a", All: true})
+	if err != nil || len(ids) != 1 || ids[0] != b1 {
+		t.Fatalf("cancel all: %v %v", ids, err)
+	}
+	e, err := v.Wait(context.Background(), a1)
+	if err != nil || e.Outcome != OutcomeDropped || e.Reason != ReasonCancelled {
+		t.Fatalf("cancelled entry: %+v %v", e, err)
+	}
+}
+
+// TestOutcomeLogLine: one info line per outcome with id, caller, agent, priority,
+// outcome and reason; the text only at debug level.
+func TestOutcomeLogLine(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var buf bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
+		cfg := testConfig()
+		cfg.QuietHours = []config.Window{mustWindow(t, "00:00-23:59")}
+		v, err := New(cfg, &recSpeaker{}, newMemStore(), func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Submit(context.Background(), Announcement{Text: "secret plans of jörg", Priority: Low, Caller: "ci", Agent: "@Müller"})
+		got := buf.String()
+		for _, want := range []string{"msg=announcement", "id=a1", "caller=ci", "agent=@Müller", "priority=low", "outcome=discarded", "reason=quiet_hours"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%v: log lacks %q:\n%s", level, want, got)
+			}
+		}
+		if strings.Contains(got, "secret plans") != (level == slog.LevelDebug) {
+			t.Errorf("%v: text in the log = %v:\n%s", level, strings.Contains(got, "secret plans"), got)
+		}
+		if n := strings.Count(got, "msg=announcement"); n != 1 {
+			t.Errorf("%v: %d announcement lines, want 1", level, n)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestVoiceLogsExplain: every announcement's end leaves one info line with id, caller,
+// agent, origin, priority, outcome and reason; the text only with TALK_LOG_LEVEL=debug.
+// The history names the page a browser call came from.
+func TestVoiceLogsExplain(t *testing.T) {
+	t.Parallel()
+	for _, level := range []string{"", "debug"} {
+		d := startDaemon(t, daemonOptions{Env: map[string]string{"TALK_LOG_LEVEL": level, "TALK_ALLOWED_ORIGINS": "http://page.test"}})
+		status, body := d.postJSON(t, "/speak", map[string]any{"text": "Grüße von der Seite", "now": true},
+			map[string]string{"Origin": "http://page.test", "X-Talk-Agent": "@Müller"})
+		if status != http.StatusAccepted {
+			t.Fatalf("browser speak: %d %v", status, body)
+		}
+		id := body["id"].(string)
+		e := voiceHistoryEntry(t, d, id)
+		if e["origin"] != "http://page.test" || e["outcome"] != "spoken" {
+			t.Fatalf("history of a browser call: %v", e)
+		}
+		_, body = d.postJSON(t, "/speak", map[string]any{"text": "zu schnell"}, nil)
+		_, body = d.postJSON(t, "/speak", map[string]any{"text": "zu schnell"}, nil)
+		if body["status"] != "discarded" {
+			t.Fatalf("second normal announcement: %v", body)
+		}
+		// The daemon's stderr reaches the test through a pipe: wait for the line.
+		var logs, spoken, discarded string
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && discarded == ""; time.Sleep(20 * time.Millisecond) {
+			logs = d.logs()
+			for _, l := range strings.Split(logs, "\n") {
+				if strings.Contains(l, "msg=announcement id="+id+" ") {
+					spoken = l
+				}
+				if strings.Contains(l, "msg=announcement id="+body["id"].(string)+" ") {
+					discarded = l
+				}
+			}
+		}
+		for _, want := range []string{"caller=local", "agent=@Müller", "origin=http://page.test", "priority=normal", "outcome=spoken"} {
+			if !strings.Contains(spoken, want) {
+				t.Errorf("level %q: the spoken line %q lacks %s", level, spoken, want)
+			}
+		}
+		if !strings.Contains(discarded, "outcome=discarded reason=rate_limit") {
+			t.Errorf("level %q: the discarded line: %q", level, discarded)
+		}
+		if has := strings.Contains(logs, "Grüße von der Seite"); has != (level == "debug") {
+			t.Errorf("level %q: text in the log = %v:\n%s", level, has, logs)
+		}
+	}
+}
+
+// TestVoiceHistoryFollow: talk history -f prints what was there, then each new
+// announcement once it has ended, in aligned columns.
+func TestVoiceHistoryFollow(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{Env: utcEnv(nil), Config: "version = 1\n[rules]\nquiet_hours = [\"" + quietAroundNow() + "\"]\n"})
+	d.postJSON(t, "/speak", map[string]any{"text": "before", "now": true}, nil)
+	voiceHistoryEntry(t, d, "a1")
+
+	_, talk := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, talk, "history", "-f")
+	cmd.Env = []string{"TALK_URL=" + d.URL, "HOME=" + t.TempDir(), "TZ=UTC"}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); cmd.Wait() }()
+	lines := bufio.NewScanner(out)
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("talk history -f ended: %v", lines.Err())
+		}
+		return lines.Text()
+	}
+	first := next()
+	if !strings.Contains(first, "a1") || !strings.Contains(first, "spoken") {
+		t.Fatalf("first line %q", first)
+	}
+	d.postJSON(t, "/speak", map[string]any{"text": "in the quiet hours"}, nil)
+	d.postJSON(t, "/speak", map[string]any{"text": "after", "now": true}, nil)
+	second, third := next(), next()
+	if !strings.Contains(second, "a2") || !strings.Contains(second, "discarded (quiet_hours)") || !strings.Contains(third, "a3") {
+		t.Fatalf("followed lines:\n%s\n%s", second, third)
+	}
+	// The columns line up: the text starts at the same place on every line.
+	if i, j := strings.Index(first, `"before"`), strings.Index(second, `"in the quiet hours"`); i != j || i < 0 {
+		t.Errorf("columns do not line up:\n%s\n%s", first, second)
+	}
+}

@@ -1,0 +1,61 @@
+package test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestVoiceSpeechDispatcher: with a (fake) spd-say on the PATH, the speechd provider
+// speaks through it with -w, so its exit ends the utterance; a text starting with "-" is
+// never an option; stop kills it at once; talk voices lists its voices.
+func TestVoiceSpeechDispatcher(t *testing.T) {
+	t.Parallel()
+	bin, seen := t.TempDir(), t.TempDir()
+	voiceScript(t, filepath.Join(bin, "spd-say"), `if [ "$1" = "-L" ]; then printf 'NAME LANGUAGE VARIANT\nfrench fr none\ngerman de none\nenglish en none\n'; exit 0; fi
+for a; do printf '%s|' "$a"; done >> "`+seen+`/args"; echo >> "`+seen+`/args"
+case "$*" in *long*) while :; do :; done;; esac`)
+	d := startDaemon(t, daemonOptions{Env: map[string]string{"TALK_PROVIDER": "speechd", "TALK_SINK": "auto", "PATH": bin}})
+	_, st := d.getJSON(t, "/status")
+	if v := st["voice"].(map[string]any); v["provider"] != "speechd" || v["audible"] != true {
+		t.Fatalf("status voice %v", v)
+	}
+	r := talkAt(t, d, "", "say", "--wait", "--now", "-l", "fr", "--rate", "350", "--", "-5 degrés à Paris")
+	r.want(t, 0, "say through spd-say")
+	raw, _ := os.ReadFile(filepath.Join(seen, "args"))
+	if got := strings.TrimSpace(string(raw)); got != "-w|-N|talkd|-l|fr|-r|100|--|-5 degrés à Paris|" {
+		t.Fatalf("spd-say arguments: %q", got)
+	}
+
+	_, body := d.postJSON(t, "/speak", map[string]any{"text": "a long one", "now": true}, nil)
+	id := body["id"].(string)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, st := d.getJSON(t, "/status")
+		if sp, _ := st["queue"].(map[string]any)["speaking"].(map[string]any); sp != nil && sp["id"] == id {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the long utterance never started")
+		}
+	}
+	start := time.Now()
+	if status, _ := d.postJSON(t, "/stop", "", nil); status != http.StatusOK {
+		t.Fatalf("stop: %d", status)
+	}
+	if e := voiceHistoryEntry(t, d, id); e["outcome"] != "stopped" || time.Since(start) > 5*time.Second {
+		t.Fatalf("after stop (%v): %v", time.Since(start), e)
+	}
+
+	r = talkAt(t, d, "", "voices")
+	r.want(t, 0, "talk voices")
+	if !strings.Contains(r.stdout, "french") || !strings.Contains(r.stdout, "german") {
+		t.Errorf("talk voices: %s", r.stdout)
+	}
+	status, body := d.postJSON(t, "/speak", map[string]any{"text": "x", "lang": "it"}, nil)
+	if e, _ := body["error"].(map[string]any); status != http.StatusBadRequest || !strings.Contains(e["message"].(string), "de, en, fr") {
+		t.Errorf("a language spd-say lacks: %d %v", status, body)
+	}
+}
