@@ -20,12 +20,15 @@ import (
 const MaxTextChars = 1000
 
 // SpeakRequest is the body of POST /speak and the arguments of the MCP speak tool.
+// Its tags are the speak tool's input schema (schema.go); the schema says what
+// validateSpeak checks, and additionalProperties is false because the decoder refuses
+// unknown fields (a typo must not pass silently).
 type SpeakRequest struct {
-	Text     string `json:"text"`
-	Priority string `json:"priority,omitempty"`
-	Lang     string `json:"lang,omitempty"`
-	Provider string `json:"provider,omitempty"`
-	Now      bool   `json:"now,omitempty"`
+	Text     string `json:"text" minLength:"1" maxLength:"1000" desc:"What to say: one or two plain sentences (1-1000 characters after trimming)."`
+	Priority string `json:"priority,omitempty" enum:"low,normal,high" default:"\"normal\"" desc:"high is spoken before normal before low; each priority has its own rate limit."`
+	Lang     string `json:"lang,omitempty" enum:"de,en" desc:"Language of the text; defaults to the daemon's configured language."`
+	Provider string `json:"provider,omitempty" desc:"A configured speech provider to use instead of the default; usually omitted."`
+	Now      bool   `json:"now,omitempty" default:"false" desc:"Pass quiet hours and the rate limit (never mute). Only for what cannot wait."`
 }
 
 // DecodeSpeakRequest decodes a speak request strictly: one JSON object, no unknown fields
@@ -97,6 +100,14 @@ func decodeStrict(raw []byte, v any) *Error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "the body must be a JSON object"}
 	}
+	if !utf8.Valid(raw) {
+		// encoding/json would silently turn the bytes into U+FFFD and store or speak
+		// something the caller never sent.
+		if field := invalidUTF8Path(raw); field != "" {
+			return fieldError(field, fmt.Sprintf("field %q holds bytes that are not valid UTF-8; send text as UTF-8", field))
+		}
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "the body holds bytes that are not valid UTF-8"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -147,14 +158,15 @@ func typeName(kind string) string {
 
 // SpeakResult is the outcome of an admitted-or-refused-by-law announcement, the same for
 // both doors.
+// Its tags are the speak tool's output schema.
 type SpeakResult struct {
-	Status       string     `json:"status"`
-	ID           string     `json:"id,omitempty"`
-	Position     int        `json:"position,omitempty"`
-	Reason       string     `json:"reason,omitempty"`
-	Until        *time.Time `json:"until,omitempty"`
-	RetryAfterMs int64      `json:"retry_after_ms,omitempty"`
-	Window       string     `json:"window,omitempty"`
+	Status       string     `json:"status" enum:"queued,muted,discarded"`
+	ID           string     `json:"id,omitempty" desc:"The announcement id, when queued."`
+	Position     int        `json:"position,omitempty" desc:"Place in the queue, when queued (1 = next)."`
+	Reason       string     `json:"reason,omitempty" enum:"quiet_hours,rate_limit"`
+	Until        *time.Time `json:"until,omitempty" desc:"End of the mute, when muted with an end."`
+	RetryAfterMs int64      `json:"retry_after_ms,omitempty" desc:"When discarded by the rate limit: milliseconds until this priority passes again."`
+	Window       string     `json:"window,omitempty" desc:"When discarded by quiet hours: the window, e.g. 22:00-07:00."`
 	Message      string     `json:"message"`
 }
 
@@ -296,56 +308,22 @@ func (s *Server) validateSpeak(req SpeakRequest) (queue.Announcement, *Error) {
 	return queue.Announcement{Text: text, Lang: lang, Priority: prio, Provider: req.Provider, Now: req.Now}, nil
 }
 
-// handleSpeak is the CORS door: POST /speak, and its preflight.
-func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request) {
-	origin := r.Header.Get("Origin")
-	allowed := origin != "" && s.originListed(origin)
-	if r.Method == http.MethodOptions {
-		if allowed {
-			h := w.Header()
-			h.Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
-			h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
-			h.Set("Access-Control-Max-Age", "600")
-			if strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
-				h.Set("Access-Control-Allow-Private-Network", "true")
-			}
+// handleSpeak is POST /speak, after admission (which answered the preflight and set the
+// CORS headers of a listed origin).
+func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request, a admitted) {
+	req, derr := DecodeSpeakRequest(a.body)
+	if derr == nil {
+		var res SpeakResult
+		if res, derr = s.Speak(r.Context(), a.caller, req); derr == nil {
+			writeJSON(w, res.HTTPStatus(), res)
+			return
 		}
-		w.WriteHeader(http.StatusNoContent)
-		return
 	}
-	if origin != "" && !allowed && !s.ownOrigin(origin, r.Host) {
-		// A browser sends a "simple" POST (text/plain, no-cors, a form) without a
-		// preflight: CORS would only hide the answer, so refuse the request itself.
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeOriginNotAllowed,
-			Message: "origin " + strconv.Quote(origin) + " may not use /speak; list it in server.allowed_origins"})
-		return
-	}
-	if allowed {
-		w.Header().Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
-	}
-	caller, aerr := s.auth.identify(r)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	body, berr := s.readBody(w, r)
-	if berr != nil {
-		writeError(w, berr)
-		return
-	}
-	req, derr := DecodeSpeakRequest(body)
-	if derr != nil {
-		writeError(w, derr)
-		return
-	}
-	res, serr := s.Speak(r.Context(), caller, req)
-	if serr != nil {
-		writeError(w, serr)
-		return
-	}
-	writeJSON(w, res.HTTPStatus(), res)
+	s.refuse(w, r, speakDoor, derr)
 }
+
+// speakDoor names /speak in the log lines of refusals after admission.
+var speakDoor = &door{path: "/speak"}
 
 func (s *Server) allowOriginValue(origin string) string {
 	if s.cfg.Server.CORSAny() {
