@@ -348,10 +348,15 @@ func TestMCPTransportRules(t *testing.T) {
 	if status, _, _ := d.request(t, http.MethodPost, "/mcp", ping, map[string]string{"Host": "localhost:" + strings.Split(d.Addr, ":")[1]}); status != 200 {
 		t.Errorf("localhost Host refused: %d", status)
 	}
-	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"speak","arguments":{"text":"` + strings.Repeat("a", 70<<10) + `"}}}`
+	// /mcp takes a whole plan (6 × the engine's 2 MiB plus 64 KiB, see api.MCPMaxBodyBytes);
+	// beyond that, 413 names the limit.
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"speak","arguments":{"text":"` + strings.Repeat("a", 13<<20) + `"}}}`
 	r = rpcPost(t, d, big, nil)
-	if r.status != http.StatusRequestEntityTooLarge || r.msg["error"] == nil {
-		t.Errorf("oversize body: HTTP %d %s", r.status, r.raw)
+	if r.status != http.StatusRequestEntityTooLarge || r.msg["error"] == nil || !strings.Contains(r.raw, "12648448 bytes") {
+		t.Errorf("oversize body: HTTP %d %.300s", r.status, r.raw)
+	}
+	if r := rpcPost(t, d, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"speak","arguments":{"text":"`+strings.Repeat("a", 70<<10)+`"}}}`, nil); r.status != 200 || r.result(t)["isError"] != true {
+		t.Errorf("a 70 KiB /mcp body is within the limit and reaches the tool: HTTP %d %.300s", r.status, r.raw)
 	}
 	// Neither Content-Type nor Accept is insisted on.
 	status, h, raw := d.request(t, http.MethodPost, "/mcp", ping, map[string]string{"Content-Type": "text/plain"})

@@ -19,9 +19,11 @@ import (
 //   - a field without omitempty/omitzero is required (the encoder always writes it);
 //   - strings, booleans, integers, floats, slices (arrays), maps (objects with typed
 //     values), time.Time (a date-time string), json.RawMessage and interfaces (any JSON);
-//   - a pointer is its element; tagged nullable:"true" it is anyOf [element, null]. An
-//     output pointer that may be nil without omitempty and without nullable is a wiring
-//     error, since it would encode a null the schema does not allow.
+//   - a pointer is its element; tagged nullable:"true", or in a result without omitempty
+//     (the encoder writes a nil one as null), it is anyOf [element, null];
+//   - a slice or map is an array or object, never null: a result must not hold a nil one
+//     without omitempty (the write tools turn nil warning lists into []), which the schema
+//     test in test/schema_test.go checks on every answer of every tool.
 //
 // Only portable JSON Schema is emitted: no type arrays ("nullable" is anyOf), no $ref.
 //
@@ -151,17 +153,14 @@ func addFields(t reflect.Type, mode schemaMode, props map[string]any, required *
 		if err := annotate(fs, f); err != nil {
 			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
 		}
-		if f.Type.Kind() == reflect.Pointer {
-			switch {
-			case f.Tag.Get("nullable") == "true":
-				desc := fs["description"]
-				delete(fs, "description")
-				fs = map[string]any{"anyOf": []any{fs, map[string]any{"type": "null"}}}
-				if desc != nil {
-					fs["description"] = desc
-				}
-			case mode == outputMode && !optional:
-				return fmt.Errorf("%s.%s: a pointer without omitempty encodes null when nil; tag it omitempty or nullable:\"true\"", t, f.Name)
+		// A pointer may be null where it says so, and in a result wherever the encoder
+		// writes a nil one (no omitempty).
+		if f.Type.Kind() == reflect.Pointer && (f.Tag.Get("nullable") == "true" || (mode == outputMode && !optional)) {
+			desc := fs["description"]
+			delete(fs, "description")
+			fs = map[string]any{"anyOf": []any{fs, map[string]any{"type": "null"}}}
+			if desc != nil {
+				fs["description"] = desc
 			}
 		}
 		props[name] = fs
