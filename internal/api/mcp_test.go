@@ -371,7 +371,9 @@ func TestMCPRegistriesServeResourcesAndPrompts(t *testing.T) {
 			return PromptResult{Messages: []PromptMessage{{Role: "user", Content: TextContent("Review " + args["plan"])}}}, nil
 		}})
 	AddTool(f.srv, ToolSpec[noArgs, noArgs]{Name: "plans_list", Annotations: ToolAnnotations{ReadOnlyHint: Hint(true)},
-		Call: func(context.Context, Caller, noArgs, json.RawMessage) (noArgs, string, *ToolError) { return noArgs{}, "none", nil }})
+		Call: func(context.Context, Caller, noArgs, json.RawMessage) (noArgs, string, *ToolError) {
+			return noArgs{}, "none", nil
+		}})
 
 	h := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
 	_, _, out := f.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h)
@@ -445,7 +447,9 @@ func TestRegisterRejectsWiringMistakes(t *testing.T) {
 		}()
 		fn()
 	}
-	call := func(context.Context, Caller, noArgs, json.RawMessage) (noArgs, string, *ToolError) { return noArgs{}, "", nil }
+	call := func(context.Context, Caller, noArgs, json.RawMessage) (noArgs, string, *ToolError) {
+		return noArgs{}, "", nil
+	}
 	mustPanic("duplicate tool", func() { AddTool(f.srv, ToolSpec[noArgs, noArgs]{Name: "speak", Call: call}) })
 	mustPanic("tool without call", func() { AddTool(f.srv, ToolSpec[noArgs, noArgs]{Name: "x"}) })
 	mustPanic("a result that is not an object", func() {
