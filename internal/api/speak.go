@@ -288,6 +288,9 @@ func (s *Server) validateSpeak(req SpeakRequest) (queue.Announcement, *Error) {
 	if n > MaxTextChars {
 		return queue.Announcement{}, fieldError("text", fmt.Sprintf("field \"text\" has %d characters; the limit is %d", n, MaxTextChars))
 	}
+	if !utf8.ValidString(text) {
+		return queue.Announcement{}, fieldError("text", "field \"text\" holds bytes that are not valid UTF-8")
+	}
 	if strings.ContainsRune(text, 0) {
 		return queue.Announcement{}, fieldError("text", "field \"text\" must not contain NUL characters")
 	}
