@@ -99,16 +99,55 @@ type inspectIn struct {
 	Include []string `json:"include,omitempty" enum:"tree,warnings,path" desc:"parts to return; default all"`
 }
 
-// inspectOut is the inspect view: its fields declare the schema, and the engine's JSON of
-// the same view (werkbaum.Inspection) is spliced in as it is, never decoded and encoded
-// again (it is up to hundreds of KB).
+// inspectOut is the inspect view: its fields declare the schema of what the engine writes
+// (internal/werkbaum/js/55_inspect.js, and the Go engine's equal node records), and the
+// engine's JSON is spliced in as it is, never decoded and encoded again (it is up to
+// hundreds of KB). test/schema_test.go validates real answers, the upstream examples
+// included, against this schema.
 type inspectOut struct {
 	Base     plans.Base         `json:"base"`
-	Nodes    []werkbaum.Node    `json:"nodes,omitempty"`
-	Warnings []werkbaum.Warning `json:"warnings,omitempty"`
-	Path     *werkbaum.Path     `json:"path,omitempty"`
+	Nodes    []inspectNode      `json:"nodes,omitempty" desc:"the nodes in document order (tree)"`
+	Warnings []werkbaum.Warning `json:"warnings,omitempty" desc:"the warnings, with lines where they have one"`
+	Path     *inspectPath       `json:"path,omitempty" desc:"the cheapest path"`
 
 	view json.RawMessage // the engine's {nodes, warnings, path}
+}
+
+// inspectNode is one node of the inspect view; null where the node has no such value
+// (no id, no status box, a root's parent, values of nodes out of view).
+type inspectNode struct {
+	Line            int      `json:"line"`
+	ParentLine      *int     `json:"parentLine"`
+	Depth           int      `json:"depth"`
+	ID              *string  `json:"id"`
+	Label           string   `json:"label"`
+	Gate            string   `json:"gate" desc:"and, or, xor"`
+	Optional        bool     `json:"optional"`
+	Status          *string  `json:"status"`
+	EffectiveStatus *string  `json:"effectiveStatus"`
+	Size            *string  `json:"size"`
+	AssumedSize     *string  `json:"assumedSize"`
+	People          []string `json:"people"`
+	Keywords        []string `json:"keywords"`
+	Deps            []string `json:"deps"`
+	URL             *string  `json:"url"`
+	Desc            *string  `json:"desc"`
+	TaigaSlug       *string  `json:"taigaSlug"`
+	TicketRef       *string  `json:"ticketRef"`
+	Focus           bool     `json:"focus"`
+	InView          bool     `json:"inView"`
+	Needed          bool     `json:"needed"`
+	Station         bool     `json:"station"`
+}
+
+// inspectPath is the cheapest path of the inspect view.
+type inspectPath struct {
+	Exact              bool               `json:"exact"`
+	Needed             []int              `json:"needed" desc:"lines of the needed nodes"`
+	Stations           []int              `json:"stations" desc:"lines of the stations, in document order"`
+	Cost               float64            `json:"cost"`
+	AssigneeLoads      map[string]float64 `json:"assigneeLoads"`
+	OverloadedAssignee *werkbaum.Overload `json:"overloadedAssignee"`
 }
 
 func (o inspectOut) appendJSON(dst []byte) ([]byte, error) {
