@@ -155,6 +155,7 @@ func TestEveryRefusalIsLogged(t *testing.T) {
 		{"POST", "/speak", `{"text":"` + strings.Repeat("a", 70<<10) + `"}`, [][2]string{{"Authorization", "Bearer " + sharedTokens["speaker"]}}, 413, `door=/speak status=413 code=body_too_large`},
 		{"POST", "/speak", `{"text":"x","priority":"max"}`, [][2]string{{"Authorization", "Bearer " + sharedTokens["speaker"]}}, 400, `door=/speak status=400 code=invalid_field`},
 		{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":`, [][2]string{{"Authorization", "Bearer " + sharedTokens["speaker"]}}, 400, `door=/mcp status=400 code=-32700`},
+		{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm_rf"}}`, [][2]string{{"Authorization", "Bearer " + sharedTokens["speaker"]}}, 200, `door=/mcp status=200 code=-32602`},
 	}
 	for _, c := range cases {
 		h := c.headers

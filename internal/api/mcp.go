@@ -230,18 +230,21 @@ func (m *mcpServer) serveBatch(w http.ResponseWriter, r *http.Request, caller Ca
 	}
 }
 
-// refuseRPC sends a JSON-RPC error, logging it when it travels with an HTTP error status
-// (a refusal of the request as such, not a method's answer).
+// refuseRPC sends a JSON-RPC error and logs it.
 func (m *mcpServer) refuseRPC(w http.ResponseWriter, r *http.Request, id json.RawMessage, e *rpcError) {
 	m.logRefusal(r, e)
 	writeRPCError(w, id, e)
 }
 
+// logRefusal logs one line per JSON-RPC error answered (the HTTP status it travels with,
+// 200 for a method's own refusal such as an unknown tool).
 func (m *mcpServer) logRefusal(r *http.Request, e *rpcError) {
-	if e.status >= 400 {
-		m.s.log.Info("request refused", "door", "/mcp", "status", e.status, "code", e.Code,
-			"origin", r.Header.Get("Origin"), "host", r.Host, "message", truncate(e.Message, 200))
+	status := e.status
+	if status == 0 {
+		status = http.StatusOK
 	}
+	m.s.log.Info("request refused", "door", "/mcp", "status", status, "code", e.Code,
+		"origin", r.Header.Get("Origin"), "host", r.Host, "message", truncate(e.Message, 200))
 }
 
 // serveMessage answers one JSON-RPC message: the HTTP status and the encoded answer, or a
