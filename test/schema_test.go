@@ -164,6 +164,9 @@ func newSchemaChecker(t *testing.T, d *daemon) *schemaChecker {
 				if p := typeArray(raw); p != "" {
 					t.Errorf("%s %sSchema uses a type array at %s", tool.Name, kind, p)
 				}
+				if p := unconstrained(raw); p != "" {
+					t.Errorf("%s %sSchema accepts any value at %s (declare its type)", tool.Name, kind, p)
+				}
 				sch := compileSchema(t, tool.Name+"-"+kind, raw)
 				if kind == "input" {
 					v.in[tool.Name] = sch
@@ -218,6 +221,54 @@ func typeArray(raw json.RawMessage) string {
 		case []any:
 			for i, sub := range x {
 				if p := walk(sub, fmt.Sprintf("%s/%d", path, i)); p != "" {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	return walk(v, "#")
+}
+
+// unconstrained returns the path of the first property, item or additional-property
+// schema without any validation keyword (it accepts any value; the Inspector's --strict
+// warns about it), or "".
+func unconstrained(raw json.RawMessage) string {
+	var v any
+	json.Unmarshal(raw, &v)
+	keywords := []string{"type", "anyOf", "oneOf", "allOf", "enum", "const", "$ref", "not"}
+	var walk func(s any, path string) string
+	walk = func(s any, path string) string {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return ""
+		}
+		constrained := false
+		for _, k := range keywords {
+			if _, has := m[k]; has {
+				constrained = true
+			}
+		}
+		if !constrained {
+			return path
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for name, sub := range props {
+				if p := walk(sub, path+"/properties/"+name); p != "" {
+					return p
+				}
+			}
+		}
+		for _, k := range []string{"items", "additionalProperties"} {
+			if sub, ok := m[k].(map[string]any); ok {
+				if p := walk(sub, path+"/"+k); p != "" {
+					return p
+				}
+			}
+		}
+		if alts, ok := m["anyOf"].([]any); ok {
+			for i, sub := range alts {
+				if p := walk(sub, fmt.Sprintf("%s/anyOf/%d", path, i)); p != "" {
 					return p
 				}
 			}

@@ -60,10 +60,25 @@ func planArg(caller Caller, p Plans, key string, write bool) *Error {
 	return nil
 }
 
-// PlanInfo is one plan as a caller sees it in plans_list and /status.
+// PlanInfo is one plan as a caller sees it in plans_list and /status: the store's
+// summary field by field (it is part of plans_list's output schema, so a field the
+// summary gains is not sent before it is declared here) and the caller's access.
 type PlanInfo struct {
-	plans.Summary
-	Access string `json:"access"`
+	Key      string `json:"key"`
+	Revision uint64 `json:"revision"`
+	Checksum string `json:"checksum"`
+	Lines    int    `json:"lines"`
+	Nodes    int    `json:"nodes"`
+	Warnings int    `json:"warnings"`
+	Lang     string `json:"lang"`
+	Error    string `json:"error,omitempty" desc:"why the plan could not be summarised"`
+	Mirror   any    `json:"mirror,omitempty" type:"object" desc:"the plan's git mirror: last commit and its state"`
+	Access   string `json:"access" enum:"read,write"`
+}
+
+func planInfo(sum plans.Summary, access string) PlanInfo {
+	return PlanInfo{Key: sum.Key, Revision: sum.Revision, Checksum: sum.Checksum, Lines: sum.Lines, Nodes: sum.Nodes,
+		Warnings: sum.Warnings, Lang: sum.Lang, Error: sum.Error, Mirror: sum.Mirror, Access: access}
 }
 
 func (s *Server) planSummaries(ctx context.Context, caller Caller, p Plans) []PlanInfo {
@@ -76,7 +91,7 @@ func (s *Server) planSummaries(ctx context.Context, caller Caller, p Plans) []Pl
 		if caller.CanWrite(k) {
 			access = "write"
 		}
-		out = append(out, PlanInfo{Summary: p.Summarize(ctx, k), Access: access})
+		out = append(out, planInfo(p.Summarize(ctx, k), access))
 	}
 	return out
 }

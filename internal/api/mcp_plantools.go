@@ -234,7 +234,7 @@ type operationOut struct {
 	Author     *plans.Author `json:"author,omitempty"`
 	At         *time.Time    `json:"at,omitempty"`
 	Revision   uint64        `json:"revision,omitempty" desc:"the revision the write produced"`
-	Result     any           `json:"result,omitempty" desc:"the recorded answer of the write"`
+	Result     any           `json:"result,omitempty" type:"object" desc:"the recorded answer of the write"`
 	Error      string        `json:"error,omitempty" desc:"why it was rejected"`
 	InProgress bool          `json:"inProgress,omitempty" desc:"the write has not settled yet"`
 }

@@ -28,7 +28,9 @@ import (
 // Only portable JSON Schema is emitted: no type arrays ("nullable" is anyOf), no $ref.
 //
 // Field tags add the annotations hosts show the model: desc (description), enum
-// (comma-separated), minLength, maxLength, pattern, and default (a JSON value).
+// (comma-separated), minLength, maxLength, pattern, and default (a JSON value); type names
+// the JSON type of an interface or raw JSON field, which would otherwise accept anything
+// (the Inspector's --strict warns about such schemas).
 
 // schemaMode is whether a schema describes arguments (the decoder refuses unknown fields
 // everywhere, so every object is closed) or results (the root object is closed; nested
@@ -173,6 +175,14 @@ func addFields(t reflect.Type, mode schemaMode, props map[string]any, required *
 
 // annotate applies a field's schema tags to its schema.
 func annotate(s map[string]any, f reflect.StructField) error {
+	if jt := f.Tag.Get("type"); jt != "" {
+		// The JSON type of a value Go cannot tell (an interface or raw JSON), so the schema
+		// still constrains it.
+		if len(s) != 0 {
+			return fmt.Errorf("tag type=%q: only for interface and raw JSON fields", jt)
+		}
+		s["type"] = jt
+	}
 	if d := f.Tag.Get("desc"); d != "" {
 		s["description"] = d
 	}
