@@ -57,9 +57,6 @@ type admitted struct {
 	body   []byte
 }
 
-// CodeBadHeader is the code of a request with malformed or ambiguous headers.
-const CodeBadHeader = "bad_header"
-
 // admit runs the admission steps for d. It reports false when the request has been
 // answered: refused, or (on the CORS door) a preflight.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitted, bool) {

@@ -33,6 +33,7 @@ const (
 	CodeForbidden        = "forbidden"
 	CodeHostNotAllowed   = "host_not_allowed"
 	CodeOriginNotAllowed = "origin_not_allowed"
+	CodeBadHeader        = "bad_header" // malformed or ambiguous headers (two Authorization headers)
 	CodeInternal         = "internal"
 )
 

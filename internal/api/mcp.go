@@ -14,13 +14,16 @@ import (
 	"talkd/internal/api/mcprev"
 )
 
-// The MCP door: POST /mcp, one JSON-RPC message per request, no sessions, serving the
-// 2025 era (initialize handshake, then independent requests) and the stateless 2026 era
-// (per-request _meta and header checks) side by side. Which era a request belongs to is
-// decided per request, from the MCP-Protocol-Version header and _meta, as
-// shared/mcp/PROTOCOL.md describes.
-// The protocol revisions come from mcprev (shared with the bridge); these are the _meta
-// keys of the 2026 era.
+// The MCP door: POST /mcp, one JSON-RPC message per request (or a batch, in the revisions
+// that have them), no sessions, serving the 2025 era (initialize handshake, then
+// independent requests) and the stateless 2026 era (per-request _meta and header checks)
+// side by side. Which era a request belongs to is decided per request, from the
+// MCP-Protocol-Version header and _meta, as shared/mcp/PROTOCOL.md describes (mcp_era.go).
+// This file holds the door and the dispatch; mcp_methods.go the methods, mcp_tools.go the
+// typed tool registration and result encoding, jsonrpc.go the JSON-RPC framing. The
+// protocol revisions come from mcprev (shared with the bridge).
+
+// The _meta keys of the 2026 era.
 const (
 	metaVersion   = "io.modelcontextprotocol/protocolVersion"
 	metaCaps      = "io.modelcontextprotocol/clientCapabilities"
