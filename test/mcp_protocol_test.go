@@ -348,10 +348,15 @@ func TestMCPTransportRules(t *testing.T) {
 	if status, _, _ := d.request(t, http.MethodPost, "/mcp", ping, map[string]string{"Host": "localhost:" + strings.Split(d.Addr, ":")[1]}); status != 200 {
 		t.Errorf("localhost Host refused: %d", status)
 	}
-	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"speak","arguments":{"text":"` + strings.Repeat("a", 70<<10) + `"}}}`
+	// /mcp takes a whole plan (6 × the engine's 2 MiB plus 64 KiB, see api.MCPMaxBodyBytes);
+	// beyond that, 413 names the limit.
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"speak","arguments":{"text":"` + strings.Repeat("a", 13<<20) + `"}}}`
 	r = rpcPost(t, d, big, nil)
-	if r.status != http.StatusRequestEntityTooLarge || r.msg["error"] == nil {
-		t.Errorf("oversize body: HTTP %d %s", r.status, r.raw)
+	if r.status != http.StatusRequestEntityTooLarge || r.msg["error"] == nil || !strings.Contains(r.raw, "12648448 bytes") {
+		t.Errorf("oversize body: HTTP %d %.300s", r.status, r.raw)
+	}
+	if r := rpcPost(t, d, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"speak","arguments":{"text":"`+strings.Repeat("a", 70<<10)+`"}}}`, nil); r.status != 200 || r.result(t)["isError"] != true {
+		t.Errorf("a 70 KiB /mcp body is within the limit and reaches the tool: HTTP %d %.300s", r.status, r.raw)
 	}
 	// Neither Content-Type nor Accept is insisted on.
 	status, h, raw := d.request(t, http.MethodPost, "/mcp", ping, map[string]string{"Content-Type": "text/plain"})
@@ -385,5 +390,97 @@ func TestMCPSharedModeNeedsToken(t *testing.T) {
 	}
 	if rec := d.waitSpoken(t, 1)[0]; rec.Caller != "agent" || rec.Agent != "ci-bot" {
 		t.Errorf("attribution: %+v", rec)
+	}
+}
+
+// TestMCPBatchesByRevision: a JSON array of messages is served in the revisions whose
+// transport defines batches (2024-11-05, 2025-03-26, and a request naming no revision,
+// which counts as 2025-03-26) and refused in the later ones, naming the reason.
+func TestMCPBatchesByRevision(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"ping"},` +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"},` +
+		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"speak","arguments":{"text":"batched","now":true}}},` +
+		`{"jsonrpc":"2.0","id":3,"method":"no/such"},` +
+		`42]`
+	for _, version := range []string{"", "2024-11-05", "2025-03-26"} {
+		h := map[string]string{}
+		if version != "" {
+			h["MCP-Protocol-Version"] = version
+		}
+		status, hdr, raw := d.request(t, http.MethodPost, "/mcp", batch, h)
+		var answers []map[string]any
+		if err := json.Unmarshal(raw, &answers); status != 200 || err != nil || hdr.Get("Content-Type") != "application/json" {
+			t.Fatalf("batch under %q: HTTP %d %s", version, status, raw)
+		}
+		if len(answers) != 4 {
+			t.Fatalf("batch under %q: %d answers, want 4 (the notification gets none): %s", version, len(answers), raw)
+		}
+		if answers[0]["id"] != float64(1) || answers[0]["result"] == nil {
+			t.Errorf("ping: %v", answers[0])
+		}
+		if res, _ := answers[1]["result"].(map[string]any); answers[1]["id"] != "two" || res == nil || res["isError"] != nil {
+			t.Errorf("speak: %v", answers[1])
+		}
+		if e, _ := answers[2]["error"].(map[string]any); e == nil || e["code"] != float64(-32601) {
+			t.Errorf("unknown method: %v", answers[2])
+		}
+		if e, _ := answers[3]["error"].(map[string]any); e == nil || e["code"] != float64(-32600) || answers[3]["id"] != nil {
+			t.Errorf("a number as a message: %v", answers[3])
+		}
+	}
+	if recs := d.waitSpoken(t, 3); len(recs) != 3 || recs[0].Text != "batched" {
+		t.Errorf("spoken: %+v", recs)
+	}
+	// Only notifications: 202 and no body.
+	status, _, raw := d.request(t, http.MethodPost, "/mcp", `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`, nil)
+	if status != http.StatusAccepted || len(raw) != 0 {
+		t.Errorf("a batch of notifications: HTTP %d %q", status, raw)
+	}
+	rpcPost(t, d, `[]`, nil).wantError(t, "empty batch", 400, -32600, "null")
+	for _, version := range []string{"2025-06-18", "2025-11-25"} {
+		r := rpcPost(t, d, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, map[string]string{"MCP-Protocol-Version": version})
+		r.wantError(t, "batch under "+version, 400, -32600, "null")
+		if !strings.Contains(r.raw, "2025-03-26") || !strings.Contains(r.raw, version) {
+			t.Errorf("the refusal names neither the revision nor where batches exist: %s", r.raw)
+		}
+	}
+	r := rpcPost(t, d, `[{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta26+`}}]`, headers26("tools/list", ""))
+	r.wantError(t, "batch under 2026-07-28", 400, -32600, "null")
+}
+
+// TestMCPUnsupportedVersionNamesSupported: an MCP-Protocol-Version talkd does not serve
+// gets 400 with -32022 naming the supported revisions (before: a message about _meta).
+func TestMCPUnsupportedVersionNamesSupported(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"prompts/list","params":{}}`,
+	} {
+		r := rpcPost(t, d, body, map[string]string{"MCP-Protocol-Version": "2099-01-01"})
+		r.wantError(t, "unsupported version", 400, -32022, "5")
+		e := r.msg["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		data, _ := e["data"].(map[string]any)
+		if !strings.Contains(msg, "2099-01-01") || !strings.Contains(msg, "2026-07-28") || !strings.Contains(msg, "2025-11-25") ||
+			!strings.Contains(msg, "2024-11-05") || data["requested"] != "2099-01-01" || len(data["supported"].([]any)) != 5 {
+			t.Errorf("the error does not name the requested and supported revisions: %s", r.raw)
+		}
+	}
+	// initialize negotiates through its protocolVersion (without the header, which a
+	// client cannot know before): an unknown one is answered with the latest 2025-era one.
+	init := rpcPost(t, d, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`, nil)
+	if init.status != 200 || init.result(t)["protocolVersion"] != "2025-11-25" {
+		t.Errorf("initialize asking for an unknown revision: %s", init.raw)
+	}
+	// The 2026 era keeps its documented order: check 3 names the supported ones too.
+	badVersion := `"_meta":{"io.modelcontextprotocol/protocolVersion":"v9","io.modelcontextprotocol/clientCapabilities":{}}`
+	r := rpcPost(t, d, `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{`+badVersion+`}}`, map[string]string{"MCP-Protocol-Version": "v9", "Mcp-Method": "tools/list"})
+	r.wantError(t, "2026 check 3", 400, -32022, "6")
+	if !strings.Contains(r.raw, "talkd supports 2026-07-28") {
+		t.Errorf("check 3 message: %s", r.raw)
 	}
 }

@@ -31,8 +31,8 @@ type planBase struct {
 // toolAnswer is one tools/call result.
 type toolAnswer struct {
 	IsError    bool
-	Text       string          // the text copy in content[0]
-	Structured json.RawMessage // structuredContent as sent
+	Text       string          // the text copy in content[0]; of a failure, its message
+	Structured json.RawMessage // structuredContent as sent; of a failure, the JSON of its text
 	Map        map[string]any  // structuredContent decoded (nil when absent)
 }
 
@@ -144,6 +144,21 @@ func (c *mcpClient) call(ctx context.Context, name string, args any) (*toolAnswe
 	a := &toolAnswer{IsError: env.Result.IsError, Structured: env.Result.StructuredContent}
 	if len(env.Result.Content) > 0 {
 		a.Text = env.Result.Content[0].Text
+	}
+	if a.IsError {
+		// A failure carries no structuredContent; its one text block is a JSON object
+		// {error, message, …} (a conflict adds conflict, base, text).
+		if len(a.Structured) > 0 || len(env.Result.Content) != 1 {
+			return nil, fmt.Errorf("%s: a failure must be one text block without structuredContent: %s", name, raw)
+		}
+		var detail struct {
+			Error   string `json:"error"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(a.Text), &detail); err != nil || detail.Error == "" || detail.Message == "" {
+			return nil, fmt.Errorf("%s: a failure's text must be a JSON object with error and message: %q", name, a.Text)
+		}
+		a.Structured, a.Text = json.RawMessage(a.Text), detail.Message
 	}
 	if len(a.Structured) > 0 {
 		if err := json.Unmarshal(a.Structured, &a.Map); err != nil {

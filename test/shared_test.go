@@ -83,6 +83,13 @@ func (d *daemon) toolCall(t testing.TB, token, name string, args map[string]any)
 	}
 	sc, _ := res["structuredContent"].(map[string]any)
 	isErr, _ := res["isError"].(bool)
+	if isErr {
+		// A failure's one text block is a JSON object {error, message, …}.
+		if sc != nil || json.Unmarshal([]byte(text), &sc) != nil || sc["message"] == nil {
+			t.Fatalf("%s: a failure must be a JSON text without structuredContent: %v", name, res)
+		}
+		text, _ = sc["message"].(string)
+	}
 	return isErr, text, sc
 }
 

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"talkd/internal/api/mcprev"
 )
 
 // `talk mcp` is the stdio door for MCP hosts that launch a command instead of speaking
@@ -27,14 +29,14 @@ import (
 // host's parser.
 
 const (
-	bridgeLatest2025 = "2025-11-25"
+	bridgeLatest2025 = mcprev.Latest2025
 	// bridgeUnreachable is the JSON-RPC error code for "the daemon could not be asked"
 	// (the implementation-defined server-error range of JSON-RPC).
 	bridgeUnreachable = -32000
 	bridgeParallel    = 8
 )
 
-var bridgeRevisions2025 = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+var bridgeRevisions2025 = mcprev.Revisions2025()
 
 // runMCP serves MCP over stdio, forwarding to daemonURL until stdin ends or ctx is done.
 // It returns the process exit code.

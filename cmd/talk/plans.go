@@ -52,6 +52,12 @@ type toolError struct {
 }
 
 func (e *toolError) Error() string {
+	var detail struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(e.res.StructuredContent, &detail) == nil && detail.Message != "" {
+		return fmt.Sprintf("%s refused: %s", e.tool, detail.Message)
+	}
 	return fmt.Sprintf("%s refused: %s", e.tool, strings.TrimSpace(e.res.text()))
 }
 
@@ -93,6 +99,11 @@ func (a *app) callTool(ctx context.Context, name string, args map[string]any) (*
 	case env.Result == nil:
 		return nil, fmt.Errorf("the answer of POST /mcp %s has neither result nor error", name)
 	case env.Result.IsError:
+		// A failure carries its details (a conflict's base, a guard's switch) as a JSON
+		// object in its one text block, not as structuredContent.
+		if t := strings.TrimSpace(env.Result.text()); len(env.Result.StructuredContent) == 0 && strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+			env.Result.StructuredContent = json.RawMessage(t)
+		}
 		return env.Result, &toolError{tool: name, res: env.Result}
 	}
 	return env.Result, nil

@@ -167,7 +167,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 		if err != nil {
 			return err
 		}
-		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: q, Log: log})
+		// Plan announcements pass the same speak validation as every other announcement.
+		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: srv.Announcements(), Log: log})
 		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: plans.Bolt(db), Lanes: &queue.Lanes{}, Log: log,
 			AfterWrite: recorder.AfterWrite, MirrorState: recorder.State})
 		if err != nil {

@@ -2,8 +2,6 @@ package api
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
-	"net/http"
 	"strings"
 
 	"talkd/internal/config"
@@ -33,49 +31,12 @@ func (c Caller) CanRead(plan string) bool { return c.client.CanRead(plan) }
 // CanWrite reports whether the caller may change the plan with this key.
 func (c Caller) CanWrite(plan string) bool { return c.client.CanWrite(plan) }
 
-// authenticator maps bearer tokens to clients. Tokens are compared through their SHA-256
-// in constant time over all clients, so neither a token's content nor which client
-// matched leaks through timing.
-type authenticator struct {
-	shared  bool
-	clients []config.Client
-	digests [][32]byte
-	local   Caller // built once: every local-mode request starts from it (its grants are read-only)
-}
-
 func newAuthenticator(cfg *config.Config) *authenticator {
-	a := &authenticator{shared: len(cfg.Clients) > 0, clients: cfg.Clients, local: LocalCaller()}
+	a := &authenticator{shared: len(cfg.Clients) > 0, local: LocalCaller()}
 	for _, c := range cfg.Clients {
-		a.digests = append(a.digests, sha256.Sum256([]byte(c.Token)))
+		a.clients = append(a.clients, clientEntry{caller: Caller{ID: c.ID, client: c}, digest: sha256.Sum256([]byte(c.Token))})
 	}
 	return a
-}
-
-// identify returns the caller of r, or a 401 error in shared mode without a valid token.
-func (a *authenticator) identify(r *http.Request) (Caller, *Error) {
-	agent := cleanAgent(r.Header.Get("X-Talk-Agent"))
-	if !a.shared {
-		c := a.local
-		c.Agent = agent
-		return c, nil
-	}
-	h := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
-		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
-			Message: "this talkd runs in shared mode: send Authorization: Bearer <token>"}
-	}
-	d := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	match := -1
-	for i := range a.digests {
-		if subtle.ConstantTimeCompare(d[:], a.digests[i][:]) == 1 {
-			match = i
-		}
-	}
-	if match < 0 {
-		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "the bearer token is not valid"}
-	}
-	return Caller{ID: a.clients[match].ID, Agent: agent, client: a.clients[match]}, nil
 }
 
 // cleanAgent keeps a claimed agent name printable and short; it ends up in history,

@@ -28,25 +28,22 @@ type cancelResponse struct {
 // handleCancel is POST /cancel: it drops waiting announcements without muting. Dropping
 // one's own needs the speak grant (what one may say, one may take back); others' needs
 // the control grant, like stop and mute.
-func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
-	caller, body, ok := s.controlAdmit(w, r, false)
-	if !ok {
-		return
-	}
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, a admitted) {
+	caller := a.caller
 	var req cancelRequest
-	if len(strings.TrimSpace(string(body))) > 0 {
-		if err := decodeStrict(body, &req); err != nil {
-			writeError(w, err)
+	if len(strings.TrimSpace(string(a.body))) > 0 {
+		if err := decodeStrict(a.body, &req); err != nil {
+			s.refuse(w, r, cancelDoor, err)
 			return
 		}
 	}
 	switch {
 	case req.All && !caller.CanControl():
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
+		s.refuse(w, r, cancelDoor, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
 			Message: fmt.Sprintf("client %q has no control grant: it may cancel only its own announcements (leave out \"all\")", caller.ID)})
 		return
 	case !req.All && !caller.CanSpeak():
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("client %q has no speak grant", caller.ID)})
+		s.refuse(w, r, cancelDoor, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("client %q has no speak grant", caller.ID)})
 		return
 	}
 	ids, err := s.voice.Cancel(r.Context(), queue.CancelRequest{ID: req.ID, Caller: caller.ID, All: req.All})
@@ -73,6 +70,12 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// cancelDoor and waitDoor name their doors in the log lines of refusals after admission.
+var (
+	cancelDoor = &door{path: "/cancel"}
+	waitDoor   = &door{path: "/wait"}
+)
+
 // maxWaitPoll bounds one GET /wait; clients ask again (talk say --wait does), so no
 // proxy or client time limit ends a long wait with an error.
 const maxWaitPoll = 60 * time.Second
@@ -85,21 +88,18 @@ type waitResponse struct {
 // handleWait is GET /wait?id=ID[&timeout=D]: it answers when the announcement has reached
 // its final outcome (done: true), or after timeout (default 20s, at most 60s) with its
 // state then (done: false).
-func (s *Server) handleWait(w http.ResponseWriter, r *http.Request) {
-	if _, _, ok := s.controlAdmit(w, r, false); !ok {
-		return
-	}
+func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, _ admitted) {
 	q := r.URL.Query()
 	id := q.Get("id")
 	if id == "" {
-		writeError(w, fieldError("id", "query parameter id is required (the id a speak answer gave)"))
+		s.refuse(w, r, waitDoor, fieldError("id", "query parameter id is required (the id a speak answer gave)"))
 		return
 	}
 	timeout := 20 * time.Second
 	if v := q.Get("timeout"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 || d > maxWaitPoll {
-			writeError(w, fieldError("timeout", fmt.Sprintf("query parameter timeout must be a duration between 1ms and %s, not %s", maxWaitPoll, strconv.Quote(v))))
+			s.refuse(w, r, waitDoor, fieldError("timeout", fmt.Sprintf("query parameter timeout must be a duration between 1ms and %s, not %s", maxWaitPoll, strconv.Quote(v))))
 			return
 		}
 		timeout = d

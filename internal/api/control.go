@@ -11,30 +11,8 @@ import (
 	"talkd/internal/queue"
 )
 
-// controlAdmit is the admission path of the control endpoints: caller, grant, body.
-func (s *Server) controlAdmit(w http.ResponseWriter, r *http.Request, needControl bool) (Caller, []byte, bool) {
-	// A page on another origin can send a simple POST (a form, text/plain) without a
-	// preflight; only pages the user listed (or the daemon's own) may reach these doors.
-	if origin := r.Header.Get("Origin"); origin != "" && !s.originListed(origin) && !s.ownOrigin(origin, r.Host) {
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeOriginNotAllowed,
-			Message: "origin " + strconv.Quote(origin) + " may not use " + r.URL.Path + "; list it in server.allowed_origins"})
-		return Caller{}, nil, false
-	}
-	caller, err := s.auth.identify(r)
-	if err == nil && needControl && !caller.CanControl() {
-		err = &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("client %q has no control grant", caller.ID)}
-	}
-	if err != nil {
-		writeError(w, err)
-		return caller, nil, false
-	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		writeError(w, err)
-		return caller, nil, false
-	}
-	return caller, body, true
-}
+// muteDoor names /mute in the log lines of refusals after admission.
+var muteDoor = &door{path: "/mute"}
 
 type muteRequest struct {
 	For   string `json:"for,omitempty"`
@@ -60,21 +38,17 @@ func muteAnswer(m queue.MuteState) muteResponse {
 	return r
 }
 
-func (s *Server) handleMute(w http.ResponseWriter, r *http.Request) {
-	caller, body, ok := s.controlAdmit(w, r, true)
-	if !ok {
-		return
-	}
+func (s *Server) handleMute(w http.ResponseWriter, r *http.Request, a admitted) {
 	var req muteRequest
-	if len(strings.TrimSpace(string(body))) > 0 {
-		if err := decodeStrict(body, &req); err != nil {
-			writeError(w, err)
+	if len(strings.TrimSpace(string(a.body))) > 0 {
+		if err := decodeStrict(a.body, &req); err != nil {
+			s.refuse(w, r, muteDoor, err)
 			return
 		}
 	}
 	until, err := s.muteEnd(req)
 	if err != nil {
-		writeError(w, err)
+		s.refuse(w, r, muteDoor, err)
 		return
 	}
 	state, merr := s.voice.Mute(r.Context(), until)
@@ -82,7 +56,7 @@ func (s *Server) handleMute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: merr.Error()})
 		return
 	}
-	s.log.Info("muted", "caller", caller.ID, "until", until)
+	s.log.Info("muted", "caller", a.caller.ID, "until", until)
 	writeJSON(w, http.StatusOK, muteAnswer(state))
 }
 
@@ -120,24 +94,17 @@ func (s *Server) muteEnd(req muteRequest) (*time.Time, *Error) {
 	return nil, nil
 }
 
-func (s *Server) handleUnmute(w http.ResponseWriter, r *http.Request) {
-	caller, _, ok := s.controlAdmit(w, r, true)
-	if !ok {
-		return
-	}
+func (s *Server) handleUnmute(w http.ResponseWriter, r *http.Request, a admitted) {
 	state, err := s.voice.Unmute(r.Context())
 	if err != nil {
 		writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()})
 		return
 	}
-	s.log.Info("unmuted", "caller", caller.ID)
+	s.log.Info("unmuted", "caller", a.caller.ID)
 	writeJSON(w, http.StatusOK, muteAnswer(state))
 }
 
-func (s *Server) handleStop(w http.ResponseWriter, r *http.Request) {
-	if _, _, ok := s.controlAdmit(w, r, true); !ok {
-		return
-	}
+func (s *Server) handleStop(w http.ResponseWriter, r *http.Request, _ admitted) {
 	id, err := s.voice.Stop(r.Context())
 	if err != nil {
 		writeError(w, &Error{Status: http.StatusServiceUnavailable, Code: CodeInternal, Message: "stop: " + err.Error()})
@@ -150,15 +117,12 @@ func (s *Server) handleStop(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
-	if _, _, ok := s.controlAdmit(w, r, false); !ok {
-		return
-	}
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ admitted) {
 	limit := 50
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			writeError(w, fieldError("limit", "query parameter limit must be a positive number"))
+			s.refuse(w, r, &door{path: "/history"}, fieldError("limit", "query parameter limit must be a positive number"))
 			return
 		}
 		limit = n
@@ -167,7 +131,7 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ admitted) {
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 }
 
@@ -203,11 +167,8 @@ type rulesStatus struct {
 	MaxWait   string            `json:"max_wait"`
 }
 
-func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	caller, _, ok := s.controlAdmit(w, r, false)
-	if !ok {
-		return
-	}
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, a admitted) {
+	caller := a.caller
 	st := s.voice.Status()
 	resp := statusResponse{
 		Version: s.version, Mode: "local", Config: s.cfg.Source,
@@ -240,10 +201,7 @@ func orEmpty(s []string) []string {
 
 // handleVoices is GET /voices: the provider and sink as in /status, plus the voices the
 // engine can list (an engine that cannot tell answers with an error field, not a failure).
-func (s *Server) handleVoices(w http.ResponseWriter, r *http.Request) {
-	if _, _, ok := s.controlAdmit(w, r, false); !ok {
-		return
-	}
+func (s *Server) handleVoices(w http.ResponseWriter, r *http.Request, _ admitted) {
 	resp := map[string]any{"voices": []any{}}
 	if s.engines == nil {
 		writeJSON(w, http.StatusOK, resp)

@@ -4,38 +4,44 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"talkd/internal/werkbaum/plans"
 )
 
-// TestEncodeToolResultMatchesEncodingJSON: the spliced encoding is the same JSON value as
-// encoding/json's for raw structured content, and plain values still go through json.
+func plansBase() plans.Base {
+	return plans.Base{Revision: 2, Checksum: strings.Repeat("ab", 32)}
+}
+
+// TestEncodeToolResultMatchesEncodingJSON: the spliced inspect view and results encoded
+// through encoding/json give the same JSON value as encoding/json's encoding of the
+// result object.
 func TestEncodeToolResultMatchesEncodingJSON(t *testing.T) {
-	raw := json.RawMessage(`{"base":{"revision":2},"nodes":[{"label":"Müller \"x\""}]}`)
-	for _, res := range []ToolResult{
-		JSONResult(raw, string(raw)),
-		{Content: []Content{TextContent("conflict")}, StructuredContent: raw, IsError: true},
-		JSONResult(map[string]any{"a": 1}, "a"),
-		TextResult("plain"),
+	view := json.RawMessage(`{"nodes":[{"label":"Müller \"x\""}]}`)
+	insp := inspectOut{Base: plansBase(), view: view}
+	for _, c := range []struct {
+		ans  toolAnswer
+		want any
+	}{
+		{toolAnswer{text: "i", result: insp}, map[string]any{"content": []Content{TextContent("i")},
+			"structuredContent": map[string]any{"base": plansBase(), "nodes": []any{map[string]any{"label": "Müller \"x\""}}}}},
+		{toolAnswer{text: "a", result: plansListOut{Plans: []PlanInfo{}}}, map[string]any{"content": []Content{TextContent("a")},
+			"structuredContent": plansListOut{Plans: []PlanInfo{}}}},
+		{toolAnswer{text: "plain <b>", result: noArgs{}}, map[string]any{"content": []Content{TextContent("plain <b>")}, "structuredContent": map[string]any{}}},
 	} {
-		got, err := encodeToolResult(res)
+		got, err := encodeToolResult(c.ans)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := json.Marshal(res)
-		var g, w any
-		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
-			t.Fatalf("not JSON: %s", got)
-		}
-		gb, _ := json.Marshal(g)
-		wb, _ := json.Marshal(w)
-		if string(gb) != string(wb) {
-			t.Fatalf("got %s\nwant %s", got, want)
+		want, _ := json.Marshal(c.want)
+		if g, w := canonJSON(t, got), canonJSON(t, want); string(g) != string(w) {
+			t.Fatalf("got %s\nwant %s", g, w)
 		}
 	}
 }
 
 func BenchmarkEncodeInspectResult(b *testing.B) {
 	raw := json.RawMessage(`{"nodes":[` + strings.Repeat(`{"line":1,"label":"Some node label here","status":"done","people":["jörg"]},`, 2000) + `{}]}`)
-	res := JSONResult(raw, string(raw))
+	res := toolAnswer{text: string(raw), result: inspectOut{Base: plansBase(), view: raw}}
 	b.Run("spliced", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -43,9 +49,11 @@ func BenchmarkEncodeInspectResult(b *testing.B) {
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {
+		var v any
+		json.Unmarshal(raw, &v)
 		b.ReportAllocs()
 		for b.Loop() {
-			json.Marshal(res)
+			json.Marshal(map[string]any{"content": []Content{TextContent(string(raw))}, "structuredContent": v})
 		}
 	})
 }

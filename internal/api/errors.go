@@ -33,6 +33,7 @@ const (
 	CodeForbidden        = "forbidden"
 	CodeHostNotAllowed   = "host_not_allowed"
 	CodeOriginNotAllowed = "origin_not_allowed"
+	CodeBadHeader        = "bad_header" // malformed or ambiguous headers (two Authorization headers)
 	CodeInternal         = "internal"
 	// CodeNotWaiting: POST /cancel named an announcement that is not waiting.
 	CodeNotWaiting = "not_waiting"

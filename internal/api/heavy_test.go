@@ -49,13 +49,13 @@ func TestHeavyCallsWaitTheirTurn(t *testing.T) {
 	s := New(Options{Config: cfg, Voice: &mcpTestVoice{}, Version: "test", HeavyCalls: 1, HeavyWait: 200 * time.Millisecond})
 	started := make(chan struct{}, 4)
 	release := make(chan struct{})
-	s.RegisterTool(Tool{Name: "slow", Heavy: true, Call: func(ctx context.Context, _ Caller, _ json.RawMessage) ToolResult {
+	AddTool(s, ToolSpec[noArgs, noArgs]{Name: "slow", Heavy: true, Call: func(ctx context.Context, _ Caller, _ noArgs, _ json.RawMessage) (noArgs, string, *ToolError) {
 		started <- struct{}{}
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
-		return TextResult("done: slow")
+		return noArgs{}, "done: slow", nil
 	}})
 	hs := httptest.NewServer(s.Handler())
 	defer hs.Close()

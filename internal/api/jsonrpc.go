@@ -7,8 +7,8 @@ import (
 	"strconv"
 )
 
-// This file is the JSON-RPC 2.0 subset the MCP door needs: one message per HTTP body (no
-// batches), request ids kept as raw JSON so that any number or string round-trips byte
+// This file is the JSON-RPC 2.0 subset the MCP door needs: one message per HTTP body (a
+// batch is split by the door, mcp.go, and each element decoded here), request ids kept as raw JSON so that any number or string round-trips byte
 // for byte, and responses assembled from pre-encoded result bytes.
 
 // JSON-RPC error codes: the standard ones and the MCP additions.

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -226,4 +228,69 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// nextElement returns the next raw element of a JSON array that json.Valid has accepted
+// (the scanner started at its opening bracket); ok is false at the closing bracket.
+func (o *objectMembers) nextElement() (val []byte, ok bool) {
+	o.skipSpace()
+	if o.pos < len(o.data) && o.data[o.pos] == ',' {
+		o.pos++
+		o.skipSpace()
+	}
+	if o.pos >= len(o.data) || o.data[o.pos] == ']' {
+		return nil, false
+	}
+	start := o.pos
+	o.skipValue()
+	return o.data[start:o.pos], true
+}
+
+// invalidUTF8Path names where a valid JSON document holds bytes that are not UTF-8: the
+// dotted path of the first such string ("ops[0].lines[2]"), or of the object whose key
+// holds them. It is "" for a document without such bytes (or that is not valid JSON).
+func invalidUTF8Path(doc []byte) string {
+	doc = bytes.TrimSpace(doc)
+	if len(doc) == 0 || !json.Valid(doc) {
+		return ""
+	}
+	path, _ := invalidIn(doc, "")
+	return path
+}
+
+func invalidIn(v []byte, path string) (string, bool) {
+	switch v[0] {
+	case '"':
+		return path, !utf8.Valid(v)
+	case '{':
+		members := newObjectMembers(v)
+		for {
+			key, val, ok := members.next()
+			if !ok {
+				return "", false
+			}
+			if !utf8.Valid(key) {
+				return path, true
+			}
+			sub := keyName(key)
+			if path != "" {
+				sub = path + "." + sub
+			}
+			if p, bad := invalidIn(val, sub); bad {
+				return p, true
+			}
+		}
+	case '[':
+		elems := newObjectMembers(v)
+		for i := 0; ; i++ {
+			val, ok := elems.nextElement()
+			if !ok {
+				return "", false
+			}
+			if p, bad := invalidIn(val, path+"["+strconv.Itoa(i)+"]"); bad {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }

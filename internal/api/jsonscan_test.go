@@ -58,30 +58,55 @@ func TestSpeakResultAppendJSONMatchesEncodingJSON(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("got %s (%v), want %s", got, err, want)
 		}
-		res := JSONResult(r, r.Text())
-		wantRes, _ := json.Marshal(res)
+		res := toolAnswer{text: r.Text(), result: r}
+		wantRes, _ := json.Marshal(map[string]any{"content": []Content{TextContent(r.Text())}, "structuredContent": r})
 		gotRes, err := encodeToolResult(res)
+		gotRes, wantRes = canonJSON(t, gotRes), canonJSON(t, wantRes)
 		if err != nil || !bytes.Equal(gotRes, wantRes) {
 			t.Errorf("tool result: got %s (%v), want %s", gotRes, err, wantRes)
 		}
 	}
 }
 
-// TestEncodeToolResultPlainMatches: results without structured content, or with an error
-// flag, encode byte for byte as json.Marshal does.
-func TestEncodeToolResultPlainMatches(t *testing.T) {
-	for _, res := range []ToolResult{
-		TextResult("plain <b>"),
-		{Content: []Content{TextContent("a"), TextContent("b\n")}, IsError: true},
-		{Content: []Content{}},
-		{},
+// TestEncodeToolResultErrorShape: a failure is isError with one text block holding the
+// ToolError's JSON and no structuredContent (so no output schema can reject it).
+func TestEncodeToolResultErrorShape(t *testing.T) {
+	text := "[ ] #a: Müller <b> & \"x\"\n"
+	base := plansBase()
+	for _, e := range []*ToolError{
+		toolErrorOf(fieldError("text", `field "text" is required`)),
+		{Error: "conflict", Message: "conflict: …", Conflict: true, Base: &base, Text: &text},
 	} {
-		want, _ := json.Marshal(res)
-		got, err := encodeToolResult(res)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("got %s (%v), want %s", got, err, want)
+		got, err := encodeToolResult(toolAnswer{err: e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Content []Content
+			IsError bool
+			Other   map[string]any `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(got, &res); err != nil || !res.IsError || res.Other != nil || len(res.Content) != 1 || res.Content[0].Type != "text" {
+			t.Fatalf("%s (%v)", got, err)
+		}
+		var back ToolError
+		if err := json.Unmarshal([]byte(res.Content[0].Text), &back); err != nil || back.Error != e.Error || back.Message != e.Message {
+			t.Fatalf("the text is not the ToolError: %q (%v)", res.Content[0].Text, err)
+		}
+		if e.Text != nil && (back.Text == nil || *back.Text != text || back.Base == nil || *back.Base != base) {
+			t.Errorf("conflict details lost: %+v", back)
 		}
 	}
+}
+
+func canonJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %s", b)
+	}
+	out, _ := json.Marshal(v)
+	return out
 }
 
 var speakBodies = []string{

@@ -15,69 +15,6 @@ import (
 // their encoded results are computed once per registry change, because tools/list and its
 // siblings are the hottest calls a host makes.
 
-// Tool is an MCP tool. Call receives the raw arguments object ({} when the host sent none)
-// and answers with a ToolResult; bad arguments and failed operations are results with
-// IsError set (a message the model can act on), not protocol errors.
-type Tool struct {
-	Name        string
-	Title       string
-	Description string
-	// InputSchema is a JSON Schema with root type "object" (map[string]any or
-	// json.RawMessage); OutputSchema describes StructuredContent and may be nil.
-	InputSchema  any
-	OutputSchema any
-	Annotations  ToolAnnotations
-	Call         func(ctx context.Context, caller Caller, args json.RawMessage) ToolResult
-	// Heavy marks a tool whose calls cost milliseconds of CPU (the plan tools that run the
-	// notation engine or answer hundreds of KB). At most Options.HeavyCalls of them run at
-	// once, call and result encoding included; the others wait their turn.
-	Heavy bool
-}
-
-// ToolAnnotations are the hints hosts use to decide how carefully to treat a tool.
-// Pointers distinguish "not said" from false.
-type ToolAnnotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
-}
-
-// Hint returns a pointer to b, for ToolAnnotations literals.
-func Hint(b bool) *bool { return &b }
-
-// ToolResult is the answer of a tool call.
-type ToolResult struct {
-	Content           []Content `json:"content"`
-	StructuredContent any       `json:"structuredContent,omitempty"`
-	IsError           bool      `json:"isError,omitempty"`
-}
-
-// Content is one text content block (the only kind talkd produces).
-type Content struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-// TextContent is a text content block.
-func TextContent(text string) Content { return Content{Type: "text", Text: text} }
-
-// TextResult is a successful tool result with one text block.
-func TextResult(text string) ToolResult { return ToolResult{Content: []Content{TextContent(text)}} }
-
-// JSONResult is a successful tool result carrying v as structuredContent, with text as the
-// copy in content (hosts that ignore structuredContent still see the answer).
-func JSONResult(v any, text string) ToolResult {
-	return ToolResult{Content: []Content{TextContent(text)}, StructuredContent: v}
-}
-
-// ErrorResult turns a refusal into a tool result with isError, keeping its message (which
-// names the field at fault).
-func ErrorResult(e *Error) ToolResult {
-	return ToolResult{Content: []Content{TextContent(e.Message)}, IsError: true}
-}
-
 // Resource is a resource with a fixed URI.
 type Resource struct {
 	URI         string
@@ -147,7 +84,7 @@ type PromptMessage struct {
 // rare; reads happen on every request, so encoded lists are cached until the next change.
 type registry struct {
 	mu        sync.RWMutex
-	tools     []Tool
+	tools     []tool
 	toolIdx   map[string]int
 	resources []Resource
 	templates []ResourceTemplate
@@ -161,15 +98,14 @@ type encodedLists struct {
 	tools, resources, templates, prompts []byte
 }
 
-// RegisterTool adds a tool to tools/list and tools/call. It panics on an empty or duplicate
-// name or a missing Call: both are wiring mistakes that must not reach a host.
-func (s *Server) RegisterTool(t Tool) { s.mcp.reg.addTool(t) }
-
-func (r *registry) addTool(t Tool) {
+// addTool adds a tool to tools/list and tools/call. It panics on an empty or duplicate
+// name or a missing call: both are wiring mistakes that must not reach a host. Tools come
+// only from AddTool, which derives their schemas from their types.
+func (r *registry) addTool(t tool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if t.Name == "" || t.Call == nil {
-		panic("api: RegisterTool needs a name and a Call")
+	if t.Name == "" || t.call == nil {
+		panic("api: AddTool needs a name and a Call")
 	}
 	if _, dup := r.toolIdx[t.Name]; dup {
 		panic(fmt.Sprintf("api: tool %q registered twice", t.Name))
@@ -236,12 +172,12 @@ func (s *Server) RegisterPrompt(p Prompt) {
 	r.lists = nil
 }
 
-func (r *registry) tool(name string) (Tool, bool) {
+func (r *registry) tool(name string) (tool, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	i, ok := r.toolIdx[name]
 	if !ok {
-		return Tool{}, false
+		return tool{}, false
 	}
 	return r.tools[i], true
 }
@@ -329,11 +265,7 @@ type promptEntry struct {
 func (r *registry) encodeLists() (*encodedLists, error) {
 	tools := make([]toolEntry, 0, len(r.tools))
 	for _, t := range r.tools {
-		in := t.InputSchema
-		if in == nil {
-			in = map[string]any{"type": "object", "additionalProperties": false}
-		}
-		tools = append(tools, toolEntry{t.Name, t.Title, t.Description, in, t.OutputSchema, t.Annotations})
+		tools = append(tools, toolEntry{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
 	}
 	resources := make([]resourceEntry, 0, len(r.resources))
 	for _, res := range r.resources {

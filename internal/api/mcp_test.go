@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"talkd/internal/api/mcprev"
 	"talkd/internal/config"
 	"talkd/internal/queue"
 )
@@ -111,9 +112,9 @@ func (f *mcpFixture) call2026(method string, params map[string]any) (int, map[st
 	if params == nil {
 		params = map[string]any{}
 	}
-	params["_meta"] = map[string]any{metaVersion: rev2026, metaCaps: map[string]any{}, metaClient: map[string]any{"name": "unit-agent", "version": "1"}}
+	params["_meta"] = map[string]any{metaVersion: mcprev.Stateless, metaCaps: map[string]any{}, metaClient: map[string]any{"name": "unit-agent", "version": "1"}}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
-	h := map[string]string{"MCP-Protocol-Version": rev2026, "Mcp-Method": method}
+	h := map[string]string{"MCP-Protocol-Version": mcprev.Stateless, "Mcp-Method": method}
 	if n, ok := params["name"].(string); ok {
 		h["Mcp-Name"] = n
 	}
@@ -235,7 +236,7 @@ func TestMCP2025HandshakeAndSpeak(t *testing.T) {
 		}
 	}
 	_, _, out = f.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`, nil)
-	if v := result(t, out)["protocolVersion"]; v != latest2025 {
+	if v := result(t, out)["protocolVersion"]; v != mcprev.Latest2025 {
 		t.Errorf("unknown requested revision answered with %v", v)
 	}
 	status, _, out = f.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})
@@ -335,7 +336,7 @@ func TestMCP2026DecoratesResultsAndTakesAgentFromMeta(t *testing.T) {
 	if si := r["_meta"].(map[string]any)[metaServer].(map[string]any); si["name"] != "talkd" || si["version"] != "test" {
 		t.Errorf("serverInfo: %v", si)
 	}
-	if fmt.Sprint(r["supportedVersions"]) != fmt.Sprint(supportedVersions) {
+	if fmt.Sprint(r["supportedVersions"]) != fmt.Sprint(mcprev.Supported()) {
 		t.Errorf("supportedVersions: %v", r["supportedVersions"])
 	}
 	for _, m := range []string{"tools/list", "resources/list", "resources/templates/list", "prompts/list"} {
@@ -377,8 +378,10 @@ func TestMCPRegistriesServeResourcesAndPrompts(t *testing.T) {
 		Get: func(_ context.Context, _ Caller, args map[string]string) (PromptResult, error) {
 			return PromptResult{Messages: []PromptMessage{{Role: "user", Content: TextContent("Review " + args["plan"])}}}, nil
 		}})
-	f.srv.RegisterTool(Tool{Name: "plans_list", Annotations: ToolAnnotations{ReadOnlyHint: Hint(true)},
-		Call: func(context.Context, Caller, json.RawMessage) ToolResult { return TextResult("none") }})
+	AddTool(f.srv, ToolSpec[noArgs, noArgs]{Name: "plans_list", Annotations: ToolAnnotations{ReadOnlyHint: Hint(true)},
+		Call: func(context.Context, Caller, noArgs, json.RawMessage) (noArgs, string, *ToolError) {
+			return noArgs{}, "none", nil
+		}})
 
 	h := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
 	_, _, out := f.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h)
@@ -452,9 +455,16 @@ func TestRegisterRejectsWiringMistakes(t *testing.T) {
 		}()
 		fn()
 	}
-	call := func(context.Context, Caller, json.RawMessage) ToolResult { return TextResult("") }
-	mustPanic("duplicate tool", func() { f.srv.RegisterTool(Tool{Name: "speak", Call: call}) })
-	mustPanic("tool without call", func() { f.srv.RegisterTool(Tool{Name: "x"}) })
+	call := func(context.Context, Caller, noArgs, json.RawMessage) (noArgs, string, *ToolError) {
+		return noArgs{}, "", nil
+	}
+	mustPanic("duplicate tool", func() { AddTool(f.srv, ToolSpec[noArgs, noArgs]{Name: "speak", Call: call}) })
+	mustPanic("tool without call", func() { AddTool(f.srv, ToolSpec[noArgs, noArgs]{Name: "x"}) })
+	mustPanic("a result that is not an object", func() {
+		AddTool(f.srv, ToolSpec[noArgs, string]{Name: "z", Call: func(context.Context, Caller, noArgs, json.RawMessage) (string, string, *ToolError) {
+			return "", "", nil
+		}})
+	})
 	mustPanic("bad template", func() {
 		f.srv.RegisterResourceTemplate(ResourceTemplate{URITemplate: "x://{a", Name: "x",
 			Read: func(context.Context, Caller, string, map[string]string) ([]ResourceContents, error) { return nil, nil }})
@@ -463,7 +473,7 @@ func TestRegisterRejectsWiringMistakes(t *testing.T) {
 
 func TestMCPToolPanicIsInternalError(t *testing.T) {
 	f := newMCPFixture(t, nil)
-	f.srv.RegisterTool(Tool{Name: "boom", Call: func(context.Context, Caller, json.RawMessage) ToolResult { panic("boom") }})
+	AddTool(f.srv, ToolSpec[noArgs, noArgs]{Name: "boom", Call: func(context.Context, Caller, noArgs, json.RawMessage) (noArgs, string, *ToolError) { panic("boom") }})
 	status, _, out := f.post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"boom"}}`, nil)
 	if status != 200 || errCode(t, out) != rpcInternalError || out["id"] != float64(9) {
 		t.Errorf("panic: %d %v", status, out)

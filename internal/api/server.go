@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -81,7 +80,8 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	auth    *authenticator
-	maxBody int64
+	// maxBody is the body limit of /speak and the control doors; mcpMaxBody of /mcp.
+	maxBody, mcpMaxBody int64
 
 	// listenAddr is the address actually bound (it differs from the config with port 0);
 	// set by SetListenAddr before serving.
@@ -101,6 +101,7 @@ func New(opts Options) *Server {
 		cfg: opts.Config, voice: opts.Voice, engines: opts.Engines, version: opts.Version,
 		log: opts.Log, now: opts.Now, auth: newAuthenticator(opts.Config),
 		maxBody:    opts.Config.Server.MaxBodyBytes,
+		mcpMaxBody: MCPMaxBodyBytes,
 		listenAddr: opts.Config.Server.Listen,
 	}
 	if s.log == nil {
@@ -111,6 +112,9 @@ func New(opts Options) *Server {
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = 64 << 10
+	}
+	if s.mcpMaxBody < s.maxBody {
+		s.mcpMaxBody = s.maxBody // a configured larger limit holds for /mcp too
 	}
 	n := opts.HeavyCalls
 	if n <= 0 {
@@ -131,22 +135,35 @@ func (s *Server) SetListenAddr(addr string) { s.listenAddr = addr }
 
 type route struct {
 	methods []string
-	handle  func(http.ResponseWriter, *http.Request)
+	// door is the admission policy; nil only for /healthz, which answers anyone.
+	door   *door
+	handle func(http.ResponseWriter, *http.Request, admitted)
 }
 
 func (s *Server) routes() map[string]route {
+	ctl := func(path string, grant func(Caller) *Error) *door {
+		return &door{path: path, origin: originListed, limit: s.maxBody, grant: grant}
+	}
+	control := func(c Caller) *Error {
+		if c.CanControl() {
+			return nil
+		}
+		return &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("client %q has no control grant", c.ID)}
+	}
 	return map[string]route{
-		"/speak":   {[]string{http.MethodPost, http.MethodOptions}, s.handleSpeak},
-		"/mcp":     {[]string{http.MethodPost}, s.handleMCP},
-		"/status":  {[]string{http.MethodGet, http.MethodHead}, s.handleStatus},
-		"/history": {[]string{http.MethodGet, http.MethodHead}, s.handleHistory},
-		"/healthz": {[]string{http.MethodGet, http.MethodHead}, s.handleHealth},
-		"/voices":  {[]string{http.MethodGet, http.MethodHead}, s.handleVoices},
-		"/mute":    {[]string{http.MethodPost}, s.handleMute},
-		"/unmute":  {[]string{http.MethodPost}, s.handleUnmute},
-		"/stop":    {[]string{http.MethodPost}, s.handleStop},
-		"/cancel":  {[]string{http.MethodPost}, s.handleCancel},
-		"/wait":    {[]string{http.MethodGet}, s.handleWait},
+		"/speak":   {[]string{http.MethodPost, http.MethodOptions}, &door{path: "/speak", origin: originCORS, limit: s.maxBody}, s.handleSpeak},
+		"/mcp":     {[]string{http.MethodPost}, &door{path: "/mcp", origin: originListed, limit: s.mcpMaxBody, rpc: true}, s.handleMCP},
+		"/status":  {[]string{http.MethodGet, http.MethodHead}, ctl("/status", nil), s.handleStatus},
+		"/history": {[]string{http.MethodGet, http.MethodHead}, ctl("/history", nil), s.handleHistory},
+		"/healthz": {[]string{http.MethodGet, http.MethodHead}, nil, s.handleHealth},
+		"/voices":  {[]string{http.MethodGet, http.MethodHead}, ctl("/voices", nil), s.handleVoices},
+		"/mute":    {[]string{http.MethodPost}, ctl("/mute", control), s.handleMute},
+		"/unmute":  {[]string{http.MethodPost}, ctl("/unmute", control), s.handleUnmute},
+		"/stop":    {[]string{http.MethodPost}, ctl("/stop", control), s.handleStop},
+		// /cancel checks its grants itself: one's own announcements need the speak grant,
+		// everybody's the control grant.
+		"/cancel": {[]string{http.MethodPost}, ctl("/cancel", nil), s.handleCancel},
+		"/wait":   {[]string{http.MethodGet}, ctl("/wait", nil), s.handleWait},
 	}
 }
 
@@ -169,12 +186,15 @@ func (s *Server) Handler() http.Handler {
 				Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(rt.methods, " or ")})
 			return
 		}
-		if r.URL.Path != "/healthz" && !s.hostAllowed(r.Host) {
-			writeError(w, &Error{Status: http.StatusForbidden, Code: CodeHostNotAllowed,
-				Message: "host " + quoteHost(r.Host) + " is not allowed; add it to server.allowed_hosts"})
+		if rt.door == nil {
+			rt.handle(w, r, admitted{})
 			return
 		}
-		rt.handle(w, r)
+		a, ok := s.admit(w, r, rt.door)
+		if !ok {
+			return
+		}
+		rt.handle(w, r, a)
 	})
 }
 
@@ -233,36 +253,6 @@ func (s *Server) ownOrigin(origin, requestHost string) bool {
 	}
 	h, _, err := net.SplitHostPort(requestHost)
 	return err == nil && isLoopbackHost(strings.Trim(h, "[]")) && rest == requestHost
-}
-
-// readBody reads the whole body within the door's limit.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
-	if r.ContentLength > s.maxBody {
-		return nil, s.tooLarge()
-	}
-	if r.ContentLength > 0 {
-		// The usual case: a declared length within the limit, read into one buffer of
-		// that size (net/http's body reader ends at the declared length).
-		body := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(r.Body, body); err != nil {
-			return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "reading the request body failed: " + err.Error()}
-		}
-		return body, nil
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, s.tooLarge()
-		}
-		return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "reading the request body failed: " + err.Error()}
-	}
-	return body, nil
-}
-
-func (s *Server) tooLarge() *Error {
-	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
-		Message: "the request body is larger than the limit of " + itoa(s.maxBody) + " bytes"}
 }
 
 // errHeavyBusy is returned by acquireHeavy when the wait exceeded its bound.

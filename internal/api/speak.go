@@ -24,18 +24,22 @@ import (
 const MaxTextBytes = 64 << 10
 
 // SpeakRequest is the body of POST /speak and the arguments of the MCP speak tool.
+// Its tags are the speak tool's input schema (schema.go); the schema says what
+// validateSpeak checks, and additionalProperties is false because the decoder refuses
+// unknown fields (a typo must not pass silently).
 type SpeakRequest struct {
-	Text     string `json:"text"`
-	Priority string `json:"priority,omitempty"`
-	Lang     string `json:"lang,omitempty"`
-	Provider string `json:"provider,omitempty"`
-	Now      bool   `json:"now,omitempty"`
+	Text     string `json:"text" minLength:"1" maxLength:"65536" desc:"What to say: one or two plain sentences. Longer texts are cut at a sentence boundary to the daemon's voice.cleanup.max_chars (default 400 characters); the result says so."`
+	Priority string `json:"priority,omitempty" enum:"low,normal,high" default:"\"normal\"" desc:"high is spoken before normal before low; each priority has its own rate limit."`
+	Lang     string `json:"lang,omitempty" pattern:"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" desc:"BCP-47 language of the text (de, en, fr, pt-BR, …) that the engine can speak; defaults to the daemon's configured language."`
+	Provider string `json:"provider,omitempty" desc:"A configured speech provider to use instead of the default; usually omitted."`
+	Now      bool   `json:"now,omitempty" default:"false" desc:"Pass quiet hours and the rate limit (never mute). Only for what cannot wait."`
 	// Voice is an engine voice (talk voices lists them); Rate, Pitch and Volume are on
-	// engine-neutral scales (queue.Prosody), 0 or absent = the default.
-	Voice  string `json:"voice,omitempty"`
-	Rate   int    `json:"rate,omitempty"`
-	Pitch  int    `json:"pitch,omitempty"`
-	Volume int    `json:"volume,omitempty"`
+	// engine-neutral scales (queue.Prosody), 0 or absent = the default. Their bounds are
+	// queue.MinRate … queue.MaxVolume (a test holds the tags to them).
+	Voice  string `json:"voice,omitempty" maxLength:"64" desc:"An engine voice (as listed by talk voices); defaults to the agent's voice from [voice.agents], else the language's."`
+	Rate   int    `json:"rate,omitempty" minimum:"80" maximum:"450" desc:"Speaking rate in words per minute; omitted = the daemon's default."`
+	Pitch  int    `json:"pitch,omitempty" minimum:"1" maximum:"99" desc:"Pitch, 50 = the voice's normal; not every engine takes it."`
+	Volume int    `json:"volume,omitempty" minimum:"1" maximum:"200" desc:"Volume in percent, 100 = normal."`
 }
 
 // DecodeSpeakRequest decodes a speak request strictly: one JSON object, no unknown fields
@@ -109,6 +113,14 @@ func decodeStrict(raw []byte, v any) *Error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "the body must be a JSON object"}
 	}
+	if !utf8.Valid(raw) {
+		// encoding/json would silently turn the bytes into U+FFFD and store or speak
+		// something the caller never sent.
+		if field := invalidUTF8Path(raw); field != "" {
+			return fieldError(field, fmt.Sprintf("field %q holds bytes that are not valid UTF-8; send text as UTF-8", field))
+		}
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "the body holds bytes that are not valid UTF-8"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -159,24 +171,25 @@ func typeName(kind string) string {
 
 // SpeakResult is the outcome of an admitted-or-refused-by-law announcement, the same for
 // both doors.
+// Its tags are the speak tool's output schema.
 type SpeakResult struct {
-	Status       string     `json:"status"`
-	ID           string     `json:"id,omitempty"`
-	Position     int        `json:"position,omitempty"`
-	Reason       string     `json:"reason,omitempty"`
-	Until        *time.Time `json:"until,omitempty"`
-	RetryAfterMs int64      `json:"retry_after_ms,omitempty"`
-	Window       string     `json:"window,omitempty"`
+	Status       string     `json:"status" enum:"queued,muted,discarded"`
+	ID           string     `json:"id,omitempty" desc:"The announcement id, when queued."`
+	Position     int        `json:"position,omitempty" desc:"Place in the queue, when queued (1 = next)."`
+	Reason       string     `json:"reason,omitempty" enum:"quiet_hours,rate_limit"`
+	Until        *time.Time `json:"until,omitempty" desc:"End of the mute, when muted with an end."`
+	RetryAfterMs int64      `json:"retry_after_ms,omitempty" desc:"When discarded by the rate limit: milliseconds until this priority passes again."`
+	Window       string     `json:"window,omitempty" desc:"When discarded by quiet hours: the window, e.g. 22:00-07:00."`
 	// ShortenedFrom is the text's length in characters when it was cut to max_chars.
-	ShortenedFrom int `json:"shortened_from,omitempty"`
+	ShortenedFrom int `json:"shortened_from,omitempty" desc:"When the text was cut to the daemon's max_chars: its length before, in characters."`
 	// DeferredMs is how long a queued announcement waits for its rate-limit slot
 	// (rules.on_rate_limit = "defer").
-	DeferredMs int64 `json:"deferred_ms,omitempty"`
+	DeferredMs int64 `json:"deferred_ms,omitempty" desc:"When queued under on_rate_limit = defer: milliseconds it waits for its rate-limit slot."`
 	// SameAs names the waiting announcement with the same text and caller that this one
 	// was merged into (spoken once).
-	SameAs string `json:"same_as,omitempty"`
+	SameAs string `json:"same_as,omitempty" desc:"When the same text of the same caller was already waiting: its id; it is spoken once."`
 	// Warning says, for a queued announcement, that it will not be heard (no player).
-	Warning string `json:"warning,omitempty"`
+	Warning string `json:"warning,omitempty" desc:"When queued but nothing can play it (no audio player): why it will not be heard."`
 	Message string `json:"message"`
 }
 
@@ -343,6 +356,9 @@ func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.A
 	if len(text) > MaxTextBytes {
 		return queue.Announcement{}, 0, fieldError("text", fmt.Sprintf("field \"text\" has %d bytes; the limit is %d", len(text), MaxTextBytes))
 	}
+	if !utf8.ValidString(text) {
+		return queue.Announcement{}, 0, fieldError("text", "field \"text\" holds bytes that are not valid UTF-8")
+	}
 	if strings.ContainsRune(text, 0) {
 		return queue.Announcement{}, 0, fieldError("text", "field \"text\" must not contain NUL characters")
 	}
@@ -389,56 +405,22 @@ func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.A
 		Voice: req.Voice, Prosody: p}, cutFrom, nil
 }
 
-// handleSpeak is the CORS door: POST /speak, and its preflight.
-func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request) {
-	origin := r.Header.Get("Origin")
-	allowed := origin != "" && s.originListed(origin)
-	if r.Method == http.MethodOptions {
-		if allowed {
-			h := w.Header()
-			h.Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
-			h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
-			h.Set("Access-Control-Max-Age", "600")
-			if strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
-				h.Set("Access-Control-Allow-Private-Network", "true")
-			}
+// handleSpeak is POST /speak, after admission (which answered the preflight and set the
+// CORS headers of a listed origin).
+func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request, a admitted) {
+	req, derr := DecodeSpeakRequest(a.body)
+	if derr == nil {
+		var res SpeakResult
+		if res, derr = s.speakFrom(r.Context(), a.caller, r.Header.Get("Origin"), req); derr == nil {
+			writeJSON(w, res.HTTPStatus(), res)
+			return
 		}
-		w.WriteHeader(http.StatusNoContent)
-		return
 	}
-	if origin != "" && !allowed && !s.ownOrigin(origin, r.Host) {
-		// A browser sends a "simple" POST (text/plain, no-cors, a form) without a
-		// preflight: CORS would only hide the answer, so refuse the request itself.
-		writeError(w, &Error{Status: http.StatusForbidden, Code: CodeOriginNotAllowed,
-			Message: "origin " + strconv.Quote(origin) + " may not use /speak; list it in server.allowed_origins"})
-		return
-	}
-	if allowed {
-		w.Header().Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
-	}
-	caller, aerr := s.auth.identify(r)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	body, berr := s.readBody(w, r)
-	if berr != nil {
-		writeError(w, berr)
-		return
-	}
-	req, derr := DecodeSpeakRequest(body)
-	if derr != nil {
-		writeError(w, derr)
-		return
-	}
-	res, serr := s.speakFrom(r.Context(), caller, origin, req)
-	if serr != nil {
-		writeError(w, serr)
-		return
-	}
-	writeJSON(w, res.HTTPStatus(), res)
+	s.refuse(w, r, speakDoor, derr)
 }
+
+// speakDoor names /speak in the log lines of refusals after admission.
+var speakDoor = &door{path: "/speak"}
 
 func (s *Server) allowOriginValue(origin string) string {
 	if s.cfg.Server.CORSAny() {

@@ -70,7 +70,8 @@ func (f *fakePlanServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "plan"}}, "structuredContent": map[string]any{"base": base, "text": "plan"}}
 	case req.Params.Arguments.Base.Revision != f.revision:
 		f.bases = append(f.bases, req.Params.Arguments.Base.Revision)
-		result = map[string]any{"isError": true, "content": []any{map[string]any{"type": "text", "text": "conflict"}}, "structuredContent": map[string]any{"conflict": true, "base": base, "text": "plan"}}
+		detail, _ := json.Marshal(map[string]any{"error": "conflict", "message": "conflict", "conflict": true, "base": base, "text": "plan"})
+		result = map[string]any{"isError": true, "content": []any{map[string]any{"type": "text", "text": string(detail)}}}
 	default:
 		f.bases = append(f.bases, req.Params.Arguments.Base.Revision)
 		f.revision++

@@ -210,8 +210,13 @@ func writeWorker(t target, id int) worker {
 			Conflict bool            `json:"conflict"`
 			Base     json.RawMessage `json:"base"`
 		}
-		if len(a.Result.StructuredContent) > 0 {
-			if err := json.Unmarshal(a.Result.StructuredContent, &sc); err != nil {
+		details := a.Result.StructuredContent
+		if a.Result.IsError && len(a.Result.Content) == 1 {
+			// A failure carries its details as a JSON object in its one text block.
+			details = json.RawMessage(a.Result.Content[0].Text)
+		}
+		if len(details) > 0 {
+			if err := json.Unmarshal(details, &sc); err != nil && !a.Result.IsError {
 				return outcome{Kind: "bad structuredContent", Failed: true}
 			}
 		}

@@ -1,0 +1,215 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"talkd/internal/werkbaum"
+)
+
+// One admission layer for every door but /healthz: Host check → the door's Origin policy
+// → identify the caller → the door's grant → body limit. The doors differ only in their
+// policy (door), so /speak, the control doors and /mcp cannot drift apart in what they
+// let through, and every refusal is rendered and logged in one place (refuse).
+
+// originRule is a door's Origin policy. Browsers send "simple" POSTs (forms, text/plain)
+// without a preflight, so an unlisted Origin is refused on every door, not just hidden
+// from by CORS; requests without Origin (curl, talk, agents) are unaffected and the
+// daemon's own origin is always allowed.
+type originRule int
+
+const (
+	// originListed: a request with an Origin must come from a listed origin or the daemon
+	// itself. No CORS headers (the control doors and /mcp).
+	originListed originRule = iota
+	// originCORS: as originListed, and listed origins get CORS headers and a preflight
+	// answer (only /speak, ARCHITECTURE §3.6).
+	originCORS
+)
+
+// MCPMaxBodyBytes is the body limit of /mcp: a werkbaum_write must carry a plan up to the
+// engine's input limit (2 MiB). In JSON one byte of text takes at most 6 bytes (a control
+// character or, from encoders that escape HTML like Go's, <, > and & as \u00XX; a 4-byte
+// UTF-8 character as two \uXXXX escapes is 12 for 4), so 6 × the engine's limit plus 64 KiB
+// for the envelope (arguments, _meta, headers of the message) surely fits any plan the
+// engine accepts; a larger body could only fail there.
+const MCPMaxBodyBytes = 6*werkbaum.DefaultMaxInputBytes + 64<<10
+
+// door is one endpoint's admission policy.
+type door struct {
+	path   string
+	origin originRule
+	limit  int64
+	// grant, when set, refuses callers without the door's grant (the control grant).
+	grant func(Caller) *Error
+	// rpc renders refusals as JSON-RPC errors (the MCP door) instead of {"error":{…}}.
+	rpc bool
+}
+
+// admitted is a request that passed admission.
+type admitted struct {
+	caller Caller
+	body   []byte
+}
+
+// admit runs the admission steps for d. It reports false when the request has been
+// answered: refused, or (on the CORS door) a preflight.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitted, bool) {
+	if !s.hostAllowed(r.Host) {
+		s.refuse(w, r, d, &Error{Status: http.StatusForbidden, Code: CodeHostNotAllowed,
+			Message: "host " + quoteHost(r.Host) + " is not allowed; add it to server.allowed_hosts"})
+		return admitted{}, false
+	}
+	origin := r.Header.Get("Origin")
+	listed := origin != "" && s.originListed(origin)
+	if d.origin == originCORS {
+		if r.Method == http.MethodOptions {
+			s.preflight(w, r, origin, listed)
+			return admitted{}, false
+		}
+		if listed {
+			w.Header().Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
+		}
+	}
+	if origin != "" && !listed && !s.ownOrigin(origin, r.Host) {
+		s.refuse(w, r, d, &Error{Status: http.StatusForbidden, Code: CodeOriginNotAllowed,
+			Message: "origin " + strconv.Quote(origin) + " may not use " + d.path + "; list it in server.allowed_origins"})
+		return admitted{}, false
+	}
+	caller, err := s.auth.identify(r)
+	if err == nil && d.grant != nil {
+		err = d.grant(caller)
+	}
+	if err != nil {
+		s.refuse(w, r, d, err)
+		return admitted{}, false
+	}
+	body, err := readBody(w, r, d.limit)
+	if err != nil {
+		s.refuse(w, r, d, err)
+		return admitted{}, false
+	}
+	return admitted{caller: caller, body: body}, true
+}
+
+// preflight answers OPTIONS on the CORS door: CORS headers for a listed origin, none for
+// another (the browser then blocks the request).
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request, origin string, listed bool) {
+	if listed {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
+		h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+		h.Set("Access-Control-Max-Age", "600")
+		if strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
+			h.Set("Access-Control-Allow-Private-Network", "true")
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// refuse answers a refused request in the door's format and logs one line a user can find:
+// door, status, code, origin and host, and the message (which never holds a token).
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d *door, e *Error) {
+	s.log.Info("request refused", "door", d.path, "status", e.Status, "code", e.Code,
+		"origin", r.Header.Get("Origin"), "host", r.Host, "message", truncate(e.Message, 200))
+	if !d.rpc {
+		writeError(w, e)
+		return
+	}
+	if e.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="talkd"`)
+	}
+	writeRPCError(w, nil, newRPCError(rpcInvalidRequest, e.Message).withStatus(e.Status))
+}
+
+// readBody reads the whole body within limit; beyond it the answer is 413 naming the limit.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Error) {
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	if r.ContentLength > 0 {
+		// The usual case: a declared length within the limit, read into one buffer of
+		// that size (net/http's body reader ends at the declared length).
+		body := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "reading the request body failed: " + err.Error()}
+		}
+		return body, nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(limit)
+		}
+		return nil, &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "reading the request body failed: " + err.Error()}
+	}
+	return body, nil
+}
+
+func tooLarge(limit int64) *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+		Message: "the request body is larger than the limit of " + itoa(limit) + " bytes for this endpoint"}
+}
+
+// authenticator maps bearer tokens to clients. Tokens are compared through their SHA-256
+// in constant time over all clients, so neither a token's content nor which client
+// matched leaks through timing.
+type authenticator struct {
+	shared  bool
+	clients []clientEntry
+	local   Caller // built once: every local-mode request starts from it (its grants are read-only)
+}
+
+type clientEntry struct {
+	caller Caller
+	digest [32]byte
+}
+
+// identify returns the caller of r: in shared mode the client whose token the one
+// Authorization header carries (scheme "Bearer" in any case, RFC 7235 §2.1), else 401.
+// Two Authorization headers are refused in either mode (400): which one counts would be
+// a guess.
+func (a *authenticator) identify(r *http.Request) (Caller, *Error) {
+	auth := r.Header.Values("Authorization")
+	if len(auth) > 1 {
+		return Caller{}, &Error{Status: http.StatusBadRequest, Code: CodeBadHeader,
+			Message: "the request carries " + strconv.Itoa(len(auth)) + " Authorization headers; send exactly one"}
+	}
+	agent := cleanAgent(r.Header.Get("X-Talk-Agent"))
+	if !a.shared {
+		c := a.local
+		c.Agent = agent
+		return c, nil
+	}
+	var token string
+	if len(auth) == 1 {
+		scheme, rest, _ := strings.Cut(strings.TrimSpace(auth[0]), " ")
+		if strings.EqualFold(scheme, "Bearer") {
+			token = strings.TrimSpace(rest)
+		}
+	}
+	if token == "" {
+		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
+			Message: "this talkd runs in shared mode: send Authorization: Bearer <token>"}
+	}
+	d := sha256.Sum256([]byte(token))
+	match := -1
+	for i := range a.clients {
+		if subtle.ConstantTimeCompare(d[:], a.clients[i].digest[:]) == 1 {
+			match = i
+		}
+	}
+	if match < 0 {
+		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "the bearer token is not valid"}
+	}
+	c := a.clients[match].caller
+	c.Agent = agent
+	return c, nil
+}

@@ -1,0 +1,523 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans"
+)
+
+// The plan tools of ARCHITECTURE §5.1, each one small function over its argument and
+// result types; the types are the tools' schemas (schema.go).
+
+var (
+	readOnly  = ToolAnnotations{ReadOnlyHint: Hint(true), OpenWorldHint: Hint(false)}
+	readWrite = ToolAnnotations{ReadOnlyHint: Hint(false), DestructiveHint: Hint(false), IdempotentHint: Hint(true), OpenWorldHint: Hint(false)}
+)
+
+// registerPlanTools adds the plan tools in their documented order.
+func registerPlanTools(s *Server, p Plans) {
+	pt := planTools{s: s, p: p}
+	AddTool(s, ToolSpec[noArgs, plansListOut]{
+		Name: "plans_list", Title: "List plans",
+		Description: "Lists the Werkbaum plans you may use: key, access (read or write), revision, node and warning counts.",
+		Annotations: readOnly,
+		Heavy:       true, // a summary per plan comes from the engine
+		Call:        pt.list,
+	})
+	AddTool(s, ToolSpec[planIn, plans.Snapshot]{
+		Name: "werkbaum_read", Title: "Read a plan",
+		Description: "Returns a plan's text and its base {revision, checksum}. Pass the base unchanged to every write; " +
+			"a write on an older base fails as a conflict carrying the current text.",
+		Annotations: readOnly,
+		Call:        pt.read,
+	})
+	AddTool(s, ToolSpec[inspectIn, inspectOut]{
+		Name: "werkbaum_inspect", Title: "Inspect a plan",
+		Description: "The notation's reading of a plan: per node id, label, line, gate, status and effective status " +
+			"(through dependencies), size and assumed size, people, deps, description; all warnings with lines; the " +
+			"cheapest path (needed nodes, stations in document order, assignee loads, overloaded assignee). " +
+			"Trust it instead of re-deriving. id limits the tree to a subtree; include picks parts.",
+		Annotations: readOnly,
+		Heavy:       true, // the engine, and an answer of up to hundreds of KB
+		Call:        pt.inspect,
+	})
+	addWriteTool(pt, "werkbaum_write", "Write a plan's whole text",
+		"Replaces the whole text of a plan. Prefer the node verbs for small changes.", writeVerb)
+	addWriteTool(pt, "werkbaum_apply_ops", "Apply line operations",
+		"Applies line operations to the base text: insert, replace or delete at a 0-based line index (ops sorted, not overlapping).", applyOpsVerb)
+	addWriteTool(pt, "werkbaum_set_status", "Set a node's status",
+		"Sets the status box of the node with this id: an English key (idea, planned, highrisk, progress, skeleton, done, prod, "+
+			"discarded, or neutral to remove the box), a German key, or a box code (?, space, !, ~, /, x, ^, -).", setStatusVerb)
+	addWriteTool(pt, "werkbaum_add_node", "Add a node",
+		"Adds a node line (without indentation, e.g. \"- [ ] #t: Token check (S) @anna\") as the last child of parent, "+
+			"or right after its child after. An empty parent adds a root.", addNodeVerb)
+	addWriteTool(pt, "werkbaum_move_node", "Move a node",
+		"Moves a node with its subtree, short descriptions and continuation lines under parent (as last child, or after "+
+			"its child after); indentation is adjusted.", moveNodeVerb)
+	addWriteTool(pt, "werkbaum_set_size", "Set a node's size",
+		"Sets the size token of a node (XS, S, M, L, XL, XXL), or removes it with size null.", setSizeVerb)
+	addWriteTool(pt, "werkbaum_remove_node", "Remove or discard a node",
+		"discard true marks the node [-] (kept, hidden); discard false deletes the node with its subtree and description block.", removeNodeVerb)
+	AddTool(s, ToolSpec[operationIn, operationOut]{
+		Name: "operation_get", Title: "What became of a write",
+		Description: "Reports the outcome of a write by its request_id: applied, rejected, conflict, or unknown " +
+			"(never received, or lost before it took effect: safe to send again), with the recorded result.",
+		Annotations: readOnly,
+		Call:        pt.operation,
+	})
+}
+
+// planTools holds what the plan tools share.
+type planTools struct {
+	s *Server
+	p Plans
+}
+
+// --- argument and result types ---
+
+type noArgs struct{}
+
+type planIn struct {
+	Plan string `json:"plan" desc:"the plan's key (see plans_list)"`
+}
+
+type plansListOut struct {
+	Plans []PlanInfo `json:"plans"`
+}
+
+type inspectIn struct {
+	Plan    string   `json:"plan" desc:"the plan's key (see plans_list)"`
+	ID      string   `json:"id,omitempty" desc:"id of a node whose subtree to show (without #)"`
+	Include []string `json:"include,omitempty" enum:"tree,warnings,path" desc:"parts to return; default all"`
+}
+
+// inspectOut is the inspect view: its fields declare the schema of what the engine writes
+// (internal/werkbaum/js/55_inspect.js, and the Go engine's equal node records), and the
+// engine's JSON is spliced in as it is, never decoded and encoded again (it is up to
+// hundreds of KB). test/schema_test.go validates real answers, the upstream examples
+// included, against this schema.
+type inspectOut struct {
+	Base     plans.Base         `json:"base"`
+	Nodes    []inspectNode      `json:"nodes,omitempty" desc:"the nodes in document order (tree)"`
+	Warnings []werkbaum.Warning `json:"warnings,omitempty" desc:"the warnings, with lines where they have one"`
+	Path     *inspectPath       `json:"path,omitempty" desc:"the cheapest path"`
+
+	view json.RawMessage // the engine's {nodes, warnings, path}
+}
+
+// inspectNode is one node of the inspect view; null where the node has no such value
+// (no id, no status box, a root's parent, values of nodes out of view).
+type inspectNode struct {
+	Line            int      `json:"line"`
+	ParentLine      *int     `json:"parentLine"`
+	Depth           int      `json:"depth"`
+	ID              *string  `json:"id"`
+	Label           string   `json:"label"`
+	Gate            string   `json:"gate" desc:"and, or, xor"`
+	Optional        bool     `json:"optional"`
+	Status          *string  `json:"status"`
+	EffectiveStatus *string  `json:"effectiveStatus"`
+	Size            *string  `json:"size"`
+	AssumedSize     *string  `json:"assumedSize"`
+	People          []string `json:"people"`
+	Keywords        []string `json:"keywords"`
+	Deps            []string `json:"deps"`
+	URL             *string  `json:"url"`
+	Desc            *string  `json:"desc"`
+	TaigaSlug       *string  `json:"taigaSlug"`
+	TicketRef       *string  `json:"ticketRef"`
+	Focus           bool     `json:"focus"`
+	InView          bool     `json:"inView"`
+	Needed          bool     `json:"needed"`
+	Station         bool     `json:"station"`
+}
+
+// inspectPath is the cheapest path of the inspect view.
+type inspectPath struct {
+	Exact              bool               `json:"exact"`
+	Needed             []int              `json:"needed" desc:"lines of the needed nodes"`
+	Stations           []int              `json:"stations" desc:"lines of the stations, in document order"`
+	Cost               float64            `json:"cost"`
+	AssigneeLoads      map[string]float64 `json:"assigneeLoads"`
+	OverloadedAssignee *werkbaum.Overload `json:"overloadedAssignee"`
+}
+
+func (o inspectOut) appendJSON(dst []byte) ([]byte, error) {
+	return append(dst, withBase(o.Base, o.view)...), nil
+}
+
+// baseArg is a write's base: the {revision, checksum} of the caller's last read.
+type baseArg struct {
+	Revision uint64 `json:"revision,omitempty" desc:"the revision of your last read"`
+	Checksum string `json:"checksum" pattern:"^[0-9a-f]{64}$" desc:"the checksum of your last read"`
+}
+
+// writeArgs are the arguments every write tool shares.
+type writeArgs struct {
+	Plan          string   `json:"plan" desc:"the plan's key (see plans_list)"`
+	Base          *baseArg `json:"base" desc:"the base of your last read, unchanged"`
+	RequestID     string   `json:"request_id" minLength:"1" maxLength:"256" desc:"your id for this change; a retry with the same id and arguments is answered without acting twice"`
+	AllowWarnings bool     `json:"allowWarnings,omitempty" desc:"write even if the result has new structural warnings"`
+	AllowProd     bool     `json:"allowProd,omitempty" desc:"allow a node to newly carry [^] (in production)"`
+	Agent         string   `json:"agent,omitempty" desc:"your name, for the plan's history"`
+}
+
+type writeIn struct {
+	writeArgs
+	Text *string `json:"text" desc:"the plan's new text"`
+}
+
+// opArg is one line operation of werkbaum_apply_ops.
+type opArg struct {
+	Op    string   `json:"op" enum:"insert,replace,delete"`
+	Index int      `json:"index" desc:"0-based line index in the base text"`
+	Count *int     `json:"count,omitempty" desc:"lines to replace or delete (default 1)"`
+	Lines []string `json:"lines,omitempty" desc:"the lines to insert or put in place"`
+}
+
+type applyOpsIn struct {
+	writeArgs
+	Ops []opArg `json:"ops" desc:"line operations, sorted by index, not overlapping"`
+}
+
+type setStatusIn struct {
+	writeArgs
+	ID     string `json:"id" desc:"the node's id (without #)"`
+	Status string `json:"status" desc:"a status key (e.g. done) or box code (e.g. x)"`
+}
+
+type addNodeIn struct {
+	writeArgs
+	Parent string `json:"parent" desc:"id of the parent node; empty for a root"`
+	Line   string `json:"line" desc:"the node line without indentation"`
+	After  string `json:"after,omitempty" desc:"id of the sibling to insert after"`
+}
+
+type moveNodeIn struct {
+	writeArgs
+	ID     string `json:"id" desc:"the node's id (without #)"`
+	Parent string `json:"parent" desc:"id of the new parent; empty for a root"`
+	After  string `json:"after,omitempty" desc:"id of the sibling to move after"`
+}
+
+type setSizeIn struct {
+	writeArgs
+	ID   string  `json:"id" desc:"the node's id (without #)"`
+	Size *string `json:"size" nullable:"true" enum:"XS,S,M,L,XL,XXL" desc:"the new size, or null to remove it"`
+}
+
+type removeNodeIn struct {
+	writeArgs
+	ID      string `json:"id" desc:"the node's id (without #)"`
+	Discard *bool  `json:"discard" desc:"true marks the node [-]; false deletes it with its subtree"`
+}
+
+type operationIn struct {
+	Plan      string `json:"plan" desc:"the plan's key (see plans_list)"`
+	RequestID string `json:"request_id" desc:"the request_id of the write"`
+}
+
+// operationOut is what operation_get answers in each state: applied (tool, author, at,
+// revision, result), rejected (tool, author, at, error, result), conflict, unknown.
+type operationOut struct {
+	RequestID  string        `json:"request_id"`
+	State      string        `json:"state" enum:"applied,rejected,conflict,unknown"`
+	Tool       string        `json:"tool,omitempty" desc:"the write tool that was called"`
+	Author     *plans.Author `json:"author,omitempty"`
+	At         *time.Time    `json:"at,omitempty"`
+	Revision   uint64        `json:"revision,omitempty" desc:"the revision the write produced"`
+	Result     any           `json:"result,omitempty" type:"object" desc:"the recorded answer of the write"`
+	Error      string        `json:"error,omitempty" desc:"why it was rejected"`
+	InProgress bool          `json:"inProgress,omitempty" desc:"the write has not settled yet"`
+}
+
+// --- the tools ---
+
+func (pt planTools) list(ctx context.Context, caller Caller, _ noArgs, _ json.RawMessage) (plansListOut, string, *ToolError) {
+	list := pt.s.planSummaries(ctx, caller, pt.p)
+	var b strings.Builder
+	for _, pl := range list {
+		fmt.Fprintf(&b, "%s (%s): revision %d, %d nodes, %d warnings\n", pl.Key, pl.Access, pl.Revision, pl.Nodes, pl.Warnings)
+	}
+	if len(list) == 0 {
+		b.WriteString("no plans are configured for you\n")
+	}
+	return plansListOut{Plans: list}, b.String(), nil
+}
+
+func (pt planTools) read(ctx context.Context, caller Caller, in planIn, _ json.RawMessage) (plans.Snapshot, string, *ToolError) {
+	if err := planArg(caller, pt.p, in.Plan, false); err != nil {
+		return plans.Snapshot{}, "", toolErrorOf(err)
+	}
+	snap, err := pt.p.Read(ctx, in.Plan)
+	if err != nil {
+		return plans.Snapshot{}, "", planFailure(err)
+	}
+	return *snap, snap.Text, nil
+}
+
+func (pt planTools) inspect(ctx context.Context, caller Caller, in inspectIn, _ json.RawMessage) (inspectOut, string, *ToolError) {
+	if err := planArg(caller, pt.p, in.Plan, false); err != nil {
+		return inspectOut{}, "", toolErrorOf(err)
+	}
+	for _, inc := range in.Include {
+		if inc != "tree" && inc != "warnings" && inc != "path" {
+			return inspectOut{}, "", toolErrorOf(fieldError("include", fmt.Sprintf(`field "include" may hold only tree, warnings and path, not %q`, inc)))
+		}
+	}
+	got, err := pt.p.Inspect(ctx, in.Plan, werkbaum.InspectOptions{ID: strings.TrimPrefix(in.ID, "#"), Include: in.Include})
+	if err != nil {
+		return inspectOut{}, "", planFailure(err)
+	}
+	out := inspectOut{Base: got.Base, view: got.JSON}
+	return out, string(withBase(got.Base, got.JSON)), nil
+}
+
+func (pt planTools) operation(ctx context.Context, caller Caller, in operationIn, _ json.RawMessage) (operationOut, string, *ToolError) {
+	if err := planArg(caller, pt.p, in.Plan, false); err != nil {
+		return operationOut{}, "", toolErrorOf(err)
+	}
+	if in.RequestID == "" {
+		return operationOut{}, "", toolErrorOf(fieldError("request_id", `field "request_id" is required`))
+	}
+	st, err := pt.p.Operation(ctx, in.Plan, caller.ID, in.RequestID)
+	if err != nil {
+		return operationOut{}, "", planFailure(err)
+	}
+	out := operationOut{RequestID: st.RequestID, State: st.State, Tool: st.Tool, Author: st.Author, At: st.At,
+		Revision: st.Revision, Error: st.Error, InProgress: st.InProgress}
+	if len(st.Result) > 0 {
+		out.Result = st.Result
+	}
+	text := st.State
+	if st.Revision > 0 {
+		text += fmt.Sprintf(" (revision %d)", st.Revision)
+	}
+	if st.Error != "" {
+		text += ": " + st.Error
+	}
+	return out, text, nil
+}
+
+// addWriteTool registers one write verb: verb checks the verb's own arguments and builds
+// it; the shared arguments, the grant and the store call are the same for all.
+func addWriteTool[In any](pt planTools, name, title, desc string, verb func(*In) (*writeArgs, werkbaum.Verb, *Error)) {
+	AddTool(pt.s, ToolSpec[In, plans.WriteResult]{
+		Name: name, Title: title,
+		Description: desc + " Needs base (from werkbaum_read) and a new request_id; answers the new base and the warning delta.",
+		Annotations: readWrite,
+		// Not heavy: a write's CPU is two engine calls, bounded by the engine's runtime
+		// pool; the rest of its time is its plan's lane and fsyncs. A heavy-call slot
+		// held across those capped writes on different plans at GOMAXPROCS at once.
+		Heavy: false,
+		Call: func(ctx context.Context, caller Caller, in In, raw json.RawMessage) (plans.WriteResult, string, *ToolError) {
+			w, v, err := verb(&in)
+			if err == nil {
+				err = w.check(caller, pt.p)
+			}
+			if err != nil {
+				return plans.WriteResult{}, "", toolErrorOf(err)
+			}
+			agent := cleanAgent(w.Agent)
+			if agent == "" {
+				agent = caller.Agent
+			}
+			res, werr := pt.p.Write(ctx, w.Plan, plans.WriteRequest{
+				Tool: name, RequestID: w.RequestID, ArgsHash: argsHash(name, raw),
+				Base: plans.Base{Revision: w.Base.Revision, Checksum: w.Base.Checksum}, Verb: v,
+				Guard:  werkbaum.GuardOptions{AllowWarnings: w.AllowWarnings, AllowProd: w.AllowProd},
+				Author: plans.Author{Client: caller.ID, Agent: agent},
+			})
+			if werr != nil {
+				return plans.WriteResult{}, "", planFailure(werr)
+			}
+			out := *res
+			// The schema says arrays: a nil list (nothing changed, or a journal replay) is [].
+			out.Warnings, out.Added, out.Removed = orNone(out.Warnings), orNone(out.Added), orNone(out.Removed)
+			return out, writeSummary(&out), nil
+		},
+	})
+}
+
+func orNone(ws []werkbaum.Warning) []werkbaum.Warning {
+	if ws == nil {
+		return []werkbaum.Warning{}
+	}
+	return ws
+}
+
+func writeVerb(a *writeIn) (*writeArgs, werkbaum.Verb, *Error) {
+	if a.Text == nil {
+		return &a.writeArgs, nil, fieldError("text", `field "text" is required: the plan's new text`)
+	}
+	return &a.writeArgs, werkbaum.Write{Text: *a.Text}, nil
+}
+
+func applyOpsVerb(a *applyOpsIn) (*writeArgs, werkbaum.Verb, *Error) {
+	if len(a.Ops) == 0 {
+		return &a.writeArgs, nil, fieldError("ops", `field "ops" is required: a non-empty list of line operations`)
+	}
+	ops := make([]werkbaum.Op, len(a.Ops))
+	for i, o := range a.Ops {
+		ops[i] = werkbaum.Op{Op: o.Op, Index: o.Index, Count: o.Count, Lines: o.Lines}
+	}
+	return &a.writeArgs, werkbaum.ApplyOps{Ops: ops}, nil
+}
+
+func setStatusVerb(a *setStatusIn) (*writeArgs, werkbaum.Verb, *Error) {
+	if a.ID == "" {
+		return &a.writeArgs, nil, fieldError("id", `field "id" is required`)
+	}
+	return &a.writeArgs, werkbaum.SetStatus{ID: a.ID, Status: a.Status}, nil
+}
+
+func addNodeVerb(a *addNodeIn) (*writeArgs, werkbaum.Verb, *Error) {
+	if strings.TrimSpace(a.Line) == "" || strings.ContainsAny(a.Line, "\r\n") {
+		return &a.writeArgs, nil, fieldError("line", `field "line" must be one non-empty node line`)
+	}
+	return &a.writeArgs, werkbaum.AddNode{Parent: a.Parent, Line: a.Line, After: a.After}, nil
+}
+
+func moveNodeVerb(a *moveNodeIn) (*writeArgs, werkbaum.Verb, *Error) {
+	if a.ID == "" {
+		return &a.writeArgs, nil, fieldError("id", `field "id" is required`)
+	}
+	return &a.writeArgs, werkbaum.MoveNode{ID: a.ID, Parent: a.Parent, After: a.After}, nil
+}
+
+func setSizeVerb(a *setSizeIn) (*writeArgs, werkbaum.Verb, *Error) {
+	if a.ID == "" {
+		return &a.writeArgs, nil, fieldError("id", `field "id" is required`)
+	}
+	return &a.writeArgs, werkbaum.SetSize{ID: a.ID, Size: a.Size}, nil
+}
+
+func removeNodeVerb(a *removeNodeIn) (*writeArgs, werkbaum.Verb, *Error) {
+	if a.ID == "" {
+		return &a.writeArgs, nil, fieldError("id", `field "id" is required`)
+	}
+	if a.Discard == nil {
+		return &a.writeArgs, nil, fieldError("discard", `field "discard" is required: true marks the node [-], false deletes it`)
+	}
+	return &a.writeArgs, werkbaum.RemoveNode{ID: a.ID, Discard: *a.Discard}, nil
+}
+
+func (w *writeArgs) check(caller Caller, p Plans) *Error {
+	if err := planArg(caller, p, w.Plan, true); err != nil {
+		return err
+	}
+	if w.Base == nil {
+		return fieldError("base", `field "base" is required: the {revision, checksum} of your last read`)
+	}
+	if !checksumRe.MatchString(w.Base.Checksum) {
+		return fieldError("base", `field "base.checksum" must be the 64-character SHA-256 hex of your last read`)
+	}
+	if w.RequestID == "" || len(w.RequestID) > 256 {
+		return fieldError("request_id", `field "request_id" is required: a string of 1 to 256 bytes you choose, new for every change`)
+	}
+	return nil
+}
+
+// argsHash identifies a write's arguments apart from its request id (and the agent label),
+// so a retry with the same arguments is recognised whatever the JSON key order.
+func argsHash(tool string, raw json.RawMessage) string {
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	delete(m, "request_id")
+	delete(m, "agent")
+	canon, _ := json.Marshal(m)
+	sum := sha256.Sum256(append([]byte(tool+"\x00"), canon...))
+	return hex.EncodeToString(sum[:])
+}
+
+// decodeStrictArgs decodes tool arguments; absent arguments count as an empty object.
+func decodeStrictArgs(raw json.RawMessage, v any) *Error {
+	if len(strings.TrimSpace(string(raw))) == 0 || string(raw) == "null" {
+		raw = json.RawMessage(`{}`)
+	}
+	return decodeStrict(raw, v)
+}
+
+func withBase(base plans.Base, inspect json.RawMessage) json.RawMessage {
+	b, _ := json.Marshal(base)
+	out := make([]byte, 0, len(inspect)+len(b)+10)
+	out = append(out, `{"base":`...)
+	out = append(out, b...)
+	rest := strings.TrimSpace(string(inspect))
+	if len(rest) > 2 {
+		out = append(out, ',')
+		out = append(out, rest[1:]...)
+	} else {
+		out = append(out, '}')
+	}
+	return out
+}
+
+func writeSummary(r *plans.WriteResult) string {
+	var b strings.Builder
+	switch {
+	case r.Replayed:
+		fmt.Fprintf(&b, "already applied earlier: revision %d", r.Revision)
+	case r.Changed:
+		fmt.Fprintf(&b, "applied: revision %d", r.Revision)
+	default:
+		fmt.Fprintf(&b, "applied without change: revision %d", r.Revision)
+	}
+	fmt.Fprintf(&b, ", checksum %s; %d warnings (%d new, %d gone)", r.Base.Checksum, len(r.Warnings), len(r.Added), len(r.Removed))
+	for _, w := range r.Added {
+		fmt.Fprintf(&b, "\nnew warning: %s", warningLine(w))
+	}
+	if r.Mirror != "" {
+		b.WriteString("\nmirror: " + r.Mirror)
+	}
+	return b.String()
+}
+
+func warningLine(w werkbaum.Warning) string {
+	if w.Line > 0 {
+		return fmt.Sprintf("line %d: %s (%s)", w.Line, w.Text, w.Type)
+	}
+	return fmt.Sprintf("%s (%s)", w.Text, w.Type)
+}
+
+// planFailure turns a plan store error into a tool failure the agent can act on.
+func planFailure(err error) *ToolError {
+	var conflict *plans.ConflictError
+	var refused *plans.RefusedError
+	var rejected *plans.RejectedError
+	var input *werkbaum.InputError
+	switch {
+	case errors.As(err, &conflict):
+		base, text := conflict.Current.Base, conflict.Current.Text
+		return &ToolError{Error: "conflict", Message: conflict.Error(), Conflict: true, Base: &base, Text: &text}
+	case errors.As(err, &refused):
+		return refusal("refused", refused.Error(), &refused.Refusal)
+	case errors.As(err, &rejected):
+		return refusal("rejected", "rejected earlier, not done again: "+rejected.Message, rejected.Refusal)
+	case errors.As(err, &input):
+		return &ToolError{Error: input.Code, Message: input.Message}
+	case errors.Is(err, plans.ErrRequestReused):
+		return &ToolError{Error: "request_reused", Message: err.Error(), Field: "request_id"}
+	case errors.Is(err, werkbaum.ErrTimeout):
+		return &ToolError{Error: "timeout", Message: "the notation engine ran out of time on this plan; nothing was changed"}
+	case errors.Is(err, werkbaum.ErrTooLarge):
+		return &ToolError{Error: "too_large", Message: "the plan or the new text is larger than the engine's input limit; nothing was changed: " + err.Error()}
+	}
+	return &ToolError{Error: "failed", Message: err.Error()}
+}
+
+func refusal(code, msg string, r *werkbaum.Refusal) *ToolError {
+	e := &ToolError{Error: code, Message: msg, Refused: true}
+	if r != nil {
+		e.Reason, e.Warnings, e.Switch, e.Lines = r.Reason, r.Warnings, r.Switch, r.Lines
+	}
+	return e
+}

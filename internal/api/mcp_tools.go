@@ -1,0 +1,213 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans"
+)
+
+// Tools are declared once, as Go types: AddTool derives the input schema from In and the
+// output schema from Out when the tool is registered, and a call can only answer an Out
+// (as structuredContent, with its text copy in content) or a *ToolError. So every answer
+// in every state is valid against what tools/list declares:
+//   - a success is an Out, whose schema is Out's type;
+//   - a failure (bad arguments, a refused or failed operation) is isError: true with no
+//     structuredContent, and one text block holding the ToolError as a JSON object.
+// Hosts that validate structuredContent against outputSchema (the TypeScript SDKs do)
+// thus accept every answer, and the details of a failure (the conflict's current text and
+// base, the guard's warnings) still reach the model, in the text.
+
+// ToolSpec declares a tool through its argument type In and result type Out (both
+// structs; see schema.go for how their schemas are derived).
+type ToolSpec[In, Out any] struct {
+	Name        string
+	Title       string
+	Description string
+	Annotations ToolAnnotations
+	// Heavy marks a tool whose calls cost milliseconds of CPU (the plan tools that run the
+	// notation engine or answer hundreds of KB). At most Options.HeavyCalls of them run at
+	// once, call and result encoding included; the others wait their turn.
+	Heavy bool
+	// Decode replaces the strict decoding of the arguments where a hand-written decoder
+	// pays (the speak tool); nil = decodeStrictArgs into In.
+	Decode func(raw json.RawMessage) (In, *Error)
+	// Call does the work: a success answers the result and its one-line text copy; a
+	// failure a *ToolError. raw is the arguments object as sent ({} when none), for
+	// recognising retries.
+	Call func(ctx context.Context, caller Caller, in In, raw json.RawMessage) (Out, string, *ToolError)
+}
+
+// tool is a registered tool as the door serves it.
+type tool struct {
+	Name         string
+	Title        string
+	Description  string
+	InputSchema  map[string]any
+	OutputSchema map[string]any
+	Annotations  ToolAnnotations
+	Heavy        bool
+	call         func(ctx context.Context, caller Caller, args json.RawMessage) toolAnswer
+}
+
+// AddTool registers a tool. It panics on a type without a schema, an empty or duplicate
+// name or a missing Call: wiring mistakes that must not reach a host.
+func AddTool[In, Out any](s *Server, spec ToolSpec[In, Out]) {
+	in, err := schemaOf[In](inputMode)
+	if err != nil {
+		panic(fmt.Sprintf("api: tool %q: input schema: %v", spec.Name, err))
+	}
+	out, err := schemaOf[Out](outputMode)
+	if err != nil {
+		panic(fmt.Sprintf("api: tool %q: output schema: %v", spec.Name, err))
+	}
+	if spec.Call == nil {
+		panic(fmt.Sprintf("api: tool %q has no Call", spec.Name))
+	}
+	decode := spec.Decode
+	if decode == nil {
+		decode = func(raw json.RawMessage) (In, *Error) {
+			var v In
+			err := decodeStrictArgs(raw, &v)
+			return v, err
+		}
+	}
+	name, log := spec.Name, s.log
+	s.mcp.reg.addTool(tool{
+		Name: spec.Name, Title: spec.Title, Description: spec.Description,
+		InputSchema: in, OutputSchema: out, Annotations: spec.Annotations, Heavy: spec.Heavy,
+		call: func(ctx context.Context, caller Caller, raw json.RawMessage) toolAnswer {
+			v, derr := decode(raw)
+			if derr != nil {
+				return refusedAnswer(log, name, caller, toolErrorOf(derr))
+			}
+			res, text, terr := spec.Call(ctx, caller, v, raw)
+			if terr != nil {
+				return refusedAnswer(log, name, caller, terr)
+			}
+			return toolAnswer{text: text, result: res}
+		},
+	})
+}
+
+// toolAnswer is what a call produced: a result of the tool's Out type with its text
+// copy, or a failure. Only AddTool's wrapper builds one.
+type toolAnswer struct {
+	text   string
+	result any // the Out value; nil for a failure
+	err    *ToolError
+}
+
+// ToolError is a failed tool call, sent as isError: true with one text block holding this
+// object as JSON (and no structuredContent). Error and Message are always set; the other
+// fields belong to particular failures.
+type ToolError struct {
+	// Error is a stable machine-readable code ("invalid_field", "conflict", "refused", …).
+	Error string `json:"error"`
+	// Message is an English sentence naming the problem, for the model.
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+	// A conflict: the plan changed since the base; Base and Text are the plan as it is now.
+	Conflict bool        `json:"conflict,omitempty"`
+	Base     *plans.Base `json:"base,omitempty"`
+	Text     *string     `json:"text,omitempty"`
+	// A guard refusal (and its replay): why, the warnings, the switch that would allow it.
+	Refused  bool               `json:"refused,omitempty"`
+	Reason   string             `json:"reason,omitempty"`
+	Warnings []werkbaum.Warning `json:"warnings,omitempty"`
+	Switch   string             `json:"switch,omitempty"`
+	Lines    []int              `json:"lines,omitempty"`
+}
+
+// toolErrorOf is the tool failure of a refusal of the shared admission path (a field
+// error, a missing grant, a full queue).
+func toolErrorOf(e *Error) *ToolError {
+	return &ToolError{Error: e.Code, Message: e.Message, Field: e.Field}
+}
+
+// refusedAnswer logs a refused call (tool, code, caller; never arguments, which may hold
+// a whole plan) and wraps it.
+func refusedAnswer(log interface {
+	Info(msg string, args ...any)
+}, name string, caller Caller, e *ToolError) toolAnswer {
+	log.Info("tool call refused", "tool", name, "code", e.Error, "client", caller.ID, "message", truncate(e.Message, 200))
+	return toolAnswer{err: e}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8ValidEnd(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+// ToolAnnotations are the hints hosts use to decide how carefully to treat a tool.
+// Pointers distinguish "not said" from false.
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Hint returns a pointer to b, for ToolAnnotations literals.
+func Hint(b bool) *bool { return &b }
+
+// Content is one text content block (the only kind talkd produces).
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// TextContent is a text content block.
+func TextContent(text string) Content { return Content{Type: "text", Text: text} }
+
+// jsonAppender is a result that encodes itself (as json.Marshal would) onto a buffer: the
+// speak result, as it is the most frequent answer, and the inspect view, which splices the
+// engine's JSON (up to hundreds of KB) instead of encoding it again.
+type jsonAppender interface {
+	appendJSON(dst []byte) ([]byte, error)
+}
+
+// encodeToolResult encodes a call's answer as the tools/call result object. Results that
+// encode themselves and all text are written without reflection; other results go
+// through encoding/json (cached per type by the encoder).
+func encodeToolResult(a toolAnswer) ([]byte, error) {
+	if a.err != nil {
+		body, err := json.Marshal(a.err)
+		if err != nil {
+			return nil, fmt.Errorf("encoding a tool error: %w", err)
+		}
+		out := make([]byte, 0, len(body)+len(body)/8+64)
+		out = append(out, `{"content":[{"type":"text","text":`...)
+		out = appendJSONString(out, string(body))
+		return append(out, `}],"isError":true}`...), nil
+	}
+	out := make([]byte, 0, len(a.text)+len(a.text)/8+384)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = appendJSONString(out, a.text)
+	out = append(out, `}]`...)
+	if a.result != nil {
+		out = append(out, `,"structuredContent":`...)
+		if app, ok := a.result.(jsonAppender); ok {
+			var err error
+			if out, err = app.appendJSON(out); err != nil {
+				return nil, err
+			}
+		} else {
+			body, err := json.Marshal(a.result)
+			if err != nil {
+				return nil, fmt.Errorf("encoding a tool result: %w", err)
+			}
+			out = append(out, body...)
+		}
+	}
+	return append(out, '}'), nil
+}
