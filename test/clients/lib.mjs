@@ -60,10 +60,8 @@ export async function connect({ sdk, transport, era, name, token = process.env.T
     const Stdio = sdk === 'v1' ? StdioV1 : StdioV2;
     const childEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TALK_URL: url };
     if (token) childEnv.TALK_TOKEN = token;
-    t = new Stdio({ command: env('TALK_BIN'), args: ['mcp', '--url', url, '--timeout', '20s'], env: childEnv, stderr: 'pipe' });
-    let stderr = '';
-    t.stderr?.on('data', (b) => { stderr += b; });
-    client.bridgeStderr = () => stderr;
+    // The bridge's log goes to this script's stderr, which the Go test shows on failure.
+    t = new Stdio({ command: env('TALK_BIN'), args: ['mcp', '--url', url, '--timeout', '20s'], env: childEnv, stderr: 'inherit' });
   } else {
     throw new Error(`unknown transport ${transport}`);
   }
