@@ -38,7 +38,7 @@ func tsClientsDir(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(repoRoot(), "test", "clients")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Skipf("the TypeScript clients are not installed (run: npm ci --prefix test/clients): %v", err)
+		t.Skipf("the TypeScript clients are not installed (run: cd test/clients && npm ci): %v", err)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skipf("no node on PATH: %v", err)
@@ -147,7 +147,7 @@ func TestInspectorStrictToolsList(t *testing.T) {
 	launcher := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	for _, p := range []string{node, launcher} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skipf("the MCP Inspector is not installed (run: npm ci --prefix test/clients/inspector): %v", err)
+			t.Skipf("the MCP Inspector is not installed (run: cd test/clients/inspector && npm ci): %v", err)
 		}
 	}
 	_, talk := binaries(t)
