@@ -28,8 +28,9 @@ import (
 
 const (
 	bridgeLatest2025 = "2025-11-25"
-	// bridgeUnreachable is the JSON-RPC error code for "the daemon could not be asked"
-	// (the implementation-defined server-error range of JSON-RPC).
+	// bridgeUnreachable is the JSON-RPC error code for "the daemon could not be asked, or
+	// refused before it read the message" (401, 413, 5xx, …; data.httpStatus tells which),
+	// from the implementation-defined server-error range of JSON-RPC.
 	bridgeUnreachable = -32000
 	bridgeParallel    = 8
 )
