@@ -30,8 +30,9 @@ import (
 
 const (
 	bridgeLatest2025 = mcprev.Latest2025
-	// bridgeUnreachable is the JSON-RPC error code for "the daemon could not be asked"
-	// (the implementation-defined server-error range of JSON-RPC).
+	// bridgeUnreachable is the JSON-RPC error code for "the daemon could not be asked, or
+	// refused before it read the message" (401, 413, 5xx, …; data.httpStatus tells which),
+	// from the implementation-defined server-error range of JSON-RPC.
 	bridgeUnreachable = -32000
 	bridgeParallel    = 8
 )
@@ -206,44 +207,173 @@ func (b *bridge) handle(ctx context.Context, line []byte, msg bridgeMessage) {
 		b.unreachable(msg, err)
 		return
 	}
+	if msg.Method == "" {
+		b.answerOther(line, status, body)
+		return
+	}
 	if !msg.isRequest() {
 		if status >= 300 {
-			b.log.Warn("talk mcp: the daemon refused a notification", "method", msg.Method, "status", status)
-		}
-		if msg.valid && msg.Method == "" && len(body) > 0 {
-			b.writeLine(body) // a batch or a malformed message: pass the daemon's error on
+			b.log.Warn("talk mcp: the daemon refused a notification", "method", msg.Method, "status", status,
+				"cause", bridgeRefusal(status, body, b.endpoint))
 		}
 		return
 	}
-	var reply struct {
-		JSONRPC string `json:"jsonrpc"`
-		Result  struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"result"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &reply) == nil && reply.JSONRPC == "2.0" {
-		if msg.Method == "initialize" && reply.Error == nil {
+	reply := bridgeParseReply(body)
+	if reply.ok && reply.hasID {
+		// The daemon's own answer to this request (a result, or a protocol error it
+		// matched to the id, whatever the HTTP status): pass it on unchanged.
+		if msg.Method == "initialize" && !reply.isError {
 			b.mu.Lock()
-			b.version = reply.Result.ProtocolVersion
+			b.version = reply.protocolVersion
 			b.mu.Unlock()
 		}
 		b.writeLine(body)
 		return
 	}
-	// Not a JSON-RPC answer: the daemon's HTTP layer refused (401 token, 403 host, …).
-	var httpErr struct {
-		Error struct {
-			Message string `json:"message"`
+	// Anything else would leave the host waiting for an id that never comes: an HTTP
+	// refusal before the daemon read the message (401, 403, 413, 429, 5xx), a JSON-RPC
+	// error without an id, or no answer at all. Answer with the host's id, now.
+	code, text := bridgeUnreachable, bridgeRefusal(status, body, b.endpoint)
+	if (status < 300 || status == http.StatusBadRequest) && reply.ok && reply.isError && reply.code != 0 {
+		code = reply.code // the daemon's verdict on the message itself (-32600, -32700, …)
+	}
+	b.log.Warn("talk mcp: the daemon did not answer the request itself; answering it with its id",
+		"method", msg.Method, "status", status, "cause", text)
+	b.writeError(msg.ID, code, text, map[string]any{"httpStatus": status})
+}
+
+// answerOther handles a message that is no single request or notification: a batch or
+// a message without a method. The daemon's answer is passed on; if the daemon refused
+// it at the HTTP level, each request inside a batch gets its own error with its own id,
+// so that none of them is left waiting.
+func (b *bridge) answerOther(line []byte, status int, body []byte) {
+	trimmed := bytes.TrimSpace(line)
+	if status < 300 || trimmed[0] != '[' {
+		if len(bytes.TrimSpace(body)) > 0 {
+			b.writeLine(body)
+		}
+		return
+	}
+	var elems []json.RawMessage
+	if json.Unmarshal(trimmed, &elems) != nil {
+		b.writeLine(body)
+		return
+	}
+	text := bridgeRefusal(status, body, b.endpoint)
+	b.log.Warn("talk mcp: the daemon refused a batch", "status", status, "cause", text)
+	var out []json.RawMessage
+	for _, e := range elems {
+		m := bridgePeek(e)
+		if !m.isRequest() {
+			continue
+		}
+		enc, _ := json.Marshal(map[string]any{"code": bridgeUnreachable, "message": text, "data": map[string]any{"httpStatus": status}})
+		out = append(out, json.RawMessage(`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":`+string(enc)+`}`))
+	}
+	if len(out) == 0 {
+		return
+	}
+	enc, _ := json.Marshal(out)
+	b.writeLine(enc)
+}
+
+// bridgeReply is what the bridge reads of the daemon's answer.
+type bridgeReply struct {
+	ok              bool // a JSON-RPC 2.0 response object
+	hasID           bool // its id is present and not null
+	isError         bool
+	code            int
+	protocolVersion string
+}
+
+func bridgeParseReply(body []byte) bridgeReply {
+	var raw struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  *struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+		Error *struct {
+			Code int `json:"code"`
 		} `json:"error"`
 	}
-	detail := strings.TrimSpace(string(body))
-	if json.Unmarshal(body, &httpErr) == nil && httpErr.Error.Message != "" {
-		detail = httpErr.Error.Message
+	if json.Unmarshal(body, &raw) != nil || raw.JSONRPC != "2.0" || (raw.Result == nil && raw.Error == nil) {
+		return bridgeReply{}
 	}
-	b.writeError(msg.ID, bridgeUnreachable, fmt.Sprintf("talkd answered HTTP %d: %s", status, detail), nil)
+	r := bridgeReply{ok: true, hasID: len(raw.ID) > 0 && !bytes.Equal(raw.ID, []byte("null")), isError: raw.Error != nil}
+	if raw.Error != nil {
+		r.code = raw.Error.Code
+	}
+	if raw.Result != nil {
+		r.protocolVersion = raw.Result.ProtocolVersion
+	}
+	return r
+}
+
+// bridgeRefusal names why the daemon's answer is no answer to the host's request, in
+// words a user can act on, with the status and the daemon's own message.
+func bridgeRefusal(status int, body []byte, endpoint string) string {
+	detail := bridgeDetail(body)
+	withDetail := func(s string) string {
+		if detail == "" {
+			return s
+		}
+		return s + ": " + detail
+	}
+	code := fmt.Sprintf("%d %s", status, http.StatusText(status))
+	switch {
+	case status == http.StatusUnauthorized:
+		return withDetail("talkd refused the token: "+code) +
+			" (set TALK_TOKEN to the token of one of the daemon's [[clients]])"
+	case status == http.StatusForbidden:
+		return withDetail("talkd refused the request: " + code)
+	case status == http.StatusRequestEntityTooLarge:
+		return withDetail("talkd refused the message as too large: " + code)
+	case status == http.StatusTooManyRequests:
+		return withDetail("talkd is rate limiting: " + code + "; try again later")
+	case status == http.StatusNotFound:
+		return withDetail("no MCP endpoint at "+endpoint+": "+code) + " (do --url and TALK_URL name a talkd?)"
+	case status >= 500:
+		return withDetail("talkd failed: " + code)
+	case status >= 300:
+		return withDetail("talkd refused the request: " + code)
+	case len(bytes.TrimSpace(body)) == 0:
+		return fmt.Sprintf("talkd sent no answer to the request (HTTP %d)", status)
+	case detail != "":
+		return "talkd answered without the request's id: " + detail
+	}
+	return fmt.Sprintf("talkd's answer is not a JSON-RPC response (HTTP %d)", status)
+}
+
+// bridgeDetail is the daemon's own message in an error body: a JSON-RPC error's message,
+// the HTTP doors' {"error":{"message"}}, or the first line of a plain-text body.
+func bridgeDetail(body []byte) string {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && len(e.Error) > 0 {
+		var detail struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(e.Error, &detail) == nil && detail.Message != "" {
+			return detail.Message
+		}
+		var s string
+		if json.Unmarshal(e.Error, &s) == nil {
+			return s
+		}
+	}
+	text := strings.TrimSpace(string(body))
+	if json.Valid(body) {
+		return "" // some other JSON: nothing a user could read from it
+	}
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
+	}
+	if len(text) > 200 {
+		text = text[:200] + "…"
+	}
+	return strings.ToValidUTF8(text, "")
 }
 
 // forward posts one message to the daemon and returns its HTTP status and body.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -173,8 +174,158 @@ func TestBridgeTurnsHTTPRefusalsIntoJSONRPCErrors(t *testing.T) {
 	srv, _ := bridgeFakeDaemon(t)
 	stdout, _, _ := runBridgeForTest(t, srv.URL, "wrong", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`+"\n")
 	e := bridgeOutputLines(t, stdout)["7"]["error"].(map[string]any)
-	if !strings.Contains(e["message"].(string), "HTTP 401") || !strings.Contains(e["message"].(string), "bearer token is not valid") {
+	if !strings.Contains(e["message"].(string), "talkd refused the token: 401") || !strings.Contains(e["message"].(string), "bearer token is not valid") {
 		t.Errorf("refusal: %v", e)
+	}
+}
+
+// bridgeCannedDaemon answers every POST with the same status, headers and body.
+func bridgeCannedDaemon(t *testing.T, status int, contentType, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestBridgeAnswersEveryRequestWithItsID: whatever the daemon answers — an HTTP refusal
+// before it read the message, a JSON-RPC error without an id, or nothing — the host gets
+// one JSON-RPC error carrying its own request id and a message naming the cause; the
+// daemon's own answers that carry the id pass unchanged, and notifications get no line.
+func TestBridgeAnswersEveryRequestWithItsID(t *testing.T) {
+	rpcNoID := func(code int, msg string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%q}}`, code, msg)
+	}
+	cases := []struct {
+		name        string
+		status      int
+		body        string
+		wantCode    float64
+		wantMessage []string
+	}{
+		{"401 as talkd sends it", 401, rpcNoID(-32600, "the bearer token is not valid"), bridgeUnreachable,
+			[]string{"talkd refused the token: 401 Unauthorized", "the bearer token is not valid", "TALK_TOKEN"}},
+		{"401 without a body", 401, "", bridgeUnreachable, []string{"talkd refused the token: 401"}},
+		{"403 origin", 403, rpcNoID(-32600, `origin "http://x" may not use /mcp`), bridgeUnreachable,
+			[]string{"talkd refused the request: 403 Forbidden", "may not use /mcp"}},
+		{"403 HTTP door body", 403, `{"error":{"code":"host_not_allowed","message":"host \"evil\" is not allowed"}}`, bridgeUnreachable,
+			[]string{"403 Forbidden", `host "evil" is not allowed`}},
+		{"413", 413, rpcNoID(-32600, "the body exceeds 65536 bytes"), bridgeUnreachable,
+			[]string{"too large: 413", "65536 bytes"}},
+		{"429 plain text", 429, "slow down\nplease", bridgeUnreachable, []string{"rate limiting: 429", "slow down"}},
+		{"500 plain text", 500, "boom", bridgeUnreachable, []string{"talkd failed: 500 Internal Server Error: boom"}},
+		{"502 empty", 502, "", bridgeUnreachable, []string{"talkd failed: 502 Bad Gateway"}},
+		{"503 JSON", 503, `{"error":{"code":"shutting_down","message":"talkd is shutting down"}}`, bridgeUnreachable,
+			[]string{"503 Service Unavailable", "talkd is shutting down"}},
+		{"404 not talkd", 404, "404 page not found\n", bridgeUnreachable, []string{"no MCP endpoint at", "/mcp: 404", "TALK_URL"}},
+		{"400 JSON-RPC error without id", 400, rpcNoID(-32600, "jsonrpc must be \"2.0\""), -32600,
+			[]string{"400 Bad Request", `jsonrpc must be "2.0"`}},
+		{"200 JSON-RPC error without id", 200, rpcNoID(-32603, "internal error"), -32603,
+			[]string{"without the request's id", "internal error"}},
+		{"200 empty", 200, "", bridgeUnreachable, []string{"no answer to the request (HTTP 200)"}},
+		{"202 for a request", 202, "", bridgeUnreachable, []string{"no answer to the request (HTTP 202)"}},
+		{"200 not JSON-RPC", 200, `{"hello":"world"}`, bridgeUnreachable, []string{"not a JSON-RPC response (HTTP 200)"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			url := bridgeCannedDaemon(t, tc.status, "application/json", tc.body)
+			input := `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n" +
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+				`{"jsonrpc":"2.0","id":"jörg-1","method":"tools/call","params":{"name":"speak","arguments":{"text":"hi"}}}` + "\n"
+			start := time.Now()
+			stdout, stderr, code := runBridgeForTest(t, url, "tok", input)
+			if code != 0 || time.Since(start) > 3*time.Second {
+				t.Fatalf("exit %d after %v", code, time.Since(start))
+			}
+			lines := bridgeOutputLines(t, stdout)
+			if len(lines) != 2 {
+				t.Fatalf("want one answer per request (ids 7 and \"jörg-1\"), got:\n%s", stdout)
+			}
+			for _, id := range []string{"7", `"jörg-1"`} {
+				m := lines[id]
+				e, ok := m["error"].(map[string]any)
+				if !ok || m["jsonrpc"] != "2.0" {
+					t.Fatalf("id %s: %v", id, m)
+				}
+				if e["code"] != tc.wantCode {
+					t.Errorf("id %s: code %v, want %v", id, e["code"], tc.wantCode)
+				}
+				msg, _ := e["message"].(string)
+				for _, w := range tc.wantMessage {
+					if !strings.Contains(msg, w) {
+						t.Errorf("id %s: message %q lacks %q", id, msg, w)
+					}
+				}
+				if data, _ := e["data"].(map[string]any); data["httpStatus"] != float64(tc.status) {
+					t.Errorf("id %s: data %v, want httpStatus %d", id, e["data"], tc.status)
+				}
+			}
+			if !strings.Contains(stderr, "did not answer the request itself") {
+				t.Errorf("stderr does not log the refusal:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestBridgePassesAnswersThatCarryTheID: a 2026-era refusal is the daemon's own answer
+// (HTTP 400 or 404 with the request's id and a specific code); it reaches the host as is.
+func TestBridgePassesAnswersThatCarryTheID(t *testing.T) {
+	for _, status := range []int{400, 404} {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"error":{"code":-32020,"message":"header mismatch %d"}}`, status)
+		url := bridgeCannedDaemon(t, status, "application/json", body)
+		stdout, _, _ := runBridgeForTest(t, url, "", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`+"\n")
+		if strings.TrimSpace(stdout) != body {
+			t.Errorf("HTTP %d: got %s, want the daemon's answer %s", status, stdout, body)
+		}
+	}
+}
+
+// TestBridgeNotificationRefusedIsLoggedNotAnswered: a refused notification gets no line on
+// stdout (the host expects none) but a warning on stderr that names the cause.
+func TestBridgeNotificationRefusedIsLoggedNotAnswered(t *testing.T) {
+	url := bridgeCannedDaemon(t, 401, "application/json", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the bearer token is not valid"}}`)
+	stdout, stderr, code := runBridgeForTest(t, url, "bad", `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q", code, stdout)
+	}
+	if !strings.Contains(stderr, "refused a notification") || !strings.Contains(stderr, "talkd refused the token") {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+// TestBridgeRefusedBatchAnswersEachRequest: a batch refused at the HTTP level gets an
+// array with one error per request of the batch, each with its id; notifications none.
+func TestBridgeRefusedBatchAnswersEachRequest(t *testing.T) {
+	url := bridgeCannedDaemon(t, 401, "application/json", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the bearer token is not valid"}}`)
+	input := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"tools/list"}]` + "\n"
+	stdout, _, _ := runBridgeForTest(t, url, "bad", input)
+	var answers []struct {
+		ID    json.RawMessage `json:"id"`
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &answers); err != nil {
+		t.Fatalf("want one JSON array line: %v\n%s", err, stdout)
+	}
+	if len(answers) != 2 || string(answers[0].ID) != "1" || string(answers[1].ID) != `"b"` {
+		t.Fatalf("answers: %s", stdout)
+	}
+	for _, a := range answers {
+		if !strings.Contains(a.Error.Message, "talkd refused the token: 401") {
+			t.Errorf("id %s: %q", a.ID, a.Error.Message)
+		}
+	}
+	// A batch the daemon answered passes unchanged.
+	ok := `[{"jsonrpc":"2.0","id":1,"result":{}}]`
+	url = bridgeCannedDaemon(t, 200, "application/json", ok)
+	if stdout, _, _ := runBridgeForTest(t, url, "", input); strings.TrimSpace(stdout) != ok {
+		t.Errorf("answered batch: %s", stdout)
 	}
 }
 
