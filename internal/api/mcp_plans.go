@@ -196,8 +196,8 @@ func planTools(s *Server, p Plans) []Tool {
 				if err != nil {
 					return planFailure(err)
 				}
-				out := withBase(in.Base, in.JSON)
-				return JSONResult(out, string(out))
+				// The store's cached answer, base included: shared, sent as it is.
+				return JSONResult(in.JSON, string(in.JSON))
 			},
 		},
 	}
@@ -414,21 +414,6 @@ func decodeStrictArgs(raw json.RawMessage, v any) *Error {
 		raw = json.RawMessage(`{}`)
 	}
 	return decodeStrict(raw, v)
-}
-
-func withBase(base plans.Base, inspect json.RawMessage) json.RawMessage {
-	b, _ := json.Marshal(base)
-	out := make([]byte, 0, len(inspect)+len(b)+10)
-	out = append(out, `{"base":`...)
-	out = append(out, b...)
-	rest := strings.TrimSpace(string(inspect))
-	if len(rest) > 2 {
-		out = append(out, ',')
-		out = append(out, rest[1:]...)
-	} else {
-		out = append(out, '}')
-	}
-	return out
 }
 
 func writeSummary(r *plans.WriteResult) string {

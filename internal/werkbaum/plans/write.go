@@ -117,6 +117,9 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		return nil, &ConflictError{Current: snap}
 	}
 
+	if err := s.checkWritable(key, path); err != nil {
+		return nil, err
+	}
 	newText, err := s.engine.Apply(ctx, snap.Text, req.Verb)
 	if err != nil {
 		if errors.Is(err, werkbaum.ErrBadInput) {
@@ -163,11 +166,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		return nil, err
 	}
 
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	if werr := writeAtomic(path, []byte(newText), mode, snap.Base.Checksum); werr != nil {
+	if werr := s.writeAtomic(key, path, []byte(newText), snap.Base.Checksum); werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			// Someone saved the plan while the engine worked: their text stands and this
 			// write becomes a conflict that carries it.
@@ -182,6 +181,9 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 				s.log.Error("journal: forget failed write", "plan", key, "err", err)
 			}
 			s.log.Error("plan write failed", "plan", key, "path", path, "err", werr)
+			if errors.Is(werr, errReadOnly) {
+				return nil, werr
+			}
 			return nil, fmt.Errorf("write the file of plan %q: %w", key, unpath(werr))
 		}
 	}
@@ -198,6 +200,9 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		// start; the caller still gets the truth.
 		s.log.Error("journal: settle write", "plan", key, "request_id", req.RequestID, "err", err)
 	}
+	// The summary of the new text (plans_list, /status) is computed now, in the background,
+	// while the engine's memo still holds the text.
+	s.startSummary(key, &Snapshot{Text: newText, Base: res.Base, Lines: countLines(newText)})
 	if s.after != nil {
 		p := s.plans[key]
 		res.Mirror = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
@@ -309,4 +314,20 @@ func (s *Service) forget(key, id string) error {
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketName(key)).Delete(reqKey(id))
 	})
+}
+
+// checkWritable refuses a write to a read-only plan file before any work is done (the
+// write's rename checks again under the folder lock).
+func (s *Service) checkWritable(key, path string) error {
+	pf, err := openPlan(key, path, s.maxBytes)
+	if err != nil {
+		return err
+	}
+	fi := pf.fi
+	pf.close()
+	if err := writableError(key, fi); err != nil {
+		s.log.Warn("plan write refused: the file is read-only", "plan", key, "path", path, "mode", fi.Mode().Perm().String())
+		return err
+	}
+	return nil
 }
