@@ -293,8 +293,9 @@ type Summary struct {
 }
 
 // Summarize counts a plan's nodes and warnings. It never runs the engine in the caller's
-// request: the counts of each content are computed once, in the background (at start,
-// after a write, or when first asked for), and kept by checksum, including a failure such
+// request: the counts of each content are computed once, in the background (at start, or
+// when first asked for: not on every write, which would double the engine's work under
+// a stream of writes), and kept by checksum, including a failure such
 // as the engine running out of time, until the plan changes. A summary still being
 // computed after summaryWait is answered with Analysis "pending" and no counts.
 func (s *Service) Summarize(ctx context.Context, key string) Summary {

@@ -200,9 +200,6 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		// start; the caller still gets the truth.
 		s.log.Error("journal: settle write", "plan", key, "request_id", req.RequestID, "err", err)
 	}
-	// The summary of the new text (plans_list, /status) is computed now, in the background,
-	// while the engine's memo still holds the text.
-	s.startSummary(key, &Snapshot{Text: newText, Base: res.Base, Lines: countLines(newText)})
 	if s.after != nil {
 		p := s.plans[key]
 		res.Mirror = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
