@@ -151,7 +151,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: q, Log: log})
+		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: planVoice{q}, Log: log})
 		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: db, Lanes: &queue.Lanes{}, Log: log,
 			AfterWrite: recorder.AfterWrite, MirrorState: recorder.State})
 		if err != nil {
@@ -211,4 +211,14 @@ func (e engines) Voices(ctx context.Context) (any, error) {
 		return []voice.VoiceInfo{}, err
 	}
 	return list, err
+}
+
+// planVoice lets plan writes announce through the queue (mirror.Submitter): at low
+// priority, under the same laws as /speak. It is the only place the mirror meets the
+// queue, so internal/werkbaum/mirror does not import internal/queue.
+type planVoice struct{ q *queue.Voice }
+
+func (v planVoice) Announce(ctx context.Context, a mirror.Announcement) (mirror.Outcome, error) {
+	out, err := v.q.Submit(ctx, queue.Announcement{Text: a.Text, Lang: a.Lang, Priority: queue.Low, Caller: a.Caller, Agent: a.Agent})
+	return mirror.Outcome{Status: out.Status, Reason: out.Reason}, err
 }

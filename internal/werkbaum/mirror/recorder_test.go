@@ -5,16 +5,15 @@ import (
 	"testing"
 
 	"talkd/internal/config"
-	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
 )
 
-type recordingVoice struct{ got []queue.Announcement }
+type recordingVoice struct{ got []Announcement }
 
-func (v *recordingVoice) Submit(ctx context.Context, a queue.Announcement) (queue.Outcome, error) {
+func (v *recordingVoice) Announce(ctx context.Context, a Announcement) (Outcome, error) {
 	v.got = append(v.got, a)
-	return queue.Outcome{Status: queue.StatusQueued}, nil
+	return Outcome{Status: "queued"}, nil
 }
 
 func TestRecorderFollowsThePlanConfig(t *testing.T) {
@@ -45,7 +44,7 @@ func TestRecorderFollowsThePlanConfig(t *testing.T) {
 	if got := r.AfterWrite(ctx, ev); got != "" {
 		t.Fatalf("announce-only plan reported a mirror result %q", got)
 	}
-	want := queue.Announcement{Text: "Claude Code: Token prüfen ist fertig", Lang: "de", Priority: queue.Low, Caller: "ci", Agent: "Claude Code"}
+	want := Announcement{Text: "Claude Code: Token prüfen ist fertig", Lang: "de", Caller: "ci", Agent: "Claude Code"}
 	if len(voice.got) != 1 || voice.got[0] != want {
 		t.Fatalf("announcements %+v, want one %+v", voice.got, want)
 	}
