@@ -29,8 +29,9 @@ type Mirror struct {
 	gitBin  string
 	timeout time.Duration
 
-	mu     sync.Mutex
+	mu     sync.Mutex // guards states and queues; held while a state is saved
 	states map[string]*planState
+	queues map[string]*planQueue
 }
 
 // Database runs the mirror's transactions: a *bbolt.DB, or the daemon's state.DB, which
@@ -89,7 +90,7 @@ type planState struct {
 // NewMirror prepares a mirror; it touches no repository until the first write.
 func NewMirror(opts MirrorOptions) (*Mirror, error) {
 	m := &Mirror{db: opts.DB, log: opts.Log, now: opts.Now, gitBin: opts.Git, timeout: opts.Timeout,
-		states: make(map[string]*planState)}
+		states: make(map[string]*planState), queues: make(map[string]*planQueue)}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -147,13 +148,13 @@ func (m *Mirror) stateLocked(key string) *planState {
 	return st
 }
 
-// save replaces a plan's state in memory and in the database.
-func (m *Mirror) save(key string, st planState) {
-	m.mu.Lock()
+// saveLocked replaces a plan's state in memory and in the database. Caller holds m.mu,
+// so that states reach the database in the order they were made (the enqueueing write
+// lane and the plan's commit worker both change it).
+func (m *Mirror) saveLocked(key string, st planState) {
 	cp := st
 	cp.Pending = append([]pendingWrite(nil), st.Pending...)
 	m.states[key] = &cp
-	m.mu.Unlock()
 	if m.db == nil {
 		return
 	}
@@ -166,18 +167,124 @@ func (m *Mirror) save(key string, st planState) {
 	}
 }
 
-// Commit records one applied agent write (what says what it did, e.g. "set #a to done")
-// and commits the plan file with every write still pending. It runs in the plan's write
-// lane, so calls for one plan never overlap. The answer is the write result's "mirror"
-// field: "committed …", "unchanged …" or "failed …". A failure never undoes the write.
+// reportWait is how long a write's answer waits for its commit when the plan's commit
+// worker was idle: long enough that a normal commit (tens of ms) is reported as
+// "committed …", short enough that a slow or hanging hook costs that one answer a
+// second, never the plan's write lane. While the worker is still busy with earlier
+// commits, answers do not wait at all.
+const reportWait = time.Second
+
+// commitJob is one write waiting for its mirror commit.
+type commitJob struct {
+	ev plans.WriteEvent
+	// fresh: nothing was pending when the write was queued, so whether it started from
+	// the committed text is decided against HEAD when its commit runs.
+	fresh  bool
+	done   chan struct{}
+	report string // set before done is closed
+}
+
+// planQueue is a plan's commit queue; one worker goroutine drains it while it is not
+// empty.
+type planQueue struct {
+	jobs    []*commitJob
+	running bool
+}
+
+// Commit records one applied agent write and waits for its commit; see Enqueue. The
+// answer is "committed …", "unchanged …" or "failed …".
 func (m *Mirror) Commit(ctx context.Context, ev plans.WriteEvent, what string) string {
-	// The write has happened; a client that hangs up must not cut its commit short.
-	ctx = context.WithoutCancel(ctx)
+	return m.Enqueue(ctx, ev, what)(ctx, -1)
+}
+
+// Enqueue records one applied agent write (what says what it did, e.g. "set #a to done")
+// as pending — in the state database, so it survives a restart as a failed commit's
+// pending writes do — and queues the commit of the plan file for the plan's commit
+// worker. It runs in the plan's write lane (so writes are queued in their order) and does
+// no git work there: a slow or hanging hook never delays the next write.
+//
+// The worker commits the file with every write still pending, in revision order; writes
+// that queued up behind a slow commit go into one commit that lists them all. The
+// returned report waits for this write's commit for at most wait (negative: until done,
+// 0: reportWait if the worker was idle, else not at all) and answers the write result's
+// "mirror" field. A failure never undoes the write.
+func (m *Mirror) Enqueue(ctx context.Context, ev plans.WriteEvent, what string) func(ctx context.Context, wait time.Duration) string {
+	oldSum := werkbaum.Checksum([]byte(ev.OldText))
 	m.mu.Lock()
 	st := *m.stateLocked(ev.Plan)
 	st.Pending = append([]pendingWrite(nil), st.Pending...)
+	w := pendingWrite{Revision: ev.Revision, Who: writer(ev.Author), What: what}
+	fresh := len(st.Pending) == 0
+	if !fresh {
+		// Since the last commit the file should hold what the last agent write left.
+		w.Outside = st.LastWritten != "" && st.LastWritten != oldSum
+	}
+	st.Pending = append(st.Pending, w)
+	st.LastWritten = werkbaum.Checksum([]byte(ev.NewText))
+	m.saveLocked(ev.Plan, st)
+	q := m.queues[ev.Plan]
+	if q == nil {
+		q = &planQueue{}
+		m.queues[ev.Plan] = q
+	}
+	idle := !q.running
+	job := &commitJob{ev: ev, fresh: fresh, done: make(chan struct{})}
+	q.jobs = append(q.jobs, job)
+	if !q.running {
+		q.running = true
+		go m.work(ev.Plan, q)
+	}
+	backlog := len(q.jobs) - 1
 	m.mu.Unlock()
 
+	return func(ctx context.Context, wait time.Duration) string {
+		if wait == 0 {
+			if !idle {
+				return fmt.Sprintf("queued: the mirror is still committing earlier writes; this one goes into the next commit (%d write(s) queued); plans_list shows the mirror's state", backlog+1)
+			}
+			wait = reportWait
+		}
+		if wait < 0 {
+			<-job.done
+			return job.report
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-job.done:
+			return job.report
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return "queued: the commit is still running (a slow git hook?); plans_list shows the mirror's state"
+	}
+}
+
+// work drains a plan's commit queue: each round takes every queued write and makes one
+// commit of the file with all pending writes.
+func (m *Mirror) work(key string, q *planQueue) {
+	for {
+		m.mu.Lock()
+		batch := q.jobs
+		q.jobs = nil
+		if len(batch) == 0 {
+			q.running = false
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
+		report := m.commit(context.Background(), batch)
+		for _, j := range batch {
+			j.report = report
+			close(j.done)
+		}
+	}
+}
+
+// commit makes the mirror commit for a batch of queued writes (in write order): the plan
+// file with every write pending up to the batch's last one.
+func (m *Mirror) commit(ctx context.Context, batch []*commitJob) string {
+	first, ev := batch[0], batch[len(batch)-1].ev
 	g := git{bin: m.gitBin, dir: filepath.Dir(ev.Path), timeout: m.timeout}
 	name := filepath.Base(ev.Path)
 	// HEAD:./name is the committed plan. Reading it fails on an unborn branch, for a file
@@ -191,44 +298,69 @@ func (m *Mirror) Commit(ctx context.Context, ev plans.WriteEvent, what string) s
 	} else {
 		_, repoErr = g.run(ctx, nil, "rev-parse", "--is-inside-work-tree")
 	}
+	cur, readErr := os.ReadFile(ev.Path)
 
-	w := pendingWrite{Revision: ev.Revision, Who: writer(ev.Author), What: what}
-	oldSum := werkbaum.Checksum([]byte(ev.OldText))
-	if len(st.Pending) > 0 && inHead && bytes.Equal(head, []byte(ev.OldText)) {
-		// Someone committed the pending writes by hand; they are in the history already.
-		st.Pending = nil
+	m.mu.Lock()
+	st := *m.stateLocked(ev.Plan)
+	st.Pending = append([]pendingWrite(nil), st.Pending...)
+	if inHead {
+		for i, p := range st.Pending {
+			if p.Revision != first.ev.Revision {
+				continue
+			}
+			if first.fresh {
+				// Everything was committed: the write should start from the committed text.
+				st.Pending[i].Outside = !bytes.Equal(head, []byte(first.ev.OldText))
+			} else if i > 0 && bytes.Equal(head, []byte(first.ev.OldText)) {
+				// Someone committed the pending writes by hand; they are in the history.
+				st.Pending = st.Pending[i:]
+			}
+			break
+		}
 	}
-	switch {
-	case len(st.Pending) > 0:
-		// Since the failed commit the file should hold what the last agent write left.
-		w.Outside = st.LastWritten != "" && st.LastWritten != oldSum
-	case inHead:
-		// Everything was committed: the write should start from the committed text.
-		w.Outside = !bytes.Equal(head, []byte(ev.OldText))
+	// The writes this commit covers: those pending up to the batch's last (later ones
+	// were queued meanwhile and get their own round).
+	n := 0
+	for n < len(st.Pending) && st.Pending[n].Revision <= ev.Revision {
+		n++
 	}
-	st.Pending = append(st.Pending, w)
-	st.LastWritten = werkbaum.Checksum([]byte(ev.NewText))
+	covered := append([]pendingWrite(nil), st.Pending[:n]...)
+	m.saveLocked(ev.Plan, st)
+	m.mu.Unlock()
+
 	at := m.now().UTC()
-	st.Status.At = &at
-
+	// finish records the outcome: on success the covered writes leave the pending list.
+	finish := func(status Status, committed bool) int {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		st := *m.stateLocked(ev.Plan)
+		if committed {
+			rest := []pendingWrite{}
+			for _, p := range st.Pending {
+				if p.Revision > ev.Revision {
+					rest = append(rest, p)
+				}
+			}
+			st.Pending = rest
+		}
+		st.Status = status
+		m.saveLocked(ev.Plan, st)
+		return len(st.Pending)
+	}
 	fail := func(err error) string {
-		st.Status.State, st.Status.Error = "failed", err.Error()
-		m.save(ev.Plan, st)
+		pending := finish(Status{State: "failed", Error: err.Error(), At: &at, Commit: st.Status.Commit, Revision: st.Status.Revision}, false)
 		m.log.Warn("mirror commit failed; the write stands and the commit is retried on the next write",
-			"plan", ev.Plan, "revision", ev.Revision, "pending", len(st.Pending), "err", err)
-		return fmt.Sprintf("failed: %v (the write is applied; %d write(s) pending for the next commit)", err, len(st.Pending))
+			"plan", ev.Plan, "revision", ev.Revision, "pending", pending, "err", err)
+		return fmt.Sprintf("failed: %v (the write is applied; %d write(s) pending for the next commit)", err, pending)
 	}
 	if repoErr != nil {
 		return fail(fmt.Errorf("the plan file is not in a git work tree: %w", repoErr))
 	}
-	cur, err := os.ReadFile(ev.Path)
-	if err != nil {
-		return fail(fmt.Errorf("read the plan file: %w", err))
+	if readErr != nil {
+		return fail(fmt.Errorf("read the plan file: %w", readErr))
 	}
 	if inHead && bytes.Equal(cur, head) {
-		st.Pending = nil
-		st.Status.State, st.Status.Error = "unchanged", ""
-		m.save(ev.Plan, st)
+		finish(Status{State: "unchanged", At: &at, Commit: st.Status.Commit, Revision: st.Status.Revision}, true)
 		return "unchanged: the file equals its last commit, nothing to commit"
 	}
 	if !inHead {
@@ -238,7 +370,7 @@ func (m *Mirror) Commit(ctx context.Context, ev plans.WriteEvent, what string) s
 			return fail(err)
 		}
 	}
-	subject, msg := message(ev, st.Pending)
+	subject, msg := message(ev, covered)
 	if _, err := g.run(ctx, []byte(msg), "commit", "--only", "--quiet", "--cleanup=whitespace", "-F", "-", "--", name); err != nil {
 		return fail(err)
 	}
@@ -247,11 +379,8 @@ func (m *Mirror) Commit(ctx context.Context, ev plans.WriteEvent, what string) s
 		return fail(err)
 	}
 	hash := strings.TrimSpace(string(out))
-	n := len(st.Pending)
-	st.Pending = nil
-	st.Status = Status{State: "committed", Commit: hash, Revision: ev.Revision, At: &at}
-	m.save(ev.Plan, st)
-	m.log.Info("mirror commit", "plan", ev.Plan, "revision", ev.Revision, "commit", hash, "writes", n)
+	finish(Status{State: "committed", Commit: hash, Revision: ev.Revision, At: &at}, true)
+	m.log.Info("mirror commit", "plan", ev.Plan, "revision", ev.Revision, "commit", hash, "writes", len(covered))
 	return fmt.Sprintf("committed %s: %s", short(hash), subject)
 }
 

@@ -30,8 +30,8 @@ func TestRecorderFollowsThePlanConfig(t *testing.T) {
 		OldText: "[ ] #a: Token prüfen (S)\n", NewText: "[x] #a: Token prüfen (S)\n"}
 
 	ev.Plan = "quiet"
-	if got := r.AfterWrite(context.Background(), ev); got != "" || len(voice.got) != 0 {
-		t.Fatalf("plan without announce/mirror: result %q, announcements %+v", got, voice.got)
+	if got := r.AfterWrite(context.Background(), ev); got != nil || len(voice.got) != 0 {
+		t.Fatalf("plan without announce/mirror: a report, announcements %+v", voice.got)
 	}
 	if st := r.State("quiet"); st != nil {
 		t.Fatalf("State of an unmirrored plan = %v, want nil", st)
@@ -41,8 +41,8 @@ func TestRecorderFollowsThePlanConfig(t *testing.T) {
 	// A cancelled request context must not cost the announcement: the write happened.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if got := r.AfterWrite(ctx, ev); got != "" {
-		t.Fatalf("announce-only plan reported a mirror result %q", got)
+	if got := r.AfterWrite(ctx, ev); got != nil {
+		t.Fatalf("announce-only plan reported a mirror result %q", got(ctx))
 	}
 	want := Announcement{Text: "Claude Code: Token prüfen ist fertig", Lang: "de", Caller: "ci", Agent: "Claude Code"}
 	if len(voice.got) != 1 || voice.got[0] != want {

@@ -52,9 +52,11 @@ type Options struct {
 	// JournalLimit bounds the journal per plan; default 10,000 entries.
 	JournalLimit int
 	// AfterWrite, if set, runs after every write that changed a plan, still inside the
-	// plan's lane (so mirror commits stay in write order). Its answer is reported in the
-	// write's result as "mirror"; it must never undo the write.
-	AfterWrite func(ctx context.Context, ev WriteEvent) string
+	// plan's lane (so mirror commits are queued in write order); it must return quickly
+	// and never undo the write. The report it returns (if not nil) runs after the lane is
+	// released — it may wait for the mirror's commit — and its answer is the write
+	// result's "mirror".
+	AfterWrite func(ctx context.Context, ev WriteEvent) (report func(context.Context) string)
 	// MaxFileBytes is the largest plan file the store reads; default the engine's input
 	// limit (werkbaum.DefaultMaxInputBytes). Larger files are refused before reading.
 	MaxFileBytes int64
@@ -87,7 +89,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	limit  int
-	after  func(ctx context.Context, ev WriteEvent) string
+	after  func(ctx context.Context, ev WriteEvent) func(context.Context) string
 	mirror func(key string) any
 	plans  map[string]config.Plan
 	keys   []string

@@ -37,6 +37,9 @@ type WriteResult struct {
 	Replayed bool `json:"replayed,omitempty"`
 	// Mirror reports the git mirror's commit for this write ("committed …", "failed …").
 	Mirror string `json:"mirror,omitempty"`
+
+	// report (Options.AfterWrite) fills Mirror once the plan's lane is released.
+	report func(context.Context) string
 }
 
 // ConflictError is a write on a stale base; it carries the plan as it is now.
@@ -85,6 +88,10 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 		res, err = s.write(ctx, key, p.Path, req)
 		return err
 	})
+	if res != nil && res.report != nil {
+		// Outside the lane: waiting for the mirror's commit never holds up the next write.
+		res.Mirror, res.report = res.report(ctx), nil
+	}
 	return res, err
 }
 
@@ -202,7 +209,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 	}
 	if s.after != nil {
 		p := s.plans[key]
-		res.Mirror = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
+		res.report = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
 			Author: req.Author, Revision: res.Revision, OldText: snap.Text, NewText: newText})
 	}
 	return res, nil
