@@ -304,3 +304,76 @@ func peakRSS(t testing.TB, pid int) int {
 	t.Fatalf("no VmHWM for %d", pid)
 	return 0
 }
+
+// TestPlanStatusNeverWaitsOnTheEngine: /status and plans_list answer a plan near the
+// engine's input limit from a summary cached by checksum, computed once in the background:
+// no call waits for the engine (before, every call ran it: 5 s each when it timed out,
+// and concurrent calls queued behind each other), and the analysis of one content runs at
+// most once (a timeout is cached as such until the plan changes).
+func TestPlanStatusNeverWaitsOnTheEngine(t *testing.T) {
+	t.Parallel()
+	big := generatedPlan(370, 110)
+	if len(big) > 2<<20 {
+		t.Fatalf("generated plan has %d bytes, over the limit", len(big))
+	}
+	d, _ := startPlanDaemon(t, planFile{Key: "big", Text: big})
+	c := newMCPClient(d)
+	var slowest time.Duration
+	var row map[string]any
+	deadline := time.Now().Add(90 * time.Second)
+	for round := 0; ; round++ {
+		var wg sync.WaitGroup
+		took := make([]time.Duration, 4)
+		rows := make([]map[string]any, 4)
+		for i := range 4 {
+			wg.Go(func() {
+				t0 := time.Now()
+				if i%2 == 0 {
+					_, st := d.getJSON(t, "/status")
+					if ps, _ := st["plans"].([]any); len(ps) == 1 {
+						rows[i], _ = ps[0].(map[string]any)
+					}
+				} else {
+					var list struct {
+						Plans []map[string]any `json:"plans"`
+					}
+					if a, err := c.call(context.Background(), "plans_list", map[string]any{}); err == nil && a.decode(&list) == nil && len(list.Plans) == 1 {
+						rows[i] = list.Plans[0]
+					}
+				}
+				took[i] = time.Since(t0)
+			})
+		}
+		wg.Wait()
+		for i := range 4 {
+			slowest = max(slowest, took[i])
+			if rows[i] == nil {
+				t.Fatalf("round %d call %d: no plan row", round, i)
+			}
+		}
+		row = rows[0]
+		if a, _ := row["analysis"].(string); a != "pending" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the summary stayed pending: %v", row)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("slowest /status or plans_list: %v; row: nodes %v, analysis %v, error %v", slowest, row["nodes"], row["analysis"], row["error"])
+	// 200 ms is the longest a call waits for a summary; 2 s leaves room for a busy machine
+	// and is far below one engine run on this plan.
+	if slowest > 2*time.Second {
+		t.Errorf("a call took %v: it waited for the engine", slowest)
+	}
+	if row["analysis"] == "failed" {
+		if !strings.Contains(fmt.Sprint(row["error"]), "deadline") {
+			t.Errorf("failed analysis without its cause: %v", row)
+		}
+	} else if row["nodes"] != float64(1+370*111) {
+		t.Errorf("summary of the big plan: %v", row)
+	}
+	if n := strings.Count(d.logs(), "plan summary failed"); n > 1 {
+		t.Errorf("the engine analysed one content %d times", n)
+	}
+}
