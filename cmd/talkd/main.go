@@ -140,6 +140,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	srv := api.New(api.Options{
 		Config: cfg, Voice: q, Engines: engines{speaker}, Version: version, Log: log,
 	})
+	var gitMirror *mirror.Mirror
 	if len(cfg.Plans) > 0 {
 		// A large plan (thousands of nodes) needs a few hundred ms per call on a busy two-core
 		// machine; 5 s keeps such plans usable while a runaway input still costs only one error.
@@ -147,7 +148,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("notation engine: %w", err)
 		}
-		gitMirror, err := mirror.NewMirror(mirror.MirrorOptions{DB: db, Log: log})
+		gitMirror, err = mirror.NewMirror(mirror.MirrorOptions{DB: db, Log: log})
 		if err != nil {
 			return err
 		}
@@ -195,6 +196,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	if err := q.Close(shutdownCtx); err != nil {
 		log.Warn("closing the voice", "err", err)
+	}
+	if gitMirror != nil {
+		// Commits run outside the requests (in the mirror's workers): let them finish
+		// while the state database is still open.
+		if err := gitMirror.Wait(shutdownCtx); err != nil {
+			log.Warn("mirror commits did not finish in time", "err", err)
+		}
 	}
 	log.Info("stopped")
 	return nil

@@ -260,6 +260,32 @@ func (m *Mirror) Enqueue(ctx context.Context, ev plans.WriteEvent, what string) 
 	}
 }
 
+// Wait waits until every plan's commit queue is drained, or ctx ends (at shutdown: the
+// commits that are still running when the daemon stops have their writes recorded as
+// pending, so the next write after the restart commits them).
+func (m *Mirror) Wait(ctx context.Context) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		busy := 0
+		m.mu.Lock()
+		for _, q := range m.queues {
+			if q.running {
+				busy++
+			}
+		}
+		m.mu.Unlock()
+		if busy == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d plan(s) still committing: their writes stay pending for the next commit: %w", busy, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
 // work drains a plan's commit queue: each round takes every queued write and makes one
 // commit of the file with all pending writes.
 func (m *Mirror) work(key string, q *planQueue) {

@@ -21,7 +21,12 @@ func keepOwner(f *os.File, old fs.FileInfo) error {
 	if uid == os.Geteuid() && gid == os.Getegid() {
 		return nil
 	}
-	return f.Chown(uid, gid)
+	err := f.Chown(uid, gid)
+	if err != nil && !isRoot() && gid != os.Getegid() {
+		// Not root: the owner cannot be kept, but a group the daemon's user is in can.
+		f.Chown(-1, gid)
+	}
+	return err
 }
 
 // isRoot reports whether the daemon runs with root's privileges.
