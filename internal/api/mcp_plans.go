@@ -119,7 +119,7 @@ func planTools(s *Server, p Plans) []Tool {
 			InputSchema:  objectSchema(nil),
 			OutputSchema: objectSchema(map[string]any{"plans": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}, "plans"),
 			Annotations:  ro,
-			Heavy:        true, // a summary per plan comes from the engine
+			Heavy:        true, // a file check per plan; the summaries are cached (plans.Summarize)
 			Call: func(ctx context.Context, caller Caller, raw json.RawMessage) ToolResult {
 				var args struct{}
 				if err := decodeStrictArgs(raw, &args); err != nil {
@@ -128,7 +128,14 @@ func planTools(s *Server, p Plans) []Tool {
 				list := s.planSummaries(ctx, caller, p)
 				var b strings.Builder
 				for _, pl := range list {
-					fmt.Fprintf(&b, "%s (%s): revision %d, %d nodes, %d warnings\n", pl.Key, pl.Access, pl.Revision, pl.Nodes, pl.Warnings)
+					switch pl.Analysis {
+					case "pending":
+						fmt.Fprintf(&b, "%s (%s): revision %d, nodes and warnings still being counted\n", pl.Key, pl.Access, pl.Revision)
+					case "failed":
+						fmt.Fprintf(&b, "%s (%s): revision %d, not analysed: %s\n", pl.Key, pl.Access, pl.Revision, pl.Error)
+					default:
+						fmt.Fprintf(&b, "%s (%s): revision %d, %d nodes, %d warnings\n", pl.Key, pl.Access, pl.Revision, pl.Nodes, pl.Warnings)
+					}
 				}
 				if len(list) == 0 {
 					b.WriteString("no plans are configured for you\n")
