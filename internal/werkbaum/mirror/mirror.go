@@ -77,6 +77,9 @@ type pendingWrite struct {
 	What     string `json:"what"`
 	// Outside: the file held changes made outside the daemon when this write started.
 	Outside bool `json:"outside,omitempty"`
+	// Sum is the checksum of the text the write left: a commit covers the pending writes
+	// up to the one whose text the file holds when the commit runs.
+	Sum string `json:"sum,omitempty"`
 }
 
 type planState struct {
@@ -213,14 +216,14 @@ func (m *Mirror) Enqueue(ctx context.Context, ev plans.WriteEvent, what string) 
 	m.mu.Lock()
 	st := *m.stateLocked(ev.Plan)
 	st.Pending = append([]pendingWrite(nil), st.Pending...)
-	w := pendingWrite{Revision: ev.Revision, Who: writer(ev.Author), What: what}
+	w := pendingWrite{Revision: ev.Revision, Who: writer(ev.Author), What: what, Sum: werkbaum.Checksum([]byte(ev.NewText))}
 	fresh := len(st.Pending) == 0
 	if !fresh {
 		// Since the last commit the file should hold what the last agent write left.
 		w.Outside = st.LastWritten != "" && st.LastWritten != oldSum
 	}
 	st.Pending = append(st.Pending, w)
-	st.LastWritten = werkbaum.Checksum([]byte(ev.NewText))
+	st.LastWritten = w.Sum
 	m.saveLocked(ev.Plan, st)
 	q := m.queues[ev.Plan]
 	if q == nil {
@@ -286,33 +289,34 @@ func (m *Mirror) Wait(ctx context.Context) error {
 	}
 }
 
-// work drains a plan's commit queue: each round takes every queued write and makes one
-// commit of the file with all pending writes.
+// work drains a plan's commit queue, one commit per round.
 func (m *Mirror) work(key string, q *planQueue) {
 	for {
 		m.mu.Lock()
-		batch := q.jobs
-		q.jobs = nil
-		if len(batch) == 0 {
+		if len(q.jobs) == 0 {
 			q.running = false
 			m.mu.Unlock()
 			return
 		}
+		path := q.jobs[len(q.jobs)-1].ev.Path
 		m.mu.Unlock()
-		report := m.commit(context.Background(), batch)
-		for _, j := range batch {
-			j.report = report
-			close(j.done)
-		}
+		m.round(context.Background(), key, path, q)
 	}
 }
 
-// commit makes the mirror commit for a batch of queued writes (in write order): the plan
-// file with every write pending up to the batch's last one.
-func (m *Mirror) commit(ctx context.Context, batch []*commitJob) string {
-	first, ev := batch[0], batch[len(batch)-1].ev
-	g := git{bin: m.gitBin, dir: filepath.Dir(ev.Path), timeout: m.timeout}
-	name := filepath.Base(ev.Path)
+// settleWait bounds how long a round waits for the write whose text the file holds to be
+// queued (it is renamed into place a moment before it is queued); after that the file's
+// content counts as changed outside talkd and rides along.
+const settleWait = time.Second
+
+// round makes one mirror commit: the plan file as it is now, listing every pending write
+// up to the one whose text the file holds (git commits the file from the work tree, so a
+// commit started for an earlier write carries the later ones that are already written;
+// they are listed, not left for a commit that would find nothing to commit). The queued
+// writes it covers get its report.
+func (m *Mirror) round(ctx context.Context, key, path string, q *planQueue) {
+	g := git{bin: m.gitBin, dir: filepath.Dir(path), timeout: m.timeout}
+	name := filepath.Base(path)
 	// HEAD:./name is the committed plan. Reading it fails on an unborn branch, for a file
 	// git does not track yet and outside a repository; only then is it worth a second
 	// call to tell these apart.
@@ -324,11 +328,53 @@ func (m *Mirror) commit(ctx context.Context, batch []*commitJob) string {
 	} else {
 		_, repoErr = g.run(ctx, nil, "rev-parse", "--is-inside-work-tree")
 	}
-	cur, readErr := os.ReadFile(ev.Path)
 
-	m.mu.Lock()
-	st := *m.stateLocked(ev.Plan)
-	st.Pending = append([]pendingWrite(nil), st.Pending...)
+	var cur []byte
+	var readErr error
+	var batch []*commitJob
+	var st planState
+	var upto uint64
+	deadline := time.Now().Add(settleWait)
+	for {
+		cur, readErr = os.ReadFile(path)
+		sum := werkbaum.Checksum(cur)
+		m.mu.Lock()
+		st = *m.stateLocked(key)
+		st.Pending = append([]pendingWrite(nil), st.Pending...)
+		found := false
+		for i := len(st.Pending) - 1; i >= 0; i-- {
+			if st.Pending[i].Sum == sum {
+				upto, found = st.Pending[i].Revision, true
+				break
+			}
+		}
+		if !found && readErr == nil && time.Now().Before(deadline) {
+			m.mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if !found {
+			upto = 0
+			for _, p := range st.Pending {
+				upto = max(upto, p.Revision)
+			}
+			for _, j := range q.jobs {
+				upto = max(upto, j.ev.Revision)
+			}
+		}
+		n := 0
+		for n < len(q.jobs) && q.jobs[n].ev.Revision <= upto {
+			n++
+		}
+		if n == 0 {
+			n = len(q.jobs) // nothing queued is in the file: commit for them all
+		}
+		batch = append([]*commitJob(nil), q.jobs[:n]...)
+		q.jobs = append([]*commitJob(nil), q.jobs[n:]...)
+		upto = max(upto, batch[len(batch)-1].ev.Revision)
+		break
+	}
+	first, ev := batch[0], batch[len(batch)-1].ev
 	if inHead {
 		for i, p := range st.Pending {
 			if p.Revision != first.ev.Revision {
@@ -344,18 +390,26 @@ func (m *Mirror) commit(ctx context.Context, batch []*commitJob) string {
 			break
 		}
 	}
-	// The writes this commit covers: those pending up to the batch's last (later ones
-	// were queued meanwhile and get their own round).
 	n := 0
-	for n < len(st.Pending) && st.Pending[n].Revision <= ev.Revision {
+	for n < len(st.Pending) && st.Pending[n].Revision <= upto {
 		n++
 	}
 	covered := append([]pendingWrite(nil), st.Pending[:n]...)
-	m.saveLocked(ev.Plan, st)
+	m.saveLocked(key, st)
 	m.mu.Unlock()
 
+	report := m.commit(ctx, g, name, ev, upto, covered, head, inHead, repoErr, cur, readErr)
+	for _, j := range batch {
+		j.report = report
+		close(j.done)
+	}
+}
+
+// commit makes the commit of a round and records its outcome; on success the covered
+// writes (revisions up to upto) leave the pending list.
+func (m *Mirror) commit(ctx context.Context, g git, name string, ev plans.WriteEvent, upto uint64, covered []pendingWrite,
+	head []byte, inHead bool, repoErr error, cur []byte, readErr error) string {
 	at := m.now().UTC()
-	// finish records the outcome: on success the covered writes leave the pending list.
 	finish := func(status Status, committed bool) int {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -363,18 +417,21 @@ func (m *Mirror) commit(ctx context.Context, batch []*commitJob) string {
 		if committed {
 			rest := []pendingWrite{}
 			for _, p := range st.Pending {
-				if p.Revision > ev.Revision {
+				if p.Revision > upto {
 					rest = append(rest, p)
 				}
 			}
 			st.Pending = rest
+		}
+		if status.State != "committed" {
+			status.Commit, status.Revision = st.Status.Commit, st.Status.Revision
 		}
 		st.Status = status
 		m.saveLocked(ev.Plan, st)
 		return len(st.Pending)
 	}
 	fail := func(err error) string {
-		pending := finish(Status{State: "failed", Error: err.Error(), At: &at, Commit: st.Status.Commit, Revision: st.Status.Revision}, false)
+		pending := finish(Status{State: "failed", Error: err.Error(), At: &at}, false)
 		m.log.Warn("mirror commit failed; the write stands and the commit is retried on the next write",
 			"plan", ev.Plan, "revision", ev.Revision, "pending", pending, "err", err)
 		return fmt.Sprintf("failed: %v (the write is applied; %d write(s) pending for the next commit)", err, pending)
@@ -386,7 +443,7 @@ func (m *Mirror) commit(ctx context.Context, batch []*commitJob) string {
 		return fail(fmt.Errorf("read the plan file: %w", readErr))
 	}
 	if inHead && bytes.Equal(cur, head) {
-		finish(Status{State: "unchanged", At: &at, Commit: st.Status.Commit, Revision: st.Status.Revision}, true)
+		finish(Status{State: "unchanged", At: &at}, true)
 		return "unchanged: the file equals its last commit, nothing to commit"
 	}
 	if !inHead {
@@ -396,7 +453,9 @@ func (m *Mirror) commit(ctx context.Context, batch []*commitJob) string {
 			return fail(err)
 		}
 	}
-	subject, msg := message(ev, covered)
+	last := ev
+	last.Revision = upto
+	subject, msg := message(last, covered)
 	if _, err := g.run(ctx, []byte(msg), "commit", "--only", "--quiet", "--cleanup=whitespace", "-F", "-", "--", name); err != nil {
 		return fail(err)
 	}
@@ -405,8 +464,8 @@ func (m *Mirror) commit(ctx context.Context, batch []*commitJob) string {
 		return fail(err)
 	}
 	hash := strings.TrimSpace(string(out))
-	finish(Status{State: "committed", Commit: hash, Revision: ev.Revision, At: &at}, true)
-	m.log.Info("mirror commit", "plan", ev.Plan, "revision", ev.Revision, "commit", hash, "writes", len(covered))
+	finish(Status{State: "committed", Commit: hash, Revision: upto, At: &at}, true)
+	m.log.Info("mirror commit", "plan", ev.Plan, "revision", upto, "commit", hash, "writes", len(covered))
 	return fmt.Sprintf("committed %s: %s", short(hash), subject)
 }
 
