@@ -33,7 +33,9 @@ var errPlanSwapped = errors.New("the plan file was replaced while it was opened"
 // symlink, a regular file), an open that does not follow a symlink swapped in meanwhile
 // (O_NOFOLLOW where the system has it) and does not block on a FIFO, and the descriptor's
 // identity (device and inode) equal to the one checked. Its errors name the plan, not the
-// path (see readPlanFile).
+// path: they reach clients (in shared mode over the network), and the folders of the
+// daemon's host are none of their business; the caller logs the path for the daemon's
+// owner.
 func openPlan(key, path string, limit int64) (*planFile, error) {
 	li, err := os.Lstat(path)
 	if err != nil {
