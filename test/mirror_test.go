@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The git mirror at the process boundary (issue 8): a real talkd, plan tools called over
@@ -331,5 +332,78 @@ mirror = true
 	}
 	if !strings.Contains(string(readFile(t, plan)), "[x] #auth.token") {
 		t.Fatal("the write did not stand")
+	}
+}
+
+// TestMirrorSlowHookNeverHoldsTheLane: a pre-commit hook that sleeps 3 s does not hold up
+// the plan's writes (the commit runs in the mirror's worker, outside the write lane: before,
+// every write waited for its hook). The first write's answer says the commit is still
+// running, the later ones answer at once; in the end every write is in a mirror commit,
+// in order, and the plan's HEAD holds the file as written.
+func TestMirrorSlowHookNeverHoldsTheLane(t *testing.T) {
+	t.Parallel()
+	r := newMirRepo(t)
+	hook := filepath.Join(r.dir, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\nsleep 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := mirDaemon(t, r, t.TempDir())
+	c := newMCPClient(d)
+	start := r.commits(t)
+
+	var revisions []uint64
+	writes := []struct{ id, status string }{{"auth.token", "done"}, {"auth.form", "progress"}, {"auth.form", "done"}, {"auth", "done"}}
+	began := time.Now()
+	for i, w := range writes {
+		t0 := time.Now()
+		res := mirSetStatus(t, c, w.id, w.status, "Claude Code", fmt.Sprintf("slow-%d", i))
+		took := time.Since(t0)
+		revisions = append(revisions, uint64(res["revision"].(float64)))
+		m, _ := res["mirror"].(string)
+		t.Logf("write %d: %v, mirror %q", i, took, m)
+		if !strings.HasPrefix(m, "queued") {
+			t.Errorf("write %d: mirror = %q, want queued … (the hook sleeps 3 s)", i, m)
+		}
+	}
+	// Four writes behind a 3 s hook took 12 s and more before; one answer may wait the
+	// report's second, the others none.
+	if took := time.Since(began); took > 2500*time.Millisecond {
+		t.Errorf("four writes took %v: the hook held the write lane", took)
+	}
+
+	// Wait for the worker: every write committed, nothing pending.
+	deadline := time.Now().Add(30 * time.Second)
+	var m map[string]any
+	for {
+		var list struct {
+			Plans []struct {
+				Mirror map[string]any `json:"mirror"`
+			} `json:"plans"`
+		}
+		c.ok(t, "plans_list", map[string]any{}, &list)
+		m = list.Plans[0].Mirror
+		if m["state"] == "committed" && m["pending"] == float64(0) && m["revision"] == float64(revisions[len(revisions)-1]) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mirror did not catch up: %v", m)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got, want := r.git(t, "show", "HEAD:docs/plan.werkbaum"), string(readFile(t, r.plan)); got != want {
+		t.Fatalf("HEAD holds\n%s\nthe file\n%s", got, want)
+	}
+	// Every revision is listed once, in order, over the mirror's commits.
+	log := r.git(t, "log", "--reverse", "--format=%B", fmt.Sprintf("HEAD~%d..HEAD", r.commits(t)-start))
+	last := -1
+	for _, rev := range revisions {
+		i := strings.Index(log, fmt.Sprintf("r%d ", rev))
+		if i < 0 || i < last {
+			t.Fatalf("revision %d missing or out of order in the mirror commits:\n%s", rev, log)
+		}
+		last = i
+	}
+	if n := r.commits(t) - start; n < 1 || n > len(writes) {
+		t.Errorf("%d mirror commits for %d writes", n, len(writes))
 	}
 }

@@ -156,6 +156,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 	srv := api.New(api.Options{
 		Config: cfg, Voice: q, Engines: engines{speaker}, Version: version, Log: log,
 	})
+	var gitMirror *mirror.Mirror
 	if len(cfg.Plans) > 0 {
 		// A large plan (thousands of nodes) needs a few hundred ms per call on a busy two-core
 		// machine; 5 s keeps such plans usable while a runaway input still costs only one error.
@@ -163,12 +164,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 		if err != nil {
 			return fmt.Errorf("notation engine: %w", err)
 		}
-		gitMirror, err := mirror.NewMirror(mirror.MirrorOptions{DB: db, Log: log})
+		gitMirror, err = mirror.NewMirror(mirror.MirrorOptions{DB: db, Log: log})
 		if err != nil {
 			return err
 		}
 		// Plan announcements pass the same speak validation as every other announcement.
-		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: srv.Announcements(), Log: log})
+		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: planVoice{srv.Announcements()}, Log: log})
 		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: plans.Bolt(db), Lanes: &queue.Lanes{}, Log: log,
 			AfterWrite: recorder.AfterWrite, MirrorState: recorder.State})
 		if err != nil {
@@ -218,6 +219,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 	if err := q.Close(shutdownCtx); err != nil {
 		log.Warn("closing the voice", "err", err)
 	}
+	if gitMirror != nil {
+		// Commits run outside the requests (in the mirror's workers): let them finish
+		// while the state database is still open.
+		if err := gitMirror.Wait(shutdownCtx); err != nil {
+			log.Warn("mirror commits did not finish in time", "err", err)
+		}
+	}
 	log.Info("stopped")
 	return nil
 }
@@ -237,4 +245,19 @@ func (e engines) Voices(ctx context.Context) (any, error) {
 		return []voice.VoiceInfo{}, err
 	}
 	return list, err
+}
+
+// planVoice lets plan writes announce through the queue (mirror.Submitter): at low
+// priority, through the speak validation (api.Server.Announcements) and under the same
+// laws as /speak. It is the only place the mirror meets the queue, so
+// internal/werkbaum/mirror does not import internal/queue.
+type planVoice struct {
+	gate interface {
+		Submit(ctx context.Context, a queue.Announcement) (queue.Outcome, error)
+	}
+}
+
+func (v planVoice) Announce(ctx context.Context, a mirror.Announcement) (mirror.Outcome, error) {
+	out, err := v.gate.Submit(ctx, queue.Announcement{Text: a.Text, Lang: a.Lang, Priority: queue.Low, Caller: a.Caller, Agent: a.Agent})
+	return mirror.Outcome{Status: out.Status, Reason: out.Reason}, err
 }

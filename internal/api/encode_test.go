@@ -16,7 +16,8 @@ func plansBase() plans.Base {
 // through encoding/json give the same JSON value as encoding/json's encoding of the
 // result object.
 func TestEncodeToolResultMatchesEncodingJSON(t *testing.T) {
-	view := json.RawMessage(`{"nodes":[{"label":"Müller \"x\""}]}`)
+	// The store hands out its answer with the base already spliced in (plans.Inspected).
+	view := json.RawMessage(`{"base":{"revision":2,"checksum":"` + plansBase().Checksum + `"},"nodes":[{"label":"Müller \"x\""}]}`)
 	insp := inspectOut{Base: plansBase(), view: view}
 	for _, c := range []struct {
 		ans  toolAnswer

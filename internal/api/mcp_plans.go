@@ -72,13 +72,14 @@ type PlanInfo struct {
 	Warnings int    `json:"warnings"`
 	Lang     string `json:"lang"`
 	Error    string `json:"error,omitempty" desc:"why the plan could not be summarised"`
+	Analysis string `json:"analysis,omitempty" enum:"pending,failed" desc:"pending while the engine still counts nodes and warnings (then 0), failed when it could not (error says why)"`
 	Mirror   any    `json:"mirror,omitempty" type:"object" desc:"the plan's git mirror: last commit and its state"`
 	Access   string `json:"access" enum:"read,write"`
 }
 
 func planInfo(sum plans.Summary, access string) PlanInfo {
 	return PlanInfo{Key: sum.Key, Revision: sum.Revision, Checksum: sum.Checksum, Lines: sum.Lines, Nodes: sum.Nodes,
-		Warnings: sum.Warnings, Lang: sum.Lang, Error: sum.Error, Mirror: sum.Mirror, Access: access}
+		Warnings: sum.Warnings, Lang: sum.Lang, Error: sum.Error, Analysis: sum.Analysis, Mirror: sum.Mirror, Access: access}
 }
 
 func (s *Server) planSummaries(ctx context.Context, caller Caller, p Plans) []PlanInfo {

@@ -110,7 +110,7 @@ type inspectOut struct {
 	Warnings []werkbaum.Warning `json:"warnings,omitempty" desc:"the warnings, with lines where they have one"`
 	Path     *inspectPath       `json:"path,omitempty" desc:"the cheapest path"`
 
-	view json.RawMessage // the engine's {nodes, warnings, path}
+	view json.RawMessage // the store's {base, nodes, warnings, path}, shared with its cache
 }
 
 // inspectNode is one node of the inspect view; null where the node has no such value
@@ -151,7 +151,7 @@ type inspectPath struct {
 }
 
 func (o inspectOut) appendJSON(dst []byte) ([]byte, error) {
-	return append(dst, withBase(o.Base, o.view)...), nil
+	return append(dst, o.view...), nil
 }
 
 // baseArg is a write's base: the {revision, checksum} of the caller's last read.
@@ -245,7 +245,14 @@ func (pt planTools) list(ctx context.Context, caller Caller, _ noArgs, _ json.Ra
 	list := pt.s.planSummaries(ctx, caller, pt.p)
 	var b strings.Builder
 	for _, pl := range list {
-		fmt.Fprintf(&b, "%s (%s): revision %d, %d nodes, %d warnings\n", pl.Key, pl.Access, pl.Revision, pl.Nodes, pl.Warnings)
+		switch pl.Analysis {
+		case "pending":
+			fmt.Fprintf(&b, "%s (%s): revision %d, nodes and warnings still being counted\n", pl.Key, pl.Access, pl.Revision)
+		case "failed":
+			fmt.Fprintf(&b, "%s (%s): revision %d, not analysed: %s\n", pl.Key, pl.Access, pl.Revision, pl.Error)
+		default:
+			fmt.Fprintf(&b, "%s (%s): revision %d, %d nodes, %d warnings\n", pl.Key, pl.Access, pl.Revision, pl.Nodes, pl.Warnings)
+		}
 	}
 	if len(list) == 0 {
 		b.WriteString("no plans are configured for you\n")
@@ -277,8 +284,9 @@ func (pt planTools) inspect(ctx context.Context, caller Caller, in inspectIn, _ 
 	if err != nil {
 		return inspectOut{}, "", planFailure(err)
 	}
+	// The store's cached answer, base included: sent as it is.
 	out := inspectOut{Base: got.Base, view: got.JSON}
-	return out, string(withBase(got.Base, got.JSON)), nil
+	return out, string(got.JSON), nil
 }
 
 func (pt planTools) operation(ctx context.Context, caller Caller, in operationIn, _ json.RawMessage) (operationOut, string, *ToolError) {
@@ -444,21 +452,6 @@ func decodeStrictArgs(raw json.RawMessage, v any) *Error {
 		raw = json.RawMessage(`{}`)
 	}
 	return decodeStrict(raw, v)
-}
-
-func withBase(base plans.Base, inspect json.RawMessage) json.RawMessage {
-	b, _ := json.Marshal(base)
-	out := make([]byte, 0, len(inspect)+len(b)+10)
-	out = append(out, `{"base":`...)
-	out = append(out, b...)
-	rest := strings.TrimSpace(string(inspect))
-	if len(rest) > 2 {
-		out = append(out, ',')
-		out = append(out, rest[1:]...)
-	} else {
-		out = append(out, '}')
-	}
-	return out
 }
 
 func writeSummary(r *plans.WriteResult) string {

@@ -6,14 +6,29 @@ import (
 	"log/slog"
 	"strings"
 
-	"talkd/internal/queue"
 	"talkd/internal/werkbaum/plans"
 )
 
+// Announcement is what a plan write asks the voice to say. The voice speaks it at low
+// priority: a plan's progress never interrupts what an agent says directly.
+type Announcement struct {
+	Text, Lang string
+	// Caller and Agent are the write's author: the laws (rate limit per caller) and the
+	// history treat the announcement as theirs.
+	Caller, Agent string
+}
+
+// Outcome is the voice's answer to an announcement (as /speak reports it).
+type Outcome struct {
+	Status string // queued, muted or discarded
+	Reason string // discarded: quiet_hours or rate_limit
+}
+
 // Submitter is the voice as announcements see it: every announcement passes the same laws
-// (mute, quiet hours, rate limit) as a /speak request.
+// (mute, quiet hours, rate limit) as a /speak request. cmd/talkd wires the queue in
+// through it, so this package does not depend on the queue's types.
 type Submitter interface {
-	Submit(ctx context.Context, a queue.Announcement) (queue.Outcome, error)
+	Announce(ctx context.Context, a Announcement) (Outcome, error)
 }
 
 // Announcer speaks, at low priority, when an agent's write finishes, ships or discards
@@ -37,13 +52,13 @@ var announced = []string{"done", "prod", "discarded"}
 
 // Announce submits the announcement for a write, if it moved any node to done, prod or
 // discarded. It reports whether something was submitted and the laws' answer.
-func (a *Announcer) Announce(ctx context.Context, ev plans.WriteEvent, changes []Change) (queue.Outcome, bool, error) {
+func (a *Announcer) Announce(ctx context.Context, ev plans.WriteEvent, changes []Change) (Outcome, bool, error) {
 	text := Sentence(ev.Lang, speaker(ev.Author, ev.Lang), changes)
 	if text == "" {
-		return queue.Outcome{}, false, nil
+		return Outcome{}, false, nil
 	}
-	out, err := a.voice.Submit(ctx, queue.Announcement{
-		Text: text, Lang: lang(ev.Lang), Priority: queue.Low, Caller: ev.Author.Client, Agent: ev.Author.Agent,
+	out, err := a.voice.Announce(ctx, Announcement{
+		Text: text, Lang: lang(ev.Lang), Caller: ev.Author.Client, Agent: ev.Author.Agent,
 	})
 	if err != nil {
 		a.log.Warn("plan announcement not queued", "plan", ev.Plan, "revision", ev.Revision, "err", err)

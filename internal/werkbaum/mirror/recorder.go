@@ -49,14 +49,17 @@ func New(opts Options) *Recorder {
 	return r
 }
 
-// AfterWrite handles one applied write (plans.Options.AfterWrite): it announces first (so
-// speech never waits for git) and then commits; the answer is the mirror's report.
-func (r *Recorder) AfterWrite(ctx context.Context, ev plans.WriteEvent) string {
+// AfterWrite handles one applied write (plans.Options.AfterWrite) in the plan's write
+// lane: it announces first (so speech never waits for git) and queues the commit (the
+// git work runs in the mirror's worker, outside the lane). The returned report, called
+// by the store after the lane is released, is the write result's "mirror" field; nil
+// when the plan is not mirrored.
+func (r *Recorder) AfterWrite(ctx context.Context, ev plans.WriteEvent) func(context.Context) string {
 	p := r.plans[ev.Plan]
 	announce := p.Announce && r.announce != nil
 	mirror := p.Mirror && r.mirror != nil
 	if !announce && !mirror {
-		return ""
+		return nil
 	}
 	// The write has happened; a client that hangs up now must not lose its record.
 	ctx = context.WithoutCancel(ctx)
@@ -70,9 +73,10 @@ func (r *Recorder) AfterWrite(ctx context.Context, ev plans.WriteEvent) string {
 		_, _, _ = r.announce.Announce(ctx, ev, changes)
 	}
 	if !mirror {
-		return ""
+		return nil
 	}
-	return r.mirror.Commit(ctx, ev, Describe(changes))
+	report := r.mirror.Enqueue(ctx, ev, Describe(changes))
+	return func(ctx context.Context) string { return report(ctx, 0) }
 }
 
 // State is the mirror state of a plan for plans_list and /status (plans.Options.MirrorState);

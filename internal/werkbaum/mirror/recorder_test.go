@@ -5,16 +5,15 @@ import (
 	"testing"
 
 	"talkd/internal/config"
-	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
 )
 
-type recordingVoice struct{ got []queue.Announcement }
+type recordingVoice struct{ got []Announcement }
 
-func (v *recordingVoice) Submit(ctx context.Context, a queue.Announcement) (queue.Outcome, error) {
+func (v *recordingVoice) Announce(ctx context.Context, a Announcement) (Outcome, error) {
 	v.got = append(v.got, a)
-	return queue.Outcome{Status: queue.StatusQueued}, nil
+	return Outcome{Status: "queued"}, nil
 }
 
 func TestRecorderFollowsThePlanConfig(t *testing.T) {
@@ -31,8 +30,8 @@ func TestRecorderFollowsThePlanConfig(t *testing.T) {
 		OldText: "[ ] #a: Token prüfen (S)\n", NewText: "[x] #a: Token prüfen (S)\n"}
 
 	ev.Plan = "quiet"
-	if got := r.AfterWrite(context.Background(), ev); got != "" || len(voice.got) != 0 {
-		t.Fatalf("plan without announce/mirror: result %q, announcements %+v", got, voice.got)
+	if got := r.AfterWrite(context.Background(), ev); got != nil || len(voice.got) != 0 {
+		t.Fatalf("plan without announce/mirror: a report, announcements %+v", voice.got)
 	}
 	if st := r.State("quiet"); st != nil {
 		t.Fatalf("State of an unmirrored plan = %v, want nil", st)
@@ -42,10 +41,10 @@ func TestRecorderFollowsThePlanConfig(t *testing.T) {
 	// A cancelled request context must not cost the announcement: the write happened.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if got := r.AfterWrite(ctx, ev); got != "" {
-		t.Fatalf("announce-only plan reported a mirror result %q", got)
+	if got := r.AfterWrite(ctx, ev); got != nil {
+		t.Fatalf("announce-only plan reported a mirror result %q", got(ctx))
 	}
-	want := queue.Announcement{Text: "Claude Code: Token prüfen ist fertig", Lang: "de", Priority: queue.Low, Caller: "ci", Agent: "Claude Code"}
+	want := Announcement{Text: "Claude Code: Token prüfen ist fertig", Lang: "de", Caller: "ci", Agent: "Claude Code"}
 	if len(voice.got) != 1 || voice.got[0] != want {
 		t.Fatalf("announcements %+v, want one %+v", voice.got, want)
 	}

@@ -467,11 +467,10 @@ func (s *Service) recover(key string) error {
 // produced, else not applied (nil). The applied settle is saved, or kept in memory and
 // saved in the background when the database cannot be written now.
 func (s *Service) settleByFile(key string, e *journalEntry) (*journalEntry, error) {
-	data, err := readPlanFile(key, s.plans[key].Path)
+	_, sum, err := s.load(key, s.plans[key].Path)
 	if err != nil {
 		return nil, err
 	}
-	sum := werkbaum.Checksum(data)
 	if sum != e.NewChecksum {
 		return nil, nil
 	}

@@ -41,9 +41,17 @@ type Options struct {
 	// JournalLimit bounds the journal per plan; default 10,000 entries.
 	JournalLimit int
 	// AfterWrite, if set, runs after every write that changed a plan, still inside the
-	// plan's lane (so mirror commits stay in write order). Its answer is reported in the
-	// write's result as "mirror"; it must never undo the write.
-	AfterWrite func(ctx context.Context, ev WriteEvent) string
+	// plan's lane (so mirror commits are queued in write order); it must return quickly
+	// and never undo the write. The report it returns (if not nil) runs after the lane is
+	// released — it may wait for the mirror's commit — and its answer is the write
+	// result's "mirror".
+	AfterWrite func(ctx context.Context, ev WriteEvent) (report func(context.Context) string)
+	// MaxFileBytes is the largest plan file the store reads; default the engine's input
+	// limit (werkbaum.DefaultMaxInputBytes). Larger files are refused before reading.
+	MaxFileBytes int64
+	// LockTimeout bounds the wait for the plan folder's lock (another talkd writing the
+	// same folder); default 10 s.
+	LockTimeout time.Duration
 	// MirrorState, if set, reports a plan's git mirror (last commit and its state) for
 	// plans_list and /status; nil answers are left out.
 	MirrorState func(key string) any
@@ -70,10 +78,14 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	limit  int
-	after  func(ctx context.Context, ev WriteEvent) string
+	after  func(ctx context.Context, ev WriteEvent) func(context.Context) string
 	mirror func(key string) any
 	plans  map[string]config.Plan
 	keys   []string
+
+	maxBytes    int64         // the largest plan file read (the engine's input limit)
+	lockTimeout time.Duration // the longest wait for the plan folder's lock
+	cache       *cache
 }
 
 // Errors of the service.
@@ -87,6 +99,13 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
 		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState, plans: make(map[string]config.Plan),
+		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
+	}
+	if s.maxBytes <= 0 {
+		s.maxBytes = werkbaum.DefaultMaxInputBytes
+	}
+	if s.lockTimeout <= 0 {
+		s.lockTimeout = 10 * time.Second
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -103,6 +122,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if err := s.openJournal(opts.DB); err != nil {
 		return nil, err
+	}
+	if s.engine != nil {
+		go s.warmSummaries()
 	}
 	return s, nil
 }
@@ -137,55 +159,37 @@ type Snapshot struct {
 }
 
 // Read returns the plan's text and base; a change made outside the daemon is noticed by
-// its checksum and gets a new revision.
+// the file's identity and checksum and gets a new revision. An unchanged file is neither
+// read nor hashed again (load).
 func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 	p, ok := s.plans[key]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
 	}
-	var data []byte
-	var sum string
+	var text, sum string
 	var rev uint64
 	for attempt := 0; ; attempt++ {
 		var err error
-		if data, err = readPlanFile(key, p.Path); err != nil {
-			s.log.Warn("plan file unreadable", "plan", key, "path", p.Path, "err", err)
+		text, sum, err = s.load(key, p.Path)
+		if err == nil {
+			rev, err = s.revisionFor(key, p.Path, sum)
+			if err == nil {
+				break
+			}
+		} else if !errors.Is(err, errPlanSwapped) {
+			s.log.Warn("plan file refused", "plan", key, "path", p.Path, "err", err)
 			return nil, err
 		}
-		sum = werkbaum.Checksum(data)
-		rev, err = s.revisionFor(key, p.Path, sum)
-		if err == nil {
-			break
-		}
-		// A write landed between the read and the revision: read the new text. A file
-		// that keeps changing under us (an editor saving in a loop) gives up eventually.
-		if !errors.Is(err, errFileMoved) || attempt == 9 || ctx.Err() != nil {
+		// A write landed between the read and the revision (or swapped the file between
+		// the check and the open): read the new text. A file that keeps changing under us
+		// (an editor saving in a loop) gives up eventually.
+		if attempt == 9 || ctx.Err() != nil || !(errors.Is(err, errFileMoved) || errors.Is(err, errPlanSwapped)) {
+			s.forgetFile(key)
 			return nil, fmt.Errorf("plan %s: %w", key, err)
 		}
+		s.forgetFile(key)
 	}
-	text := string(data)
 	return &Snapshot{Text: text, Base: Base{Revision: rev, Checksum: sum}, Lines: countLines(text)}, nil
-}
-
-// readPlanFile reads a plan's file. Its errors name the plan, not the path: they reach
-// clients (in shared mode over the network), and the folders of the daemon's host are none
-// of their business; the caller logs the path for the daemon's owner.
-func readPlanFile(key, path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("the file of plan %q is missing (moved or deleted?); the daemon's log names its path", key)
-		}
-		return nil, fmt.Errorf("the file of plan %q cannot be read: %w", key, unpath(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("the file of plan %q is not a regular file any more", key)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("the file of plan %q cannot be read: %w", key, unpath(err))
-	}
-	return data, nil
 }
 
 // unpath drops the path from an *fs.PathError, keeping the operation and the cause.
@@ -213,22 +217,40 @@ func countLines(text string) int {
 // Inspected is the inspect view with the base it was computed on.
 type Inspected struct {
 	Base Base
-	// JSON is the engine's inspect object ({nodes, warnings, path}).
+	// JSON is the answer of werkbaum_inspect: {"base", "nodes", "warnings", "path"} (the
+	// engine's inspect object with the base spliced in front). It is shared with the
+	// store's cache and must not be modified.
 	JSON json.RawMessage
 }
 
-// Inspect runs the engine's inspect view on the current text (cached by checksum in the
-// engine, so an unchanged plan costs a file read and a hash).
+// Inspect runs the engine's inspect view on the current text. The answer is cached per
+// plan by content, revision and options, so inspecting an unchanged plan costs an open,
+// a stat and a revision lookup, and hands out the cached bytes without copying them.
 func (s *Service) Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*Inspected, error) {
 	snap, err := s.Read(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.engine.InspectJSON(ctx, snap.Text, opts)
+	raw, err := s.inspectAnswer(ctx, key, snap, opts)
 	if err != nil {
 		return nil, err
 	}
 	return &Inspected{Base: snap.Base, JSON: raw}, nil
+}
+
+// inspectAnswer is the cached inspect answer of snap's content, computed on a miss.
+func (s *Service) inspectAnswer(ctx context.Context, key string, snap *Snapshot, opts werkbaum.InspectOptions) (json.RawMessage, error) {
+	vk := viewKey(snap.Base.Revision, opts)
+	if raw, ok := s.cachedView(key, snap.Base.Checksum, vk); ok {
+		return raw, nil
+	}
+	raw, err := s.engine.InspectJSON(ctx, snap.Text, opts)
+	if err != nil {
+		return nil, err
+	}
+	answer := withBase(snap.Base, raw)
+	s.storeView(key, snap.Base.Checksum, vk, answer)
+	return answer, nil
 }
 
 // Summary is one row of plans_list.
@@ -241,11 +263,19 @@ type Summary struct {
 	Warnings int    `json:"warnings"`
 	Lang     string `json:"lang"`
 	Error    string `json:"error,omitempty"`
+	// Analysis is "pending" while the engine still counts this content (nodes and
+	// warnings are then 0 and unknown) and "failed" when it could not (Error says why).
+	Analysis string `json:"analysis,omitempty"`
 	// Mirror is the plan's git mirror state (MirrorState), absent when not mirrored.
 	Mirror any `json:"mirror,omitempty"`
 }
 
-// Summarize counts a plan's nodes and warnings.
+// Summarize counts a plan's nodes and warnings. It never runs the engine in the caller's
+// request: the counts of each content are computed once, in the background (at start, or
+// when first asked for: not on every write, which would double the engine's work under
+// a stream of writes), and kept by checksum, including a failure such
+// as the engine running out of time, until the plan changes. A summary still being
+// computed after summaryWait is answered with Analysis "pending" and no counts.
 func (s *Service) Summarize(ctx context.Context, key string) Summary {
 	p := s.plans[key]
 	sum := Summary{Key: key, Lang: p.Lang}
@@ -258,23 +288,43 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 		return sum
 	}
 	sum.Revision, sum.Checksum, sum.Lines = snap.Base.Revision, snap.Base.Checksum, snap.Lines
-	in, err := s.engine.Inspect(ctx, snap.Text, werkbaum.InspectOptions{})
-	if err != nil {
-		sum.Error = err.Error()
-		return sum
+	ent := s.summary(ctx, key, snap)
+	switch {
+	case ent == nil:
+		sum.Analysis = "pending"
+	case ent.err != "":
+		sum.Error = ent.err
+		sum.Analysis = "failed"
+	default:
+		sum.Nodes, sum.Warnings = ent.nodes, ent.warnings
 	}
-	sum.Nodes, sum.Warnings = len(in.Nodes), len(in.Warnings)
 	return sum
 }
 
-// writeAtomic replaces path with data so that a crash leaves the old or the new file:
-// temp file in the same folder, fsync, rename, fsync of the folder. The mode is kept.
+// writeAtomic replaces the plan's file with data so that a crash leaves the old or the
+// new file: temp file in the same folder (mode, owner and group of the plan), fsync,
+// rename, fsync of the folder.
 //
-// expect is the checksum the file had when the write read it; right before the rename
-// the file is hashed again, and if someone saved it meanwhile (the engine may have worked
-// for a while) nothing is renamed and the answer is errFileMoved, so a person's edit is
-// never replaced by a text computed from the version before it.
-func writeAtomic(path string, data []byte, mode fs.FileMode, expect string) (err error) {
+// expect is the checksum the file had when the write read it. Right before the rename the
+// file is hashed again under an exclusive lock on the plan's folder (lockFolder), which
+// every talkd process writing into that folder takes for the check and the rename: if
+// someone saved the file meanwhile (the engine may have worked for a while), or another
+// talkd wrote it, nothing is renamed and the answer is errFileMoved, so an edit or
+// another daemon's acknowledged write is never replaced by a text computed from the
+// version before it.
+func (s *Service) writeAtomic(key, path string, data []byte, expect string) (err error) {
+	cur, err := openPlan(key, path, s.maxBytes)
+	if errors.Is(err, errPlanSwapped) {
+		return errFileMoved
+	}
+	if err != nil {
+		return err
+	}
+	old := cur.fi
+	cur.close()
+	if err := writableError(key, old); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
@@ -290,9 +340,16 @@ func writeAtomic(path string, data []byte, mode fs.FileMode, expect string) (err
 		f.Close()
 		return fmt.Errorf("write temp file: %w", err)
 	}
-	if err = f.Chmod(mode); err != nil {
+	if err = f.Chmod(old.Mode().Perm()); err != nil {
 		f.Close()
 		return fmt.Errorf("keep file mode: %w", err)
+	}
+	if cerr := keepOwner(f, old); cerr != nil && isRoot() {
+		// Root can always keep them; failing here means something odd (a file system
+		// without owners): refuse rather than hand the user's plan to root.
+		f.Close()
+		err = fmt.Errorf("keep the plan's owner and group: %w", cerr)
+		return err
 	}
 	if err = f.Sync(); err != nil {
 		f.Close()
@@ -301,12 +358,30 @@ func writeAtomic(path string, data []byte, mode fs.FileMode, expect string) (err
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("close temp file: %w", err)
 	}
-	cur, err := os.ReadFile(path)
+
+	unlock, err := lockFolder(dir, s.lockTimeout)
 	if err != nil {
-		return fmt.Errorf("read plan file before the rename: %w", err)
+		return err
 	}
-	if werkbaum.Checksum(cur) != expect {
+	defer unlock()
+	now, err := openPlan(key, path, s.maxBytes)
+	if errors.Is(err, errPlanSwapped) {
 		err = errFileMoved
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	curData, err := now.readAll(key, s.maxBytes)
+	now.close()
+	if err != nil {
+		return err
+	}
+	if werkbaum.Checksum(curData) != expect {
+		err = errFileMoved
+		return err
+	}
+	if err = writableError(key, now.fi); err != nil {
 		return err
 	}
 	if err = os.Rename(tmp, path); err != nil {
@@ -321,6 +396,31 @@ func writeAtomic(path string, data []byte, mode fs.FileMode, expect string) (err
 	}
 	return nil
 }
+
+// errReadOnly marks a write refused because the plan file has no write bit for the
+// daemon's user.
+var errReadOnly = errors.New("read-only plan file")
+
+// writableError refuses a plan file its owner made read-only: a rename would replace it
+// anyway (renaming needs write access to the folder only), silently undoing the owner's
+// intent.
+func writableError(key string, fi fs.FileInfo) error {
+	if writableByDaemon(fi) {
+		return nil
+	}
+	return &readOnlyError{key: key, mode: fi.Mode().Perm()}
+}
+
+type readOnlyError struct {
+	key  string
+	mode fs.FileMode
+}
+
+func (e *readOnlyError) Error() string {
+	return fmt.Sprintf("the file of plan %q is read-only (mode %04o) for the daemon's user; talkd does not replace a plan file made read-only: make it writable (e.g. chmod u+w) to allow writes; nothing was changed", e.key, e.mode)
+}
+
+func (e *readOnlyError) Unwrap() error { return errReadOnly }
 
 // tempPrefix names temp files so that recovery can find and remove ones a crash left.
 func tempPrefix(path string) string { return "." + filepath.Base(path) + ".talkd-tmp-" }

@@ -35,6 +35,9 @@ type WriteResult struct {
 	Replayed bool `json:"replayed,omitempty"`
 	// Mirror reports the git mirror's commit for this write ("committed …", "failed …").
 	Mirror string `json:"mirror,omitempty"`
+
+	// report (Options.AfterWrite) fills Mirror once the plan's lane is released.
+	report func(context.Context) string
 }
 
 // ConflictError is a write on a stale base; it carries the plan as it is now.
@@ -83,6 +86,10 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 		res, err = s.write(ctx, key, p.Path, req)
 		return err
 	})
+	if res != nil && res.report != nil {
+		// Outside the lane: waiting for the mirror's commit never holds up the next write.
+		res.Mirror, res.report = res.report(ctx), nil
+	}
 	return res, err
 }
 
@@ -120,6 +127,9 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		return nil, &ConflictError{Current: snap}
 	}
 
+	if err := s.checkWritable(key, path); err != nil {
+		return nil, err
+	}
 	newText, err := s.engine.Apply(ctx, snap.Text, req.Verb)
 	if err != nil {
 		if errors.Is(err, werkbaum.ErrBadInput) {
@@ -166,11 +176,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		return nil, err
 	}
 
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	if werr := writeAtomic(path, []byte(newText), mode, snap.Base.Checksum); werr != nil {
+	if werr := s.writeAtomic(key, path, []byte(newText), snap.Base.Checksum); werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			// Someone saved the plan while the engine worked: their text stands and this
 			// write becomes a conflict that carries it.
@@ -185,6 +191,9 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 				s.log.Error("journal: forget failed write", "plan", key, "err", err)
 			}
 			s.log.Error("plan write failed", "plan", key, "path", path, "err", werr)
+			if errors.Is(werr, errReadOnly) {
+				return nil, werr
+			}
 			return nil, fmt.Errorf("write the file of plan %q: %w", key, unpath(werr))
 		}
 	}
@@ -209,7 +218,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 	}
 	if s.after != nil {
 		p := s.plans[key]
-		res.Mirror = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
+		res.report = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
 			Author: req.Author, Revision: res.Revision, OldText: snap.Text, NewText: newText})
 	}
 	return res, nil
@@ -317,4 +326,20 @@ func (s *Service) forget(key string, e *journalEntry) error {
 	return s.commit.Do(func(tx Tx) error {
 		return tx.Bucket(bucketName(key)).Delete(keyOf(e))
 	})
+}
+
+// checkWritable refuses a write to a read-only plan file before any work is done (the
+// write's rename checks again under the folder lock).
+func (s *Service) checkWritable(key, path string) error {
+	pf, err := openPlan(key, path, s.maxBytes)
+	if err != nil {
+		return err
+	}
+	fi := pf.fi
+	pf.close()
+	if err := writableError(key, fi); err != nil {
+		s.log.Warn("plan write refused: the file is read-only", "plan", key, "path", path, "mode", fi.Mode().Perm().String())
+		return err
+	}
+	return nil
 }

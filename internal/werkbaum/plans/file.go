@@ -1,0 +1,167 @@
+package plans
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Every open of a plan file goes through openPlan: reads, resources, inspect, the
+// summaries and the check right before a write's rename. The configured path was resolved
+// at start (config), so what is checked here is that the file there is still that kind of
+// file: not a symlink (a `git pull` or a hostile user can swap one in, and following it
+// would serve or overwrite a file outside the plan's folder), a regular file (a FIFO
+// would block, a device would stream forever), and not larger than the engine's input
+// limit (a plan grown to 400 MB must not be read into memory only to be refused by the
+// engine afterwards).
+
+// planFile is an open plan file and what was checked about it.
+type planFile struct {
+	f  *os.File
+	fi fs.FileInfo // of the open descriptor
+}
+
+// errPlanSwapped says that the path named another file between the check and the open;
+// like errFileMoved, the caller reads again.
+var errPlanSwapped = errors.New("the plan file was replaced while it was opened")
+
+// openPlan opens a plan's file for reading after checking it: Lstat of the path (no
+// symlink, a regular file), an open that does not follow a symlink swapped in meanwhile
+// (O_NOFOLLOW where the system has it) and does not block on a FIFO, and the descriptor's
+// identity (device and inode) equal to the one checked. Its errors name the plan, not the
+// path: they reach clients (in shared mode over the network), and the folders of the
+// daemon's host are none of their business; the caller logs the path for the daemon's
+// owner.
+func openPlan(key, path string, limit int64) (*planFile, error) {
+	li, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("the file of plan %q is missing (moved or deleted?); the daemon's log names its path", key)
+		}
+		return nil, fmt.Errorf("the file of plan %q cannot be read: %w", key, unpath(err))
+	}
+	if err := checkKind(key, li, limit); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow, 0)
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, errPlanSwapped
+		case isSymlinkErr(err):
+			return nil, symlinkError(key)
+		}
+		return nil, fmt.Errorf("the file of plan %q cannot be read: %w", key, unpath(err))
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the file of plan %q cannot be read: %w", key, unpath(err))
+	}
+	if !os.SameFile(li, fi) {
+		f.Close()
+		return nil, errPlanSwapped
+	}
+	if err := checkKind(key, fi, limit); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &planFile{f: f, fi: fi}, nil
+}
+
+// checkKind refuses what is not a regular file of at most limit bytes.
+func checkKind(key string, fi fs.FileInfo, limit int64) error {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return symlinkError(key)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("the file of plan %q is not a regular file any more", key)
+	case limit > 0 && fi.Size() > limit:
+		return tooLargeError(key, fi.Size(), limit)
+	}
+	return nil
+}
+
+func symlinkError(key string) error {
+	return fmt.Errorf("the file of plan %q was replaced by a symlink; talkd does not follow it (the daemon's log names the path; put the plan file itself there)", key)
+}
+
+func tooLargeError(key string, size, limit int64) error {
+	return fmt.Errorf("the file of plan %q has %d bytes, more than the notation engine's input limit of %d bytes; nothing was read", key, size, limit)
+}
+
+// isSymlinkErr reports an open refused because the last path element is a symlink
+// (O_NOFOLLOW: ELOOP on Linux and the BSDs, EMLINK on FreeBSD/NetBSD before 2016).
+func isSymlinkErr(err error) bool {
+	return errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK)
+}
+
+// readAll reads the open file, at most limit bytes: the file can grow between the stat
+// and the read (an editor appending), and a read must still not exceed the limit.
+func (pf *planFile) readAll(key string, limit int64) ([]byte, error) {
+	size := pf.fi.Size()
+	r := io.Reader(pf.f)
+	if limit > 0 {
+		r = io.LimitReader(pf.f, limit+1)
+	}
+	buf := make([]byte, 0, size+1) // +1: a read that finds the end needs no growth
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the file of plan %q cannot be read: %w", key, unpath(err))
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+	if limit > 0 && int64(len(buf)) > limit {
+		return nil, tooLargeError(key, int64(len(buf)), limit)
+	}
+	return buf, nil
+}
+
+func (pf *planFile) close() { pf.f.Close() }
+
+// fileIdent is what decides whether a plan file may have changed since it was hashed:
+// the file (device and inode, via os.SameFile), its size, mtime and, where the system
+// reports it, ctime (which a tool that restores the mtime cannot set back).
+type fileIdent struct {
+	fi    fs.FileInfo
+	size  int64
+	mtime time.Time
+	ctime int64
+}
+
+func identOf(fi fs.FileInfo) fileIdent {
+	return fileIdent{fi: fi, size: fi.Size(), mtime: fi.ModTime(), ctime: changeTime(fi)}
+}
+
+// same reports whether two identities name the same unchanged file.
+func (a fileIdent) same(b fileIdent) bool {
+	return a.fi != nil && b.fi != nil && a.size == b.size && a.mtime.Equal(b.mtime) && a.ctime == b.ctime &&
+		os.SameFile(a.fi, b.fi)
+}
+
+// racyWindow: an identity whose mtime or ctime is this close to the moment it was hashed
+// is not trusted (git's "racily clean" rule): a second change within the same timestamp
+// tick of a coarse file system would keep size and times, and must still be noticed.
+const racyWindow = 2 * time.Second
+
+// trusted reports whether a hash taken at hashed may stand for a file with this identity.
+func (a fileIdent) trusted(hashed time.Time) bool {
+	latest := a.mtime
+	if a.ctime != 0 {
+		if c := time.Unix(0, a.ctime); c.After(latest) {
+			latest = c
+		}
+	}
+	return hashed.Sub(latest) > racyWindow
+}

@@ -1,0 +1,8 @@
+//go:build unix
+
+package plans
+
+import "syscall"
+
+// openNoFollow makes an open fail on a symlink in the last path element.
+const openNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK

@@ -1,0 +1,255 @@
+package plans
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"talkd/internal/werkbaum"
+)
+
+// The plan store keeps, per plan, what it last read of the file and what it derived from
+// that text, so that reading or inspecting an unchanged plan costs an open and a stat:
+//
+//   - the text and its checksum, trusted while the file's identity (fileIdent: the same
+//     file, size, mtime, ctime) is unchanged and not racily recent; any edit, by talkd or
+//     outside it, changes the identity and the file is hashed again;
+//   - the inspect answers per option set, with the base spliced in, ready to send;
+//   - the summary of plans_list and /status (nodes, warnings, or the engine's failure),
+//     computed in the background, so those doors never run the engine themselves.
+//
+// Everything cached is immutable once stored and handed out without copying.
+
+// maxViews bounds the cached inspect answers per plan (one per subtree id and include
+// set a client asked for); when full, the plan's views are dropped together.
+const maxViews = 16
+
+// summaryWait is how long Summarize waits for a summary that is being computed before it
+// answers "pending": long enough for a small plan right after start or a write, short
+// enough that one plan that times out in the engine cannot hold up /status.
+const summaryWait = 200 * time.Millisecond
+
+// fileCache is what is known about one plan's file content.
+type fileCache struct {
+	ident  fileIdent
+	hashed time.Time // when the content was read; see fileIdent.trusted
+	sum    string
+	text   string
+
+	// views: inspect answers of this content, keyed by revision and options.
+	views map[string]json.RawMessage
+}
+
+// summaryEntry is the engine's count of one content (by checksum), or its failure.
+type summaryEntry struct {
+	sum      string
+	done     chan struct{} // closed when nodes/warnings/err are set
+	nodes    int
+	warnings int
+	err      string
+}
+
+// cache holds the per-plan caches of a Service.
+type cache struct {
+	mu        sync.Mutex
+	files     map[string]*fileCache    // by plan key
+	summaries map[string]*summaryEntry // by plan key, the latest content's only
+}
+
+func newCache() *cache {
+	return &cache{files: map[string]*fileCache{}, summaries: map[string]*summaryEntry{}}
+}
+
+// load returns the plan's text and checksum, reading and hashing the file only when its
+// identity says it may have changed.
+func (s *Service) load(key, path string) (text, sum string, err error) {
+	started := time.Now()
+	pf, err := openPlan(key, path, s.maxBytes)
+	if err != nil {
+		return "", "", err
+	}
+	defer pf.close()
+	id := identOf(pf.fi)
+	s.cache.mu.Lock()
+	fc := s.cache.files[key]
+	s.cache.mu.Unlock()
+	if fc != nil && fc.ident.same(id) && id.trusted(fc.hashed) {
+		return fc.text, fc.sum, nil
+	}
+	data, err := pf.readAll(key, s.maxBytes)
+	if err != nil {
+		return "", "", err
+	}
+	sum = werkbaum.Checksum(data)
+	text = string(data)
+	if fc != nil && fc.sum == sum {
+		// Same content under a new identity (touched, or rewritten identically): keep the
+		// views, refresh the identity.
+		text = fc.text
+	}
+	nfc := &fileCache{ident: id, hashed: started, sum: sum, text: text}
+	if fc != nil && fc.sum == sum {
+		nfc.views = fc.views
+	}
+	s.cache.mu.Lock()
+	s.cache.files[key] = nfc
+	s.cache.mu.Unlock()
+	return text, sum, nil
+}
+
+// forgetFile drops the cached content of a plan (after a write renamed a new file in).
+func (s *Service) forgetFile(key string) {
+	s.cache.mu.Lock()
+	delete(s.cache.files, key)
+	s.cache.mu.Unlock()
+}
+
+// viewKey names an inspect answer: the revision is part of it because the answer carries
+// the base, and content can come back under a new revision (A, B, A again).
+func viewKey(rev uint64, opts werkbaum.InspectOptions) string {
+	var b strings.Builder
+	b.Grow(32 + len(opts.ID))
+	b.WriteString(opts.ID)
+	b.WriteByte(0)
+	b.WriteString(strings.Join(opts.Include, ","))
+	b.WriteByte(0)
+	b.WriteString(uintString(rev))
+	return b.String()
+}
+
+func uintString(n uint64) string {
+	var buf [20]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(buf[i:])
+		}
+	}
+}
+
+// cachedView returns the cached inspect answer of this content, if any.
+func (s *Service) cachedView(key, sum, vk string) (json.RawMessage, bool) {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	fc := s.cache.files[key]
+	if fc == nil || fc.sum != sum {
+		return nil, false
+	}
+	v, ok := fc.views[vk]
+	return v, ok
+}
+
+// storeView keeps an inspect answer of this content.
+func (s *Service) storeView(key, sum, vk string, answer json.RawMessage) {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	fc := s.cache.files[key]
+	if fc == nil || fc.sum != sum {
+		return // the file changed meanwhile; the answer is still right for its base
+	}
+	if fc.views == nil || len(fc.views) >= maxViews {
+		fc.views = make(map[string]json.RawMessage, 4)
+	}
+	fc.views[vk] = answer
+}
+
+// withBase splices the base in front of the engine's inspect object: {"base":…, …}.
+func withBase(base Base, inspect json.RawMessage) json.RawMessage {
+	b, _ := json.Marshal(base)
+	out := make([]byte, 0, len(inspect)+len(b)+10)
+	out = append(out, `{"base":`...)
+	out = append(out, b...)
+	i, j := 0, len(inspect)
+	for i < j && isSpace(inspect[i]) {
+		i++
+	}
+	for j > i && isSpace(inspect[j-1]) {
+		j--
+	}
+	if j-i > 2 {
+		out = append(out, ',')
+		out = append(out, inspect[i+1:j]...)
+	} else {
+		out = append(out, '}')
+	}
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
+
+// summary returns the summary of this content: at once when known, after at most
+// summaryWait when being computed, else nil (the caller says "pending"). A content not
+// seen yet starts its computation in the background.
+func (s *Service) summary(ctx context.Context, key string, snap *Snapshot) *summaryEntry {
+	ent := s.startSummary(key, snap)
+	select {
+	case <-ent.done:
+		return ent
+	default:
+	}
+	t := time.NewTimer(summaryWait)
+	defer t.Stop()
+	select {
+	case <-ent.done:
+		return ent
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// startSummary returns the summary entry of the content, starting its computation if it
+// is new. One computation per content: concurrent /status calls share it, and a content
+// whose analysis failed (the engine ran out of time) keeps that answer until it changes.
+func (s *Service) startSummary(key string, snap *Snapshot) *summaryEntry {
+	s.cache.mu.Lock()
+	ent := s.cache.summaries[key]
+	if ent != nil && ent.sum == snap.Base.Checksum {
+		s.cache.mu.Unlock()
+		return ent
+	}
+	ent = &summaryEntry{sum: snap.Base.Checksum, done: make(chan struct{})}
+	s.cache.summaries[key] = ent
+	s.cache.mu.Unlock()
+	go s.computeSummary(key, snap, ent)
+	return ent
+}
+
+// computeSummary runs the engine's inspect (the full view, which werkbaum_inspect of the
+// whole plan then finds cached) and counts nodes and warnings.
+func (s *Service) computeSummary(key string, snap *Snapshot, ent *summaryEntry) {
+	defer close(ent.done)
+	// Not the caller's context: the summary outlives the request that asked first.
+	raw, err := s.inspectAnswer(context.Background(), key, snap, werkbaum.InspectOptions{})
+	if err != nil {
+		ent.err = err.Error()
+		s.log.Warn("plan summary failed; cached until the plan changes", "plan", key, "checksum", snap.Base.Checksum, "err", err)
+		return
+	}
+	var counts struct {
+		Nodes    []struct{} `json:"nodes"`
+		Warnings []struct{} `json:"warnings"`
+	}
+	if err := json.Unmarshal(raw, &counts); err != nil {
+		ent.err = "summary: " + err.Error()
+		return
+	}
+	ent.nodes, ent.warnings = len(counts.Nodes), len(counts.Warnings)
+}
+
+// warmSummaries computes the summary of every plan in the background (at start), so the
+// first /status finds them.
+func (s *Service) warmSummaries() {
+	for _, k := range s.keys {
+		snap, err := s.Read(context.Background(), k)
+		if err != nil {
+			continue
+		}
+		<-s.startSummary(k, snap).done
+	}
+}
