@@ -161,3 +161,46 @@ func TestOutcomeLogLine(t *testing.T) {
 		}
 	}
 }
+
+// TestNowPassesDeferred: under on_rate_limit = "defer", a now announcement passes the rate
+// limit (ARCHITECTURE §3.2): it is not held behind a deferred one of its priority until
+// that one's slot, and it does not pull the next slot forward.
+func TestNowPassesDeferred(t *testing.T) {
+	cfg := testConfig()
+	cfg.DeferRateLimit = true
+	sp := &recSpeaker{started: make(chan string, 10)}
+	v, clock, _ := newTestVoice(t, cfg, sp)
+	go v.Run(context.Background())
+	defer v.Close(context.Background())
+	submit := func(a Announcement) Outcome {
+		t.Helper()
+		out, err := v.Submit(context.Background(), a)
+		if err != nil || out.Status != StatusQueued {
+			t.Fatalf("submit %q: %+v %v", a.Text, out, err)
+		}
+		return out
+	}
+	first := submit(Announcement{Text: "first", Priority: Normal})
+	if got := <-sp.started; got != first.ID {
+		t.Fatalf("started %s, want %s", got, first.ID)
+	}
+	deferred := submit(Announcement{Text: "deferred", Priority: Normal})
+	if deferred.Deferred != 5*time.Second {
+		t.Fatalf("deferred by %v, want 5s", deferred.Deferred)
+	}
+	now := submit(Announcement{Text: "now", Priority: Normal, Now: true})
+	select {
+	case got := <-sp.started:
+		if got != now.ID {
+			t.Fatalf("started %s, want the now announcement %s", got, now.ID)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the now announcement waited for the deferred one's rate-limit slot")
+	}
+	// The next one still queues behind the deferred one's slot, not 5s after the now one.
+	clock.advance(time.Second)
+	later := submit(Announcement{Text: "later", Priority: Normal})
+	if later.Deferred != 9*time.Second {
+		t.Fatalf("the next one deferred by %v, want 9s (one interval after the deferred one's slot)", later.Deferred)
+	}
+}

@@ -321,8 +321,11 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 			return Outcome{}, ErrQueueFull
 		}
 		// The slot is taken now, also by a deferred announcement: the next one of this
-		// priority is counted from it.
-		v.lastAdmitted[a.Priority] = now.Add(deferBy)
+		// priority is counted from it. A now announcement never moves a slot already
+		// given out backwards, or the next one would be spoken right after it.
+		if slot := now.Add(deferBy); slot.After(v.lastAdmitted[a.Priority]) {
+			v.lastAdmitted[a.Priority] = slot
+		}
 		it := &item{entry: e, notBefore: now.Add(deferBy), u: Utterance{
 			ID: e.ID, Text: a.Text, Lang: a.Lang, Priority: a.Priority, Provider: a.Provider,
 			Voice: a.Voice, Prosody: a.Prosody, Caller: a.Caller, Agent: a.Agent, Enqueued: now,
