@@ -54,6 +54,9 @@ type errorDetail struct {
 
 // writeError renders e as the JSON error body of the HTTP doors.
 func writeError(w http.ResponseWriter, e *Error) {
+	if l, ok := w.(*refusalLog); ok {
+		l.code = e.Code
+	}
 	if e.RetryAfter > 0 {
 		secs := int((e.RetryAfter + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))

@@ -153,7 +153,9 @@ func (s *Server) routes() map[string]route {
 // Handler returns the daemon's HTTP handler.
 func (s *Server) Handler() http.Handler {
 	routes := s.routes()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := &refusalLog{ResponseWriter: rw}
+		defer s.logRefusal(w, r)
 		rt, ok := routes[r.URL.Path]
 		if !ok {
 			writeError(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint: " + r.URL.Path})
@@ -178,11 +180,51 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-func quoteHost(h string) string {
+// refusalLog remembers the status and error code a request was answered with, so that
+// every refused request leaves one log line (logRefusal), whichever door or check
+// refused it. writeError records the code.
+type refusalLog struct {
+	http.ResponseWriter
+	status int
+	code   string
+}
+
+func (l *refusalLog) WriteHeader(status int) {
+	if l.status == 0 {
+		l.status = status
+	}
+	l.ResponseWriter.WriteHeader(status)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (l *refusalLog) Unwrap() http.ResponseWriter { return l.ResponseWriter }
+
+// logRefusal writes the info line of a refused request (status 400 and above): door,
+// status, code and the page's origin or else the Host. Never the body or a token.
+func (s *Server) logRefusal(l *refusalLog, r *http.Request) {
+	if l.status < http.StatusBadRequest {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs, slog.String("door", r.URL.Path), slog.String("method", r.Method),
+		slog.Int("status", l.status), slog.String("code", l.code))
+	if origin := r.Header.Get("Origin"); origin != "" {
+		attrs = append(attrs, slog.String("origin", clipHeader(origin)))
+	} else {
+		attrs = append(attrs, slog.String("host", clipHeader(r.Host)))
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request refused", attrs...)
+}
+
+func quoteHost(h string) string { return `"` + clipHeader(h) + `"` }
+
+// clipHeader is a header value as messages and log lines show it: at most 100 bytes,
+// valid UTF-8.
+func clipHeader(h string) string {
 	if len(h) > 100 {
 		h = h[:100]
 	}
-	return `"` + strings.ToValidUTF8(h, "?") + `"`
+	return strings.ToValidUTF8(h, "?")
 }
 
 // hostAllowed is the DNS-rebinding check: loopback names, the listen address, and
