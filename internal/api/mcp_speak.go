@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"talkd/internal/config"
 	"talkd/internal/queue"
 )
 
@@ -16,7 +17,7 @@ var speakInputSchema = map[string]any{
 			"description": "What to say: one or two plain sentences. Longer texts are cut at a sentence boundary to the daemon's voice.cleanup.max_chars (default 400 characters); the result says so."},
 		"priority": map[string]any{"type": "string", "enum": []string{"low", "normal", "high"}, "default": "normal",
 			"description": "high is spoken before normal before low; each priority has its own rate limit."},
-		"lang": map[string]any{"type": "string", "pattern": "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$",
+		"lang": map[string]any{"type": "string", "pattern": config.LangTagPattern,
 			"description": "BCP-47 language of the text (de, en, fr, pt-BR, …) that the engine can speak; defaults to the daemon's configured language."},
 		"voice": map[string]any{"type": "string", "maxLength": 64,
 			"description": "An engine voice (as listed by talk voices); defaults to the agent's voice from [voice.agents], else the language's."},
