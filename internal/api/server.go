@@ -40,8 +40,9 @@ type Engines interface {
 	Has(provider string) bool
 	// Describe returns what /status shows about provider and sink (JSON-encodable).
 	Describe() any
-	// Silent says why nothing here can make sound ("" when a player or engine can).
-	Silent() string
+	// Silent says why an announcement of provider ("" = default) will not be heard here
+	// ("" when a player, or the engine itself, can play it).
+	Silent(provider string) string
 	// Check says whether provider ("" = default) speaks lang with voice ("" = its
 	// choice); field names the request field at fault.
 	Check(ctx context.Context, provider, lang, voice string) (field string, err error)

@@ -300,7 +300,7 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 			res.Message += fmt.Sprintf("; the text was cut at a sentence boundary from %d to %d characters (voice.cleanup.max_chars)", cutFrom, utf8.RuneCountInString(a.Text))
 		}
 		if s.engines != nil {
-			if why := s.engines.Silent(); why != "" {
+			if why := s.engines.Silent(a.Provider); why != "" {
 				res.Warning = why + "; the announcement will be synthesized but not heard"
 			}
 		}
