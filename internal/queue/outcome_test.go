@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -202,5 +203,66 @@ func TestNowPassesDeferred(t *testing.T) {
 	later := submit(Announcement{Text: "later", Priority: Normal})
 	if later.Deferred != 9*time.Second {
 		t.Fatalf("the next one deferred by %v, want 9s (one interval after the deferred one's slot)", later.Deferred)
+	}
+}
+
+// blockingHandler is a log handler whose writes hang until release is closed, as a
+// stderr pipe nobody reads does.
+type blockingHandler struct {
+	entered chan struct{}
+	once    *sync.Once
+	release chan struct{}
+}
+
+func (h blockingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h blockingHandler) Handle(context.Context, slog.Record) error {
+	h.once.Do(func() { close(h.entered) })
+	<-h.release
+	return nil
+}
+func (h blockingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h blockingHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestOutcomeLinesOutsideTheLock: the outcome lines of announcements settled together
+// (cancel, mute) are written after the queue's lock is released, so a log that does not
+// take them at once never holds up Submit.
+func TestOutcomeLinesOutsideTheLock(t *testing.T) {
+	h := blockingHandler{entered: make(chan struct{}), once: &sync.Once{}, release: make(chan struct{})}
+	cfg := testConfig()
+	cfg.Intervals = [3]time.Duration{}
+	v, err := New(cfg, &recSpeaker{}, newMemStore(), time.Now, slog.New(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"one", "two", "three"} {
+		if out, err := v.Submit(context.Background(), Announcement{Text: text, Priority: Normal}); err != nil || out.Status != StatusQueued {
+			t.Fatalf("submit: %+v %v", out, err)
+		}
+	}
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(h.release) }) }
+	defer release()
+	cancelled := make(chan []string, 1)
+	go func() {
+		ids, _ := v.Cancel(context.Background(), CancelRequest{All: true})
+		cancelled <- ids
+	}()
+	<-h.entered
+	done := make(chan error, 1)
+	go func() {
+		_, err := v.Submit(context.Background(), Announcement{Text: "meanwhile", Priority: Normal})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Submit waited while the cancelled announcements' lines were written")
+	}
+	release()
+	if ids := <-cancelled; len(ids) != 3 {
+		t.Fatalf("cancelled %v, want 3", ids)
 	}
 }

@@ -134,11 +134,10 @@ func (v *Voice) next(ctx context.Context) *item {
 			return nil
 		}
 		it, due := v.popLocked()
+		v.unlock() // logs the stale ones popLocked settled
 		if it != nil {
-			v.mu.Unlock()
 			return it
 		}
-		v.mu.Unlock()
 		var timer *time.Timer
 		var slot <-chan time.Time
 		if !due.IsZero() {
@@ -208,7 +207,7 @@ func (v *Voice) peek() *item {
 // (muted between pop and play).
 func (v *Voice) begin(it *item, cancel context.CancelFunc) bool {
 	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.unlock()
 	if v.closed || v.mutedLocked(v.now()) {
 		it.entry.Outcome, it.entry.Reason = OutcomeDropped, "muted"
 		if v.closed {
@@ -226,7 +225,7 @@ func (v *Voice) begin(it *item, cancel context.CancelFunc) bool {
 
 func (v *Voice) finish(it *item, outcome, reason string) {
 	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.unlock()
 	now := v.now()
 	it.entry.Outcome, it.entry.Reason, it.entry.Ended = outcome, reason, &now
 	v.settleLocked(it.entry)
@@ -288,7 +287,7 @@ func (v *Voice) Close(ctx context.Context) error {
 	}
 	v.closed = true
 	v.dropWaitingLocked("shutdown")
-	v.mu.Unlock()
+	v.unlock()
 	select {
 	case v.wake <- struct{}{}:
 	default:
