@@ -146,3 +146,44 @@ func TestVoiceRefusalLogged(t *testing.T) {
 		t.Errorf("the token reached the log:\n%s", d.logs())
 	}
 }
+
+// TestVoiceHistoryFollowKeepsN: talk history -f -n 1 shows the newest announcement and
+// then only those that come after it, never the older ones -n left out.
+func TestVoiceHistoryFollowKeepsN(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{Config: "version = 1\n[rules.rate_limit]\nnormal = \"0s\"\n"})
+	for _, text := range []string{"one", "two", "three"} {
+		_, body := d.postJSON(t, "/speak", map[string]any{"text": text}, nil)
+		voiceHistoryEntry(t, d, body["id"].(string))
+	}
+	_, talk := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, talk, "history", "-f", "-n", "1")
+	cmd.Env = []string{"TALK_URL=" + d.URL, "HOME=" + t.TempDir(), "TZ=UTC"}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); cmd.Wait() }()
+	lines := bufio.NewScanner(out)
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("talk history -f ended: %v", lines.Err())
+		}
+		return lines.Text()
+	}
+	if first := next(); !strings.Contains(first, `"three"`) {
+		t.Fatalf("first line %q, want the newest", first)
+	}
+	// Two polls of talk go by before the next announcement, so older ones would show.
+	time.Sleep(1200 * time.Millisecond)
+	d.postJSON(t, "/speak", map[string]any{"text": "four"}, nil)
+	if second := next(); !strings.Contains(second, `"four"`) {
+		t.Fatalf("after the newest came %q, want the new one", second)
+	}
+}
