@@ -103,3 +103,87 @@ func TestVoiceHistoryFollow(t *testing.T) {
 		t.Errorf("columns do not line up:\n%s\n%s", first, second)
 	}
 }
+
+// TestVoiceRefusalLogged: a refused request leaves one info line a user can find, with
+// the door, the status, the error code and the page's origin (or the Host it came with);
+// never the token.
+func TestVoiceRefusalLogged(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+	status, _ := d.postJSON(t, "/speak", map[string]any{"text": "from a page"}, map[string]string{"Origin": "http://evil.test"})
+	if status != http.StatusForbidden {
+		t.Fatalf("speak from an unlisted origin: %d", status)
+	}
+	status, _ = d.postJSON(t, "/speak", map[string]any{"text": "x", "rate": 9999}, map[string]string{"Authorization": "Bearer not-a-secret-1234"})
+	if status != http.StatusBadRequest {
+		t.Fatalf("speak with a rate out of range: %d", status)
+	}
+	var origin, field string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && (origin == "" || field == ""); time.Sleep(20 * time.Millisecond) {
+		for _, l := range strings.Split(d.logs(), "\n") {
+			if !strings.Contains(l, "msg=\"request refused\"") {
+				continue
+			}
+			if strings.Contains(l, "origin=http://evil.test") {
+				origin = l
+			}
+			if strings.Contains(l, "code=invalid_field") {
+				field = l
+			}
+		}
+	}
+	for _, want := range []string{"door=/speak", "status=403", "code=origin_not_allowed"} {
+		if !strings.Contains(origin, want) {
+			t.Errorf("the origin refusal's line %q lacks %s\n%s", origin, want, d.logs())
+		}
+	}
+	for _, want := range []string{"door=/speak", "status=400", "host=127.0.0.1:"} {
+		if !strings.Contains(field, want) {
+			t.Errorf("the field refusal's line %q lacks %s\n%s", field, want, d.logs())
+		}
+	}
+	if strings.Contains(d.logs(), "not-a-secret-1234") {
+		t.Errorf("the token reached the log:\n%s", d.logs())
+	}
+}
+
+// TestVoiceHistoryFollowKeepsN: talk history -f -n 1 shows the newest announcement and
+// then only those that come after it, never the older ones -n left out.
+func TestVoiceHistoryFollowKeepsN(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{Config: "version = 1\n[rules.rate_limit]\nnormal = \"0s\"\n"})
+	for _, text := range []string{"one", "two", "three"} {
+		_, body := d.postJSON(t, "/speak", map[string]any{"text": text}, nil)
+		voiceHistoryEntry(t, d, body["id"].(string))
+	}
+	_, talk := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, talk, "history", "-f", "-n", "1")
+	cmd.Env = []string{"TALK_URL=" + d.URL, "HOME=" + t.TempDir(), "TZ=UTC"}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); cmd.Wait() }()
+	lines := bufio.NewScanner(out)
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("talk history -f ended: %v", lines.Err())
+		}
+		return lines.Text()
+	}
+	if first := next(); !strings.Contains(first, `"three"`) {
+		t.Fatalf("first line %q, want the newest", first)
+	}
+	// Two polls of talk go by before the next announcement, so older ones would show.
+	time.Sleep(1200 * time.Millisecond)
+	d.postJSON(t, "/speak", map[string]any{"text": "four"}, nil)
+	if second := next(); !strings.Contains(second, `"four"`) {
+		t.Fatalf("after the newest came %q, want the new one", second)
+	}
+}

@@ -159,13 +159,17 @@ func TestVoiceLongTextIsCut(t *testing.T) {
 // exits 5 with "dropped (cancelled)".
 func TestVoiceWaitAndCancel(t *testing.T) {
 	t.Parallel()
-	d := startDaemon(t, daemonOptions{Env: map[string]string{}, Config: "version = 1\n[voice]\nfake_duration = \"3s\"\n[rules.rate_limit]\nnormal = \"0s\"\nlow = \"0s\"\n"})
+	// Each utterance lasts long enough that the one speaking is still speaking while
+	// three more talk processes start on a busy machine, and the cancelled ones have not
+	// begun.
+	const speaking = 6 * time.Second
+	d := startDaemon(t, daemonOptions{Env: map[string]string{}, Config: "version = 1\n[voice]\nfake_duration = \"" + speaking.String() + "\"\n[rules.rate_limit]\nnormal = \"0s\"\nlow = \"0s\"\n"})
 
 	start := time.Now()
 	r := talkAt(t, d, "", "say", "--wait", "--json", "the first one")
 	r.want(t, 0, "say --wait spoken")
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[1], `"outcome":"spoken"`) || time.Since(start) < 3*time.Second {
+	if len(lines) != 2 || !strings.Contains(lines[1], `"outcome":"spoken"`) || time.Since(start) < speaking {
 		t.Fatalf("say --wait --json after %v: %q", time.Since(start), r.stdout)
 	}
 

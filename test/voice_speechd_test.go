@@ -59,3 +59,44 @@ case "$*" in *long*) while :; do :; done;; esac`)
 		t.Errorf("a language spd-say lacks: %d %v", status, body)
 	}
 }
+
+// TestVoiceSilentPerProvider: the speak answer's warning that nothing will be heard is
+// about the engine the request uses: none for speechd, which plays by itself, even when
+// the default engine has no player; one for a command writing a file when only espeak-ng's
+// own output can play.
+func TestVoiceSilentPerProvider(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	voiceScript(t, filepath.Join(bin, "spd-say"), `if [ "$1" = "-L" ]; then printf 'NAME LANGUAGE VARIANT\nenglish en none\n'; fi; exit 0`)
+	voiceScript(t, filepath.Join(bin, "filetool"), `for a; do f="$a"; done; echo "ID3 not a wav" > "$f"`)
+	voiceScript(t, filepath.Join(bin, "espeak-ng"), `case "$1" in --version) echo "eSpeak NG text-to-speech: 1.51"; exit 0;; esac
+/bin/cat > /dev/null; exit 0`)
+	cmd := "[[voice.commands]]\nname = \"filetool\"\nargv = [\"filetool\", \"{text}\", \"{out}\"]\n"
+	for _, c := range []struct {
+		defProvider, provider string
+		warned                bool
+		outcome               string
+	}{
+		{"filetool", "", true, "synthesized"},
+		{"filetool", "speechd", false, "spoken"},
+		{"espeak", "", false, "spoken"},
+		{"espeak", "filetool", true, "synthesized"},
+	} {
+		d := startDaemon(t, daemonOptions{Config: "version = 1\n[voice]\nprovider = \"" + c.defProvider + "\"\n" + cmd,
+			Env: map[string]string{"TALK_PROVIDER": "", "TALK_SINK": "auto", "PATH": bin}})
+		req := map[string]any{"text": "can you hear me", "now": true}
+		if c.provider != "" {
+			req["provider"] = c.provider
+		}
+		status, body := d.postJSON(t, "/speak", req, nil)
+		if status != http.StatusAccepted {
+			t.Fatalf("default %s, provider %q: %d %v", c.defProvider, c.provider, status, body)
+		}
+		if w, _ := body["warning"].(string); (w != "") != c.warned {
+			t.Errorf("default %s, provider %q: warning %q, want one: %v", c.defProvider, c.provider, w, c.warned)
+		}
+		if e := voiceHistoryEntry(t, d, body["id"].(string)); e["outcome"] != c.outcome {
+			t.Errorf("default %s, provider %q: %v, want %s", c.defProvider, c.provider, e, c.outcome)
+		}
+	}
+}

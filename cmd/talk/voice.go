@@ -456,14 +456,22 @@ const historyPoll = 500 * time.Millisecond
 
 // followHistory prints the entries already there (oldest first) and then each further one
 // when it reaches its final outcome, until ctx ends (Ctrl-C: exit 0). An entry is printed
-// once; one still waiting or speaking is held back until it has ended.
+// once; one still waiting or speaking is held back until it has ended. The polls read a
+// wider window than -n: what is older than the first answer's newest entry was left out
+// by -n, not new, and is never printed.
 func (a *app) followHistory(ctx context.Context, first []entry) int {
 	printed := map[string]bool{}
 	var pending []string // ids seen but not ended, oldest first
+	var floor uint64     // announcement number of the first answer's newest entry
 	show := func(list []entry) {
 		byID := map[string]entry{}
+		var newest uint64
 		for _, e := range list {
 			byID[e.ID] = e
+			newest = max(newest, entrySeq(e.ID))
+		}
+		if newest < floor {
+			floor = 0 // the daemon's numbering started again (a fresh state): all is new
 		}
 		var ready []entry
 		keep := pending[:0]
@@ -480,7 +488,7 @@ func (a *app) followHistory(ctx context.Context, first []entry) int {
 		pending = keep
 		for i := len(list) - 1; i >= 0; i-- {
 			e := list[i]
-			if printed[e.ID] || slices.Contains(pending, e.ID) || slices.ContainsFunc(ready, func(r entry) bool { return r.ID == e.ID }) {
+			if printed[e.ID] || entrySeq(e.ID) <= floor || slices.Contains(pending, e.ID) || slices.ContainsFunc(ready, func(r entry) bool { return r.ID == e.ID }) {
 				continue
 			}
 			if e.Outcome == "queued" || e.Outcome == "speaking" {
@@ -499,8 +507,17 @@ func (a *app) followHistory(ctx context.Context, first []entry) int {
 				fmt.Fprintln(a.stdout, historyLine(e, now))
 			}
 		}
+		// An id that left the window never comes back into it.
+		for id := range printed {
+			if _, ok := byID[id]; !ok {
+				delete(printed, id)
+			}
+		}
 	}
 	show(first)
+	for _, e := range first {
+		floor = max(floor, entrySeq(e.ID))
+	}
 	t := time.NewTicker(historyPoll)
 	defer t.Stop()
 	for {
@@ -518,6 +535,15 @@ func (a *app) followHistory(ctx context.Context, first []entry) int {
 		}
 		show(list)
 	}
+}
+
+// entrySeq is the number in an announcement id ("a12" → 12); 0 for any other shape.
+func entrySeq(id string) uint64 {
+	n, err := strconv.ParseUint(strings.TrimPrefix(id, "a"), 10, 64)
+	if err != nil || !strings.HasPrefix(id, "a") {
+		return 0
+	}
+	return n
 }
 
 // historyLine is one announcement on one line: time, id, priority, outcome, who, text.

@@ -235,7 +235,7 @@ type engines struct{ v *voice.Voice }
 
 func (e engines) Has(provider string) bool { return e.v.Has(provider) }
 func (e engines) Describe() any            { return e.v.Info() }
-func (e engines) Silent() string           { return e.v.Silent() }
+func (e engines) Silent(p string) string   { return e.v.Silent(p) }
 func (e engines) Check(ctx context.Context, provider, lang, voice string) (string, error) {
 	return e.v.Check(ctx, provider, lang, voice)
 }

@@ -117,7 +117,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request, origin string
 // door, status, code, origin and host, and the message (which never holds a token).
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d *door, e *Error) {
 	s.log.Info("request refused", "door", d.path, "status", e.Status, "code", e.Code,
-		"origin", r.Header.Get("Origin"), "host", r.Host, "message", truncate(e.Message, 200))
+		"origin", clipHeader(r.Header.Get("Origin")), "host", clipHeader(r.Host), "message", truncate(e.Message, 200))
 	if !d.rpc {
 		writeError(w, e)
 		return
@@ -126,6 +126,12 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d *door, e *Erro
 		w.Header().Set("WWW-Authenticate", `Bearer realm="talkd"`)
 	}
 	writeRPCError(w, nil, newRPCError(rpcInvalidRequest, e.Message).withStatus(e.Status))
+}
+
+// refuseHTTP is refuse for what a plain HTTP door's handler (or the router) refuses
+// itself after or without admission: the door is the request's path.
+func (s *Server) refuseHTTP(w http.ResponseWriter, r *http.Request, e *Error) {
+	s.refuse(w, r, &door{path: r.URL.Path}, e)
 }
 
 // readBody reads the whole body within limit; beyond it the answer is 413 naming the limit.

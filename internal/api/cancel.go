@@ -33,28 +33,27 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, a admitted
 	var req cancelRequest
 	if len(strings.TrimSpace(string(a.body))) > 0 {
 		if err := decodeStrict(a.body, &req); err != nil {
-			s.refuse(w, r, cancelDoor, err)
+			s.refuseHTTP(w, r, err)
 			return
 		}
 	}
 	switch {
 	case req.All && !caller.CanControl():
-		s.refuse(w, r, cancelDoor, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
+		s.refuseHTTP(w, r, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
 			Message: fmt.Sprintf("client %q has no control grant: it may cancel only its own announcements (leave out \"all\")", caller.ID)})
 		return
 	case !req.All && !caller.CanSpeak():
-		s.refuse(w, r, cancelDoor, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("client %q has no speak grant", caller.ID)})
+		s.refuseHTTP(w, r, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("client %q has no speak grant", caller.ID)})
 		return
 	}
 	ids, err := s.voice.Cancel(r.Context(), queue.CancelRequest{ID: req.ID, Caller: caller.ID, All: req.All})
 	switch {
 	case errors.Is(err, queue.ErrNotWaiting):
-		s.log.Info("cancel refused", "caller", caller.ID, "id", req.ID, "err", err)
-		writeError(w, &Error{Status: http.StatusConflict, Code: CodeNotWaiting, Field: "id",
+		s.refuseHTTP(w, r, &Error{Status: http.StatusConflict, Code: CodeNotWaiting, Field: "id",
 			Message: err.Error() + "; only waiting announcements can be cancelled (talk stop ends the one speaking)"})
 		return
 	case err != nil:
-		writeError(w, &Error{Status: http.StatusServiceUnavailable, Code: CodeInternal, Message: "cancel: " + err.Error()})
+		s.refuseHTTP(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeInternal, Message: "cancel: " + err.Error()})
 		return
 	}
 	resp := cancelResponse{Cancelled: ids}
@@ -69,12 +68,6 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, a admitted
 	s.log.Info("cancelled", "caller", caller.ID, "all", req.All, "ids", strings.Join(ids, ","))
 	writeJSON(w, http.StatusOK, resp)
 }
-
-// cancelDoor and waitDoor name their doors in the log lines of refusals after admission.
-var (
-	cancelDoor = &door{path: "/cancel"}
-	waitDoor   = &door{path: "/wait"}
-)
 
 // maxWaitPoll bounds one GET /wait; clients ask again (talk say --wait does), so no
 // proxy or client time limit ends a long wait with an error.
@@ -92,14 +85,14 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, _ admitted) 
 	q := r.URL.Query()
 	id := q.Get("id")
 	if id == "" {
-		s.refuse(w, r, waitDoor, fieldError("id", "query parameter id is required (the id a speak answer gave)"))
+		s.refuseHTTP(w, r, fieldError("id", "query parameter id is required (the id a speak answer gave)"))
 		return
 	}
 	timeout := 20 * time.Second
 	if v := q.Get("timeout"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 || d > maxWaitPoll {
-			s.refuse(w, r, waitDoor, fieldError("timeout", fmt.Sprintf("query parameter timeout must be a duration between 1ms and %s, not %s", maxWaitPoll, strconv.Quote(v))))
+			s.refuseHTTP(w, r, fieldError("timeout", fmt.Sprintf("query parameter timeout must be a duration between 1ms and %s, not %s", maxWaitPoll, strconv.Quote(v))))
 			return
 		}
 		timeout = d
@@ -109,7 +102,7 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request, _ admitted) 
 	e, err := s.voice.Wait(ctx, id)
 	switch {
 	case errors.Is(err, queue.ErrUnknownAnnouncement):
-		writeError(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Field: "id", Message: err.Error()})
+		s.refuseHTTP(w, r, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Field: "id", Message: err.Error()})
 		return
 	case err != nil && r.Context().Err() != nil:
 		return // the client went away

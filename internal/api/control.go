@@ -11,9 +11,6 @@ import (
 	"talkd/internal/queue"
 )
 
-// muteDoor names /mute in the log lines of refusals after admission.
-var muteDoor = &door{path: "/mute"}
-
 type muteRequest struct {
 	For   string `json:"for,omitempty"`
 	Until string `json:"until,omitempty"`
@@ -42,18 +39,18 @@ func (s *Server) handleMute(w http.ResponseWriter, r *http.Request, a admitted) 
 	var req muteRequest
 	if len(strings.TrimSpace(string(a.body))) > 0 {
 		if err := decodeStrict(a.body, &req); err != nil {
-			s.refuse(w, r, muteDoor, err)
+			s.refuseHTTP(w, r, err)
 			return
 		}
 	}
 	until, err := s.muteEnd(req)
 	if err != nil {
-		s.refuse(w, r, muteDoor, err)
+		s.refuseHTTP(w, r, err)
 		return
 	}
 	state, merr := s.voice.Mute(r.Context(), until)
 	if merr != nil {
-		writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: merr.Error()})
+		s.refuseHTTP(w, r, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: merr.Error()})
 		return
 	}
 	s.log.Info("muted", "caller", a.caller.ID, "until", until)
@@ -97,7 +94,7 @@ func (s *Server) muteEnd(req muteRequest) (*time.Time, *Error) {
 func (s *Server) handleUnmute(w http.ResponseWriter, r *http.Request, a admitted) {
 	state, err := s.voice.Unmute(r.Context())
 	if err != nil {
-		writeError(w, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()})
+		s.refuseHTTP(w, r, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()})
 		return
 	}
 	s.log.Info("unmuted", "caller", a.caller.ID)
@@ -107,7 +104,7 @@ func (s *Server) handleUnmute(w http.ResponseWriter, r *http.Request, a admitted
 func (s *Server) handleStop(w http.ResponseWriter, r *http.Request, _ admitted) {
 	id, err := s.voice.Stop(r.Context())
 	if err != nil {
-		writeError(w, &Error{Status: http.StatusServiceUnavailable, Code: CodeInternal, Message: "stop: " + err.Error()})
+		s.refuseHTTP(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeInternal, Message: "stop: " + err.Error()})
 		return
 	}
 	resp := map[string]any{"stopped": id != ""}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"talkd/internal/config"
 	"talkd/internal/queue"
 )
 
@@ -100,7 +101,9 @@ func TestToolListSchemas(t *testing.T) {
 	}
 	for _, want := range []string{
 		fmt.Sprintf(`"maxLength":%d,"minLength":1,"type":"string"}`, MaxTextBytes),
-		// The prosody bounds are struct tags; they must say what validateSpeak checks.
+		// The language pattern and the prosody bounds are struct tags; they must say what
+		// validateSpeak checks.
+		`"pattern":"` + config.LangTagPattern + `"`,
 		fmt.Sprintf(`"rate":{"description":"Speaking rate in words per minute; omitted = the daemon's default.","maximum":%d,"minimum":%d,"type":"integer"}`, queue.MaxRate, queue.MinRate),
 		fmt.Sprintf(`"pitch":{"description":"Pitch, 50 = the voice's normal; not every engine takes it.","maximum":%d,"minimum":%d,"type":"integer"}`, queue.MaxPitch, queue.MinPitch),
 		fmt.Sprintf(`"volume":{"description":"Volume in percent, 100 = normal.","maximum":%d,"minimum":%d,"type":"integer"}`, queue.MaxVolume, queue.MinVolume),

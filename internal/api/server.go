@@ -39,8 +39,9 @@ type Engines interface {
 	Has(provider string) bool
 	// Describe returns what /status shows about provider and sink (JSON-encodable).
 	Describe() any
-	// Silent says why nothing here can make sound ("" when a player or engine can).
-	Silent() string
+	// Silent says why an announcement of provider ("" = default) will not be heard here
+	// ("" when a player, or the engine itself, can play it).
+	Silent(provider string) string
 	// Check says whether provider ("" = default) speaks lang with voice ("" = its
 	// choice); field names the request field at fault.
 	Check(ctx context.Context, provider, lang, voice string) (field string, err error)
@@ -173,7 +174,7 @@ func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt, ok := routes[r.URL.Path]
 		if !ok {
-			writeError(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint: " + r.URL.Path})
+			s.refuseHTTP(w, r, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint: " + r.URL.Path})
 			return
 		}
 		if r.URL.Path == "/speak" {
@@ -182,7 +183,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		if !slices.Contains(rt.methods, r.Method) {
 			w.Header().Set("Allow", strings.Join(rt.methods, ", "))
-			writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+			s.refuseHTTP(w, r, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
 				Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(rt.methods, " or ")})
 			return
 		}
@@ -198,11 +199,15 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-func quoteHost(h string) string {
+func quoteHost(h string) string { return `"` + clipHeader(h) + `"` }
+
+// clipHeader is a header value as messages and log lines show it: at most 100 bytes,
+// valid UTF-8.
+func clipHeader(h string) string {
 	if len(h) > 100 {
 		h = h[:100]
 	}
-	return `"` + strings.ToValidUTF8(h, "?") + `"`
+	return strings.ToValidUTF8(h, "?")
 }
 
 // hostAllowed is the DNS-rebinding check: loopback names, the listen address, and

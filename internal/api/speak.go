@@ -313,7 +313,7 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 			res.Message += fmt.Sprintf("; the text was cut at a sentence boundary from %d to %d characters (voice.cleanup.max_chars)", cutFrom, utf8.RuneCountInString(a.Text))
 		}
 		if s.engines != nil {
-			if why := s.engines.Silent(); why != "" {
+			if why := s.engines.Silent(a.Provider); why != "" {
 				res.Warning = why + "; the announcement will be synthesized but not heard"
 			}
 		}
@@ -416,11 +416,8 @@ func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request, a admitted)
 			return
 		}
 	}
-	s.refuse(w, r, speakDoor, derr)
+	s.refuseHTTP(w, r, derr)
 }
-
-// speakDoor names /speak in the log lines of refusals after admission.
-var speakDoor = &door{path: "/speak"}
 
 func (s *Server) allowOriginValue(origin string) string {
 	if s.cfg.Server.CORSAny() {

@@ -21,12 +21,14 @@ var planKeyRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 // langTagRE is the shape of a BCP-47 language tag as talkd accepts it: a 2–3 letter
 // language and optional subtags (de, en-GB, pt-BR, zh-Hans-CN, sr-Latn). Whether the
 // engine can speak it is checked by the voice, against the engine's own voice list.
-var langTagRE = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`)
+var langTagRE = regexp.MustCompile(LangTagPattern)
+
+// LangTagPattern is langTagRE's expression, for schemas that state the same rule (the MCP
+// speak tool's lang).
+const LangTagPattern = `^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`
 
 // IsLangTag reports whether s is a language tag talkd accepts (BCP-47 syntax).
 func IsLangTag(s string) bool { return len(s) <= 35 && langTagRE.MatchString(s) }
-
-func isLang(s string) bool { return IsLangTag(s) }
 
 func isBuiltinProvider(name string) bool {
 	switch name {
@@ -188,7 +190,7 @@ func (l *loader) validateVoice(c *Config) {
 	default:
 		l.fail("voice.sink", "%q is not auto, null or dir:<path>", v.Sink)
 	}
-	if !isLang(v.Lang) {
+	if !IsLangTag(v.Lang) {
 		l.fail("voice.lang", "%q is not a BCP-47 language tag such as de, en, fr or pt-BR", v.Lang)
 	}
 	if v.Timeout.Duration <= 0 {
@@ -199,7 +201,7 @@ func (l *loader) validateVoice(c *Config) {
 	}
 	for _, lang := range slices.Sorted(maps.Keys(v.Voices)) {
 		name := v.Voices[lang]
-		if !isLang(lang) {
+		if !IsLangTag(lang) {
 			l.fail("voice.voices."+lang, "%q is not a BCP-47 language tag such as de, en or fr", lang)
 		} else if strings.TrimSpace(name) == "" {
 			l.fail("voice.voices."+lang, "is empty; name a voice or remove the key")
@@ -300,7 +302,7 @@ func (l *loader) validatePlans(c *Config) {
 
 		if p.Lang == "" {
 			p.Lang = c.Voice.Lang
-		} else if !isLang(p.Lang) {
+		} else if !IsLangTag(p.Lang) {
 			l.fail(key+".lang", "%q is not a BCP-47 language tag such as de, en or fr", p.Lang)
 		}
 	}

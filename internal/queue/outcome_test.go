@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,5 +160,109 @@ func TestOutcomeLogLine(t *testing.T) {
 		if n := strings.Count(got, "msg=announcement"); n != 1 {
 			t.Errorf("%v: %d announcement lines, want 1", level, n)
 		}
+	}
+}
+
+// TestNowPassesDeferred: under on_rate_limit = "defer", a now announcement passes the rate
+// limit (ARCHITECTURE §3.2): it is not held behind a deferred one of its priority until
+// that one's slot, and it does not pull the next slot forward.
+func TestNowPassesDeferred(t *testing.T) {
+	cfg := testConfig()
+	cfg.DeferRateLimit = true
+	sp := &recSpeaker{started: make(chan string, 10)}
+	v, clock, _ := newTestVoice(t, cfg, sp)
+	go v.Run(context.Background())
+	defer v.Close(context.Background())
+	submit := func(a Announcement) Outcome {
+		t.Helper()
+		out, err := v.Submit(context.Background(), a)
+		if err != nil || out.Status != StatusQueued {
+			t.Fatalf("submit %q: %+v %v", a.Text, out, err)
+		}
+		return out
+	}
+	first := submit(Announcement{Text: "first", Priority: Normal})
+	if got := <-sp.started; got != first.ID {
+		t.Fatalf("started %s, want %s", got, first.ID)
+	}
+	deferred := submit(Announcement{Text: "deferred", Priority: Normal})
+	if deferred.Deferred != 5*time.Second {
+		t.Fatalf("deferred by %v, want 5s", deferred.Deferred)
+	}
+	now := submit(Announcement{Text: "now", Priority: Normal, Now: true})
+	select {
+	case got := <-sp.started:
+		if got != now.ID {
+			t.Fatalf("started %s, want the now announcement %s", got, now.ID)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the now announcement waited for the deferred one's rate-limit slot")
+	}
+	// The next one still queues behind the deferred one's slot, not 5s after the now one.
+	clock.advance(time.Second)
+	later := submit(Announcement{Text: "later", Priority: Normal})
+	if later.Deferred != 9*time.Second {
+		t.Fatalf("the next one deferred by %v, want 9s (one interval after the deferred one's slot)", later.Deferred)
+	}
+}
+
+// blockingHandler is a log handler whose writes hang until release is closed, as a
+// stderr pipe nobody reads does.
+type blockingHandler struct {
+	entered chan struct{}
+	once    *sync.Once
+	release chan struct{}
+}
+
+func (h blockingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h blockingHandler) Handle(context.Context, slog.Record) error {
+	h.once.Do(func() { close(h.entered) })
+	<-h.release
+	return nil
+}
+func (h blockingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h blockingHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestOutcomeLinesOutsideTheLock: the outcome lines of announcements settled together
+// (cancel, mute) are written after the queue's lock is released, so a log that does not
+// take them at once never holds up Submit.
+func TestOutcomeLinesOutsideTheLock(t *testing.T) {
+	h := blockingHandler{entered: make(chan struct{}), once: &sync.Once{}, release: make(chan struct{})}
+	cfg := testConfig()
+	cfg.Intervals = [3]time.Duration{}
+	v, err := New(cfg, &recSpeaker{}, newMemStore(), time.Now, slog.New(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"one", "two", "three"} {
+		if out, err := v.Submit(context.Background(), Announcement{Text: text, Priority: Normal}); err != nil || out.Status != StatusQueued {
+			t.Fatalf("submit: %+v %v", out, err)
+		}
+	}
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(h.release) }) }
+	defer release()
+	cancelled := make(chan []string, 1)
+	go func() {
+		ids, _ := v.Cancel(context.Background(), CancelRequest{All: true})
+		cancelled <- ids
+	}()
+	<-h.entered
+	done := make(chan error, 1)
+	go func() {
+		_, err := v.Submit(context.Background(), Announcement{Text: "meanwhile", Priority: Normal})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Submit waited while the cancelled announcements' lines were written")
+	}
+	release()
+	if ids := <-cancelled; len(ids) != 3 {
+		t.Fatalf("cancelled %v, want 3", ids)
 	}
 }

@@ -208,6 +208,7 @@ type Voice struct {
 	history      []*Entry           // oldest first; the newest cfg.HistorySize count (recentLocked)
 	dirty        map[*Entry]struct{}
 	waiters      map[string]chan struct{} // id → closed when that announcement ends (Wait)
+	unlogged     []Entry                  // settled under v.mu, logged by unlock
 	wake         chan struct{}
 	runDone      chan struct{}
 	flushDone    chan struct{}
@@ -321,8 +322,11 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 			return Outcome{}, ErrQueueFull
 		}
 		// The slot is taken now, also by a deferred announcement: the next one of this
-		// priority is counted from it.
-		v.lastAdmitted[a.Priority] = now.Add(deferBy)
+		// priority is counted from it. A now announcement never moves a slot already
+		// given out backwards, or the next one would be spoken right after it.
+		if slot := now.Add(deferBy); slot.After(v.lastAdmitted[a.Priority]) {
+			v.lastAdmitted[a.Priority] = slot
+		}
 		it := &item{entry: e, notBefore: now.Add(deferBy), u: Utterance{
 			ID: e.ID, Text: a.Text, Lang: a.Lang, Priority: a.Priority, Provider: a.Provider,
 			Voice: a.Voice, Prosody: a.Prosody, Caller: a.Caller, Agent: a.Agent, Enqueued: now,
@@ -400,13 +404,26 @@ func (v *Voice) logOutcome(ctx context.Context, e *Entry) {
 }
 
 // settleLocked records that e reached its final outcome: it is saved with the next flush,
-// logged, and every Wait for it returns. Caller holds v.mu.
+// logged once v.mu is released (unlock), and every Wait for it returns. Caller holds v.mu
+// and releases it with unlock.
 func (v *Voice) settleLocked(e *Entry) {
 	v.touch(e)
-	v.logOutcome(context.Background(), e)
+	v.unlogged = append(v.unlogged, *e)
 	if ch, ok := v.waiters[e.ID]; ok {
 		close(ch)
 		delete(v.waiters, e.ID)
+	}
+}
+
+// unlock releases v.mu and then writes the outcome lines of the announcements settled
+// under it: a cancel or mute settles up to the queue's capacity at once, and no caller
+// must wait for v.mu while they go to stderr.
+func (v *Voice) unlock() {
+	settled := v.unlogged
+	v.unlogged = nil
+	v.mu.Unlock()
+	for i := range settled {
+		v.logOutcome(context.Background(), &settled[i])
 	}
 }
 
@@ -500,7 +517,7 @@ func (v *Voice) Mute(ctx context.Context, until *time.Time) (MuteState, error) {
 		return v.mute, fmt.Errorf("save mute: %w", err)
 	}
 	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.unlock()
 	v.mute = state
 	v.dropWaitingLocked("muted")
 	if v.stopCurrent != nil {
@@ -564,7 +581,7 @@ func (v *Voice) Cancel(ctx context.Context, r CancelRequest) ([]string, error) {
 		return nil, err
 	}
 	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.unlock()
 	var dropped []*Entry
 	for p := range v.lanes {
 		kept := v.lanes[p][:0]

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -133,11 +134,10 @@ func (v *Voice) next(ctx context.Context) *item {
 			return nil
 		}
 		it, due := v.popLocked()
+		v.unlock() // logs the stale ones popLocked settled
 		if it != nil {
-			v.mu.Unlock()
 			return it
 		}
-		v.mu.Unlock()
 		var timer *time.Timer
 		var slot <-chan time.Time
 		if !due.IsZero() {
@@ -157,23 +157,29 @@ func (v *Voice) next(ctx context.Context) *item {
 	}
 }
 
-// popLocked takes the first fresh item of the highest lane whose head is due. When only
-// deferred items wait, it returns nil and the earliest slot.
+// popLocked takes the first fresh item that is due, from the highest lane that has one.
+// Deferred items wait for their rate-limit slot without holding up what is due behind
+// them in their lane (a now announcement passes the rate limit) or in lower lanes. When
+// only deferred items wait, it returns nil and the earliest slot.
 func (v *Voice) popLocked() (*item, time.Time) {
 	now := v.now()
 	var due time.Time
 	for p := High; p >= Low; p-- {
-		for len(v.lanes[p]) > 0 {
-			it := v.lanes[p][0]
+		for i := 0; i < len(v.lanes[p]); {
+			it := v.lanes[p][i]
 			if it.notBefore.After(now) {
-				// Its rate-limit slot has not come; lower priorities may speak meanwhile.
 				if due.IsZero() || it.notBefore.Before(due) {
 					due = it.notBefore
 				}
-				break
+				i++
+				continue
 			}
-			v.lanes[p][0] = nil
-			v.lanes[p] = v.lanes[p][1:]
+			if i == 0 {
+				v.lanes[p][0] = nil
+				v.lanes[p] = v.lanes[p][1:]
+			} else {
+				v.lanes[p] = slices.Delete(v.lanes[p], i, i+1)
+			}
 			if v.cfg.MaxWait > 0 && now.Sub(it.u.Enqueued) > v.cfg.MaxWait {
 				it.entry.Outcome, it.entry.Reason = OutcomeStale, "waited longer than "+v.cfg.MaxWait.String()
 				v.settleLocked(it.entry)
@@ -201,7 +207,7 @@ func (v *Voice) peek() *item {
 // (muted between pop and play).
 func (v *Voice) begin(it *item, cancel context.CancelFunc) bool {
 	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.unlock()
 	if v.closed || v.mutedLocked(v.now()) {
 		it.entry.Outcome, it.entry.Reason = OutcomeDropped, "muted"
 		if v.closed {
@@ -219,7 +225,7 @@ func (v *Voice) begin(it *item, cancel context.CancelFunc) bool {
 
 func (v *Voice) finish(it *item, outcome, reason string) {
 	v.mu.Lock()
-	defer v.mu.Unlock()
+	defer v.unlock()
 	now := v.now()
 	it.entry.Outcome, it.entry.Reason, it.entry.Ended = outcome, reason, &now
 	v.settleLocked(it.entry)
@@ -281,7 +287,7 @@ func (v *Voice) Close(ctx context.Context) error {
 	}
 	v.closed = true
 	v.dropWaitingLocked("shutdown")
-	v.mu.Unlock()
+	v.unlock()
 	select {
 	case v.wake <- struct{}{}:
 	default:

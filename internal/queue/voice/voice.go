@@ -128,9 +128,7 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 			return nil, fmt.Errorf("voice.lang: %w", err)
 		}
 	}
-	if sp, ok := v.providers[v.defName].(selfPlayer); ok && sp.playsOnly() {
-		v.info.Silent = "" // the engine plays by itself; the sink is not used
-	}
+	v.info.Silent = v.Silent("")
 	v.info.Audible = v.info.Silent == ""
 	v.setupNotifier(p)
 	dir, err := os.MkdirTemp("", "talkd-voice-")
@@ -262,9 +260,6 @@ func (v *Voice) setupSink(cfg config.Voice, p platform) error {
 	switch {
 	case s == "null":
 		v.sink, v.info.Sink, v.info.SinkReason = nullSink{}, "null", "configured: null (audio discarded)"
-		if v.defName != ProviderFake {
-			v.info.Silent = "the sink is null: audio is discarded"
-		}
 	case strings.HasPrefix(s, "dir:"):
 		dir := strings.TrimSpace(strings.TrimPrefix(s, "dir:"))
 		ds, err := newDirSink(dir)
@@ -304,7 +299,6 @@ func (v *Voice) setupSink(cfg config.Voice, p platform) error {
 		why := fmt.Sprintf("no audio player found (tried %s); install one (e.g. sox or pipewire) or set voice.players", names)
 		v.sink, v.info.Sink = noPlayerSink{why: why}, "none"
 		v.info.SinkReason = "auto: " + why + "; announcements are synthesized, not heard"
-		v.info.Silent = why
 		v.log.Warn("no audio player found; announcements are synthesized but not played", "tried", names)
 	default:
 		return fmt.Errorf("sink %q is not auto, null or dir:<path>", s)
@@ -466,9 +460,32 @@ func (v *Voice) Info() Info {
 	return i
 }
 
-// Silent says why nothing here can make sound ("" when something can): no audio player,
-// or a null sink behind a real engine.
-func (v *Voice) Silent() string { return v.info.Silent }
+// Silent says why an utterance of provider ("" = the default) will not be heard here
+// ("" when it will): no audio player, or a null sink behind a real engine. An engine that
+// plays by itself needs no player.
+func (v *Voice) Silent(provider string) string {
+	if provider == "" {
+		provider = v.defName
+	}
+	e, ok := v.providers[provider]
+	if !ok || provider == ProviderNone {
+		return "" // unknown names are refused at admission; none fails with its own hint
+	}
+	if _, ok := v.playsItself(provider, e); ok {
+		return ""
+	}
+	switch s := v.sink.(type) {
+	case noPlayerSink:
+		return s.why
+	case engineSink:
+		return s.why
+	case nullSink:
+		if provider != ProviderFake { // the fake engine's record is its sound
+			return "the sink is null: audio is discarded"
+		}
+	}
+	return ""
+}
 
 // Has reports whether a request may name provider here.
 func (v *Voice) Has(provider string) bool {
