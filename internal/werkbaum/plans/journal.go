@@ -535,9 +535,18 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 		if s.mem.running(key, ek) {
 			return &OperationStatus{RequestID: requestID, State: StateUnknown, Tool: e.Tool, Author: &e.Author, At: &e.At, InProgress: true}, nil
 		}
-		// Its writer is gone without settling it: the file says what happened.
-		if e, err = s.settleByFile(key, e); err != nil {
-			return nil, err
+		// No writer runs now, but the entry was read before that was asked: its writer may
+		// have settled it and ended in between (a write marks itself running before its
+		// pending record and until it is settled), and the file may have moved on since.
+		// Read it again; only an entry still pending belongs to a writer that is gone.
+		if e, err = s.entry(key, ek); err != nil {
+			return nil, fmt.Errorf("read journal: %w", err)
+		}
+		if e != nil && e.State == statePending {
+			// Its writer is gone without settling it: the file says what happened.
+			if e, err = s.settleByFile(key, e); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if e == nil {

@@ -270,3 +270,63 @@ func (d *countingDB) Update(fn func(Tx) error) error {
 	d.n.Add(1)
 	return d.Database.Update(fn)
 }
+
+// hookDB runs once after the next View returns, to place an event between two steps of
+// the service.
+type hookDB struct {
+	Database
+	afterView atomic.Pointer[func()]
+}
+
+func (d *hookDB) View(fn func(Tx) error) error {
+	err := d.Database.View(fn)
+	if h := d.afterView.Swap(nil); h != nil {
+		(*h)()
+	}
+	return err
+}
+
+// TestOperationRacingTheSettle: operation_get reads a write's pending entry while the
+// write runs; before it asks whether the writer still runs, the writer settles it as
+// applied and ends, and a next write changes the file. The write was applied (and
+// acknowledged): operation_get must say so, not take the pending entry it read for one
+// of a writer that is gone and judge it by a file that moved on.
+func TestOperationRacingTheSettle(t *testing.T) {
+	f := newFixture(t, planText)
+	db := &hookDB{Database: Bolt(f.db)}
+	f.svc = f.openOn(t, db)
+	ctx := context.Background()
+	base := f.read(t).Base
+	newText := strings.Replace(planText, "[ ] #auth", "[x] #auth", 1)
+	newSum := werkbaum.Checksum([]byte(newText))
+	res, _ := json.Marshal(WriteResult{Base: Base{Revision: 2, Checksum: newSum}, Revision: 2, Changed: true})
+	entry := &journalEntry{RequestID: "w1", ArgsHash: "h", Tool: "werkbaum_set_status", State: statePending,
+		OldChecksum: base.Checksum, NewChecksum: newSum, Revision: 2, Result: res}
+	// The writer: running, its pending record saved.
+	done := f.svc.mem.begin("p", keyOf(entry))
+	if err := f.svc.record("p", entry); err != nil {
+		t.Fatal(err)
+	}
+	settle := func() {
+		if err := os.WriteFile(f.path, []byte(newText), 0o640); err != nil {
+			t.Error(err)
+		}
+		entry.State = StateApplied
+		if err := f.svc.record("p", entry); err != nil {
+			t.Error(err)
+		}
+		done()
+		// The next write of the plan.
+		if err := os.WriteFile(f.path, []byte(strings.Replace(newText, "[ ] #docs", "[x] #docs", 1)), 0o640); err != nil {
+			t.Error(err)
+		}
+	}
+	db.afterView.Store(&settle)
+	op, err := f.svc.Operation(ctx, "p", "", "w1")
+	if db.afterView.Load() != nil {
+		t.Fatal("the hook did not run: the test does not test what it says")
+	}
+	if err != nil || op.State != StateApplied || op.Revision != 2 || op.InProgress {
+		t.Fatalf("operation_get racing the settle: %+v %v, want applied at revision 2", op, err)
+	}
+}
