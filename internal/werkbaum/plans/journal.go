@@ -596,15 +596,17 @@ func (s *Service) saveLoop() {
 			stopped = true
 		case <-time.After(saveInterval):
 		}
-		err := s.saveUnsaved()
+		n, err := s.saveUnsaved()
 		switch {
 		case err != nil:
 			if failures == 0 || stopped {
 				s.log.Error("journal: saving the settled writes kept in memory failed; trying again every second", "err", err)
 			}
 			failures++
-		case failures > 0:
-			s.log.Info("journal: settled writes kept in memory are saved", "attempts", failures+1)
+		case n > 0:
+			// Said every time, not only after a failure: it is how a user (and a test)
+			// learns that what the log said was kept in memory is now on disk.
+			s.log.Info("journal: settled writes kept in memory are saved", "count", n, "attempts", failures+1)
 			failures = 0
 		}
 		m.mu.Lock()
@@ -621,9 +623,10 @@ func (s *Service) saveLoop() {
 }
 
 // saveUnsaved saves the kept entries and revisions in one transaction and forgets those
-// saved. An entry is written only over its own pending record, a revision only over an
-// older one: what a later write saved itself is never overwritten.
-func (s *Service) saveUnsaved() error {
+// saved; n is how many it handled. An entry is written only over its own pending record,
+// a revision only over an older one: what a later write saved itself is never
+// overwritten.
+func (s *Service) saveUnsaved() (n int, err error) {
 	m := s.mem
 	m.mu.Lock()
 	entries := make(map[string]unsavedEntry, len(m.entries))
@@ -636,9 +639,9 @@ func (s *Service) saveUnsaved() error {
 	}
 	m.mu.Unlock()
 	if len(entries) == 0 && len(metas) == 0 {
-		return nil
+		return 0, nil
 	}
-	err := s.commit.Do(func(tx Tx) error {
+	err = s.commit.Do(func(tx Tx) error {
 		for _, u := range entries {
 			b := tx.Bucket(bucketName(u.plan))
 			cur, err := getEntry(b, keyOf(&u.e))
@@ -668,7 +671,7 @@ func (s *Service) saveUnsaved() error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	m.mu.Lock()
 	for k, u := range entries {
@@ -682,7 +685,7 @@ func (s *Service) saveUnsaved() error {
 		}
 	}
 	m.mu.Unlock()
-	return nil
+	return len(entries) + len(metas), nil
 }
 
 // Close saves what the journal keeps in memory (one last try) and stops the background

@@ -88,8 +88,8 @@ func TestSettleFailureKeptInMemory(t *testing.T) {
 		t.Fatalf("read of an outside edit while unwritable: %+v", snap.Base)
 	}
 	db.heal()
-	if err := f.svc.saveUnsaved(); err != nil {
-		t.Fatal(err)
+	if n, err := f.svc.saveUnsaved(); err != nil || n != 2 {
+		t.Fatalf("saving what was kept: %d saved, %v; want the entry and the revision", n, err)
 	}
 	fresh := f.openOn(t, Bolt(f.db))
 	if op, _ := fresh.Operation(ctx, "p", "", "s1"); op.State != StateApplied || op.Revision != 2 {
