@@ -478,12 +478,15 @@ func (s *Service) settleByFile(key string, e *journalEntry) (*journalEntry, erro
 	applied := *e
 	applied.State = StateApplied
 	var meta planMeta
+	settled := false // by this call, not by someone else meanwhile
 	err = s.commit.Do(func(tx Tx) error {
+		settled = false
 		b := tx.Bucket(bucketName(key))
 		cur, err := getEntry(b, keyOf(e))
 		if err != nil || cur == nil || cur.State != statePending || cur.Seq != e.Seq {
 			return err // settled or replaced meanwhile: nothing to do
 		}
+		settled = true
 		if err := s.putEntry(b, &applied); err != nil {
 			return err
 		}
@@ -499,7 +502,7 @@ func (s *Service) settleByFile(key string, e *journalEntry) (*journalEntry, erro
 	if err != nil {
 		s.log.Error("journal: settling a write whose writer is gone failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
 		s.keepApplied(key, &applied, planMeta{Revision: e.Revision, Checksum: sum})
-	} else {
+	} else if settled {
 		s.mem.metaSaved(key, meta)
 		s.log.Info("journal: pending write of a writer that is gone settled as applied", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 	}

@@ -1,9 +1,11 @@
 package plans
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -328,5 +330,40 @@ func TestOperationRacingTheSettle(t *testing.T) {
 	}
 	if err != nil || op.State != StateApplied || op.Revision != 2 || op.InProgress {
 		t.Fatalf("operation_get racing the settle: %+v %v, want applied at revision 2", op, err)
+	}
+}
+
+// TestSettleByFileSaysOnlyWhatItDid: settling a pending entry that its writer settled
+// meanwhile answers applied but does not log that it settled it: the log names what this
+// call did, and here it did nothing.
+func TestSettleByFileSaysOnlyWhatItDid(t *testing.T) {
+	f := newFixture(t, planText)
+	var logged bytes.Buffer
+	svc, err := New(Options{Plans: []config.Plan{{Key: "p", Path: f.path, Lang: "en"}}, Engine: f.eng, DB: Bolt(f.db),
+		Lanes: &queue.Lanes{}, Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	newText := strings.Replace(planText, "[ ] #auth", "[x] #auth", 1)
+	entry := &journalEntry{RequestID: "s1", ArgsHash: "h", Tool: "werkbaum_set_status", State: statePending,
+		NewChecksum: werkbaum.Checksum([]byte(newText)), Revision: 2}
+	if err := svc.record("p", entry); err != nil {
+		t.Fatal(err)
+	}
+	pending := *entry
+	if err := os.WriteFile(f.path, []byte(newText), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	entry.State = StateApplied
+	if err := svc.record("p", entry); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.settleByFile("p", &pending)
+	if err != nil || got == nil || got.State != StateApplied {
+		t.Fatalf("settle of an entry settled meanwhile: %+v %v", got, err)
+	}
+	if strings.Contains(logged.String(), "settled as applied") {
+		t.Errorf("the log says this call settled it:\n%s", logged.String())
 	}
 }
