@@ -210,9 +210,22 @@ func (d *DB) refuseEmpty() error {
 // limited (ulimit -v) so that the reserved mapping is refused, it opens the file with
 // bbolt's growing mapping instead and says so in the log.
 func (d *DB) open(readOnly bool) (b *bbolt.DB, err error) {
+	// The files bbolt opens, so that their lock can be released and they be closed when it
+	// panics: it has locked and mapped the file by then and would keep the lock (every
+	// later open of the file, a reopen in this process too, would say "is another talkd
+	// running"). The mapping itself stays until the process ends.
+	var opened []*os.File
+	openFile := d.opts.openFile
+	if openFile == nil {
+		openFile = os.OpenFile
+	}
 	defer func() {
 		// bbolt panics on some damaged pages while it opens the file (the freelist).
 		if r := recover(); r != nil {
+			for _, f := range opened {
+				releaseLock(f)
+				f.Close()
+			}
 			b, err = nil, &DamagedError{Path: d.path, Problem: fmt.Sprintf("opening it failed: %v", r)}
 		}
 	}()
@@ -220,7 +233,13 @@ func (d *DB) open(readOnly bool) (b *bbolt.DB, err error) {
 		Timeout:         lockTimeout,
 		InitialMmapSize: d.opts.mapSize(),
 		ReadOnly:        readOnly,
-		OpenFile:        d.opts.openFile,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, err := openFile(name, flag, perm)
+			if err == nil {
+				opened = append(opened, f)
+			}
+			return f, err
+		},
 	}
 	b, err = bbolt.Open(d.path, 0o600, &opts)
 	if err != nil && opts.InitialMmapSize > 0 && errors.Is(err, syscall.ENOMEM) {

@@ -72,7 +72,12 @@ func TestOpenDamagedFileFailsNamingIt(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("open of a damaged file hangs")
 	}
-	// The lock is not kept: the file can be moved aside and a fresh database opened.
+	// The lock is not kept: nothing of the failed open holds the damaged file (a lock
+	// would make the next open of it, or a reopen in a running daemon, say "is another
+	// talkd running"), and it can be moved aside and a fresh database opened.
+	if locked := lockedByOthers(t, path); locked {
+		t.Error("the failed open still holds the lock of the damaged file")
+	}
 	if err := os.Rename(path, path+".damaged"); err != nil {
 		t.Fatal(err)
 	}
@@ -157,4 +162,21 @@ func TestOpenFindsDamageTheOpenDoesNotRead(t *testing.T) {
 		t.Fatalf("open of a file with a damaged history page: %v", err)
 	}
 	t.Log(err)
+}
+
+// lockedByOthers reports whether an open file description other than a new one of its
+// own holds bbolt's lock of path (this process's included: flock locks belong to the
+// open file, not to the process).
+func lockedByOthers(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	unlock, locked := tryLockShared(f)
+	if !locked {
+		unlock()
+	}
+	return locked
 }
