@@ -645,19 +645,8 @@ func (s *Service) saveUnsaved() (n int, err error) {
 		return 0, nil
 	}
 	err = s.commit.Do(func(tx Tx) error {
-		for _, u := range entries {
-			b := tx.Bucket(bucketName(u.plan))
-			cur, err := getEntry(b, keyOf(&u.e))
-			if err != nil {
-				return err
-			}
-			if cur == nil || cur.State != statePending || cur.Seq != u.e.Seq {
-				continue
-			}
-			e := u.e
-			if err := s.putEntry(b, &e); err != nil {
-				return err
-			}
+		if err := s.putKept(tx, entries); err != nil {
+			return err
 		}
 		for plan, meta := range metas {
 			b := tx.Bucket(bucketName(plan))
@@ -676,12 +665,8 @@ func (s *Service) saveUnsaved() (n int, err error) {
 	if err != nil {
 		return 0, err
 	}
+	m.forgetKept(entries)
 	m.mu.Lock()
-	for k, u := range entries {
-		if cur, ok := m.entries[k]; ok && cur.e.Seq == u.e.Seq {
-			delete(m.entries, k)
-		}
-	}
 	for plan, meta := range metas {
 		if cur, ok := m.metas[plan]; ok && cur.Revision <= meta.Revision {
 			delete(m.metas, plan)
@@ -689,6 +674,59 @@ func (s *Service) saveUnsaved() (n int, err error) {
 	}
 	m.mu.Unlock()
 	return len(entries) + len(metas), nil
+}
+
+// putKept writes applied entries kept in memory over their pending records in tx. An
+// entry is written only over its own pending record: what was settled or replaced since
+// is never overwritten.
+func (s *Service) putKept(tx Tx, kept map[string]unsavedEntry) error {
+	for _, u := range kept {
+		b := tx.Bucket(bucketName(u.plan))
+		cur, err := getEntry(b, keyOf(&u.e))
+		if err != nil {
+			return err
+		}
+		if cur == nil || cur.State != statePending || cur.Seq != u.e.Seq {
+			continue
+		}
+		e := u.e
+		if err := s.putEntry(b, &e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keptOf returns the applied entries of plan kept in memory (nil when there are none,
+// the usual case, which costs a look at an empty map under the lock).
+func (m *journalMemory) keptOf(plan string) map[string]unsavedEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var kept map[string]unsavedEntry
+	for k, u := range m.entries {
+		if u.plan == plan {
+			if kept == nil {
+				kept = map[string]unsavedEntry{}
+			}
+			kept[k] = u
+		}
+	}
+	return kept
+}
+
+// forgetKept forgets kept entries once a committed transaction has saved them (those
+// kept again since, under a later place, stay).
+func (m *journalMemory) forgetKept(saved map[string]unsavedEntry) {
+	if len(saved) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, u := range saved {
+		if cur, ok := m.entries[k]; ok && cur.e.Seq == u.e.Seq {
+			delete(m.entries, k)
+		}
+	}
 }
 
 // Close saves what the journal keeps in memory (one last try) and stops the background

@@ -389,3 +389,37 @@ func TestSettleByFileSaysOnlyWhatItDid(t *testing.T) {
 		t.Errorf("the log says this call settled it:\n%s", logged.String())
 	}
 }
+
+// TestKeptSettleSavedWithTheNextWrite: a write's settle failed after its rename and is
+// kept in memory; the database heals and the next write of the plan goes through before
+// the background saver's next try; then the process dies. The next start must still know
+// the first write as applied: its pending record, judged by a file that now holds the
+// second write's text, would otherwise be settled as not applied, and an acknowledged
+// write reported unknown. The next write's pending record saves the kept settle in the
+// same transaction, before its rename changes the file.
+func TestKeptSettleSavedWithTheNextWrite(t *testing.T) {
+	f := newFixture(t, planText)
+	db := &failingDB{Database: Bolt(f.db)}
+	f.svc = f.openOn(t, db)
+	ctx := context.Background()
+	base := f.read(t).Base
+	db.arm(1) // the pending record, then nothing
+	first, err := f.svc.Write(ctx, "p", WriteRequest{Tool: "werkbaum_set_status", RequestID: "k1", ArgsHash: "h1", Base: base,
+		Verb: werkbaum.SetStatus{ID: "auth", Status: "done"}})
+	if err != nil || db.failed.Load() == 0 {
+		t.Fatalf("first write: %+v %v (settle failures %d)", first, err, db.failed.Load())
+	}
+	db.heal()
+	second, err := f.svc.Write(ctx, "p", WriteRequest{Tool: "werkbaum_set_status", RequestID: "k2", ArgsHash: "h2", Base: first.Base,
+		Verb: werkbaum.SetStatus{ID: "docs", Status: "done"}})
+	if err != nil || second.Revision != 3 {
+		t.Fatalf("second write: %+v %v", second, err)
+	}
+	// The crash: a fresh service on the database as it is now, recovering at its start.
+	fresh := f.openOn(t, Bolt(f.db))
+	for id, rev := range map[string]uint64{"k1": 2, "k2": 3} {
+		if op, err := fresh.Operation(ctx, "p", "", id); err != nil || op.State != StateApplied || op.Revision != rev {
+			t.Errorf("%s after the restart: %+v %v, want applied at revision %d", id, op, err, rev)
+		}
+	}
+}
