@@ -14,7 +14,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -324,6 +326,14 @@ func (d *DB) attempt(write bool, tx func(*bbolt.DB) error) (b *bbolt.DB, readOnl
 	}
 	defer func() {
 		if r := recover(); r != nil {
+			if !panickedInBolt() {
+				// The caller's own code panicked (a bug), not bbolt on a page: bbolt has
+				// rolled the transaction back and the file is intact, so it must not be
+				// declared damaged (the message would have the user move it aside).
+				d.opts.Log.Error("state database: a transaction panicked in talkd's own code and was rolled back", "path", d.path, "panic", r, "stack", string(debug.Stack()))
+				err = fmt.Errorf("state transaction panicked (rolled back, nothing saved): %v", r)
+				return
+			}
 			de := &DamagedError{Path: d.path, Problem: fmt.Sprintf("reading it failed: %v", r)}
 			if d.damaged.CompareAndSwap(nil, de) {
 				d.opts.Log.Error("state database damaged: every later use of it fails until it is moved aside and talkd restarted", "path", d.path, "err", de)
@@ -332,6 +342,27 @@ func (d *DB) attempt(write bool, tx func(*bbolt.DB) error) (b *bbolt.DB, readOnl
 		}
 	}()
 	return b, readOnly, tx(b)
+}
+
+// panickedInBolt reports whether the panic being recovered was raised in bbolt's code: it
+// is called from the deferred recovery, so the panicking frames are still on the stack,
+// below runtime.gopanic and the runtime's own helpers (index checks, nil maps, faults).
+func panickedInBolt() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	inPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			inPanic = true
+		case inPanic && !strings.HasPrefix(f.Function, "runtime."):
+			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt.") || strings.HasPrefix(f.Function, "go.etcd.io/bbolt/")
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 func (d *DB) isClosed() bool {

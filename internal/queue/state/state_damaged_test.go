@@ -180,3 +180,37 @@ func lockedByOthers(t *testing.T, path string) bool {
 	}
 	return locked
 }
+
+// TestPanicOutsideBoltIsNotDamage: a transaction whose own code panics (a bug in the
+// caller, not a page bbolt cannot read) comes back as an error and is rolled back, but
+// the file is not declared damaged: the next transactions work, and nobody is told to
+// move an intact database aside.
+func TestPanicOutsideBoltIsNotDamage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "talkd.db")
+	db := historyDB(t, path)
+	defer db.Close()
+	err := db.Update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Put([]byte("half"), []byte("written")); err != nil {
+			return err
+		}
+		var m map[string]int
+		m["bug"]++ // assignment to a nil map: a panic in the caller's code
+		return nil
+	})
+	var de *DamagedError
+	if err == nil || errors.As(err, &de) || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("a panic in the caller's code: %v, want an error saying it panicked, not damage", err)
+	}
+	if err := db.SaveMute(queue.MuteState{Muted: true}); err != nil {
+		t.Fatalf("write after the caller's panic: %v", err)
+	}
+	db.View(func(tx *bbolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get([]byte("half")); v != nil {
+			t.Error("the panicking transaction was not rolled back")
+		}
+		return nil
+	})
+	if h, err := db.LoadHistory(100); err != nil || len(h) != 50 {
+		t.Fatalf("history after the caller's panic: %d entries, %v", len(h), err)
+	}
+}
