@@ -493,10 +493,13 @@ func (s *Service) settleByFile(key string, e *journalEntry) (*journalEntry, erro
 		if err := readMeta(b, &meta); err != nil {
 			return err
 		}
-		if meta = s.mem.newerMeta(key, meta); meta.Checksum == sum {
+		if meta = s.mem.newerMeta(key, meta); meta.Checksum == sum || meta.Revision >= e.Revision {
+			// Known already, or a later revision was given since (a later write, or an
+			// edit): the file may hold that text by now, and a read gives the file's
+			// content its revision with the file checked, which this settle cannot.
 			return nil
 		}
-		meta = planMeta{Revision: max(e.Revision, meta.Revision+1), Checksum: sum}
+		meta = planMeta{Revision: e.Revision, Checksum: sum}
 		return writeMeta(b, meta)
 	})
 	if err != nil {

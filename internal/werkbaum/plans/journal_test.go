@@ -423,3 +423,62 @@ func TestKeptSettleSavedWithTheNextWrite(t *testing.T) {
 		}
 	}
 }
+
+// beforeUpdateDB runs a hook once before the next Update, to place an event between a
+// step of the service and its commit.
+type beforeUpdateDB struct {
+	Database
+	before atomic.Pointer[func()]
+}
+
+func (d *beforeUpdateDB) Update(fn func(Tx) error) error {
+	if h := d.before.Swap(nil); h != nil {
+		(*h)()
+	}
+	return d.Database.Update(fn)
+}
+
+// TestSettleByFileKeepsALaterRevision: a pending entry of a writer that is gone is
+// settled from the file (it holds that write's text), and before the settle commits, a
+// later write renames its own text into place and saves its revision. The settle must not
+// write the plan's revision over the later one: the revision would then name the old
+// text, and the next read would give the later text yet another revision though it did
+// not change.
+func TestSettleByFileKeepsALaterRevision(t *testing.T) {
+	f := newFixture(t, planText)
+	db := &beforeUpdateDB{Database: Bolt(f.db)}
+	f.svc = f.openOn(t, db)
+	base := f.read(t).Base
+	newText := strings.Replace(planText, "[ ] #auth", "[x] #auth", 1)
+	entry := &journalEntry{RequestID: "gone", ArgsHash: "h", Tool: "werkbaum_set_status", State: statePending,
+		OldChecksum: base.Checksum, NewChecksum: werkbaum.Checksum([]byte(newText)), Revision: 2}
+	if err := f.svc.record("p", entry); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.path, []byte(newText), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	later := strings.Replace(newText, "[ ] #docs", "[x] #docs", 1)
+	laterMeta := planMeta{Revision: 3, Checksum: werkbaum.Checksum([]byte(later))}
+	hook := func() {
+		// The later write: its text in place and its revision saved.
+		if err := os.WriteFile(f.path, []byte(later), 0o640); err != nil {
+			t.Error(err)
+		}
+		err := Bolt(f.db).Update(func(tx Tx) error { return writeMeta(tx.Bucket(bucketName("p")), laterMeta) })
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	db.before.Store(&hook)
+	got, err := f.svc.settleByFile("p", entry)
+	if err != nil || got == nil || got.State != StateApplied {
+		t.Fatalf("settle: %+v %v", got, err)
+	}
+	if db.before.Load() != nil {
+		t.Fatal("the hook did not run: the test does not test what it says")
+	}
+	if snap := f.read(t); snap.Base.Revision != laterMeta.Revision || snap.Base.Checksum != laterMeta.Checksum {
+		t.Fatalf("read after the settle: %+v, want the later write's base %+v", snap.Base, laterMeta)
+	}
+}
