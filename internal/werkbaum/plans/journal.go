@@ -479,8 +479,9 @@ func (s *Service) settleByFile(key string, e *journalEntry) (*journalEntry, erro
 	applied.State = StateApplied
 	var meta planMeta
 	settled := false // by this call, not by someone else meanwhile
+	wrote := false   // meta is saved now (else it may be one kept in memory only)
 	err = s.commit.Do(func(tx Tx) error {
-		settled = false
+		settled, wrote = false, false
 		b := tx.Bucket(bucketName(key))
 		cur, err := getEntry(b, keyOf(e))
 		if err != nil || cur == nil || cur.State != statePending || cur.Seq != e.Seq {
@@ -499,14 +500,16 @@ func (s *Service) settleByFile(key string, e *journalEntry) (*journalEntry, erro
 			// content its revision with the file checked, which this settle cannot.
 			return nil
 		}
-		meta = planMeta{Revision: e.Revision, Checksum: sum}
+		meta, wrote = planMeta{Revision: e.Revision, Checksum: sum}, true
 		return writeMeta(b, meta)
 	})
 	if err != nil {
 		s.log.Error("journal: settling a write whose writer is gone failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
 		s.keepApplied(key, &applied, planMeta{Revision: e.Revision, Checksum: sum})
 	} else if settled {
-		s.mem.metaSaved(key, meta)
+		if wrote {
+			s.mem.metaSaved(key, meta)
+		}
 		s.log.Info("journal: pending write of a writer that is gone settled as applied", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 	}
 	return &applied, nil

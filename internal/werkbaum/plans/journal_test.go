@@ -482,3 +482,39 @@ func TestSettleByFileKeepsALaterRevision(t *testing.T) {
 		t.Fatalf("read after the settle: %+v, want the later write's base %+v", snap.Base, laterMeta)
 	}
 }
+
+// TestSettleByFileKeepsAnUnsavedRevision: the plan's revision for the file's text is kept
+// in memory only (it was given while the database could not be written); settling a gone
+// writer's entry for that text must not forget it as if saved, or a crash before the
+// saver's next try loses it.
+func TestSettleByFileKeepsAnUnsavedRevision(t *testing.T) {
+	f := newFixture(t, planText)
+	db := &failingDB{Database: Bolt(f.db)}
+	f.svc = f.openOn(t, db)
+	f.read(t)
+	newText := strings.Replace(planText, "[ ] #auth", "[x] #auth", 1)
+	sum := werkbaum.Checksum([]byte(newText))
+	entry := &journalEntry{RequestID: "gone", ArgsHash: "h", Tool: "werkbaum_set_status", State: statePending, NewChecksum: sum, Revision: 2}
+	if err := f.svc.record("p", entry); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.path, []byte(newText), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	db.arm(0)
+	if snap := f.read(t); snap.Base.Revision != 2 || db.failed.Load() == 0 {
+		t.Fatalf("read while unwritable: %+v (failed updates %d)", snap.Base, db.failed.Load())
+	}
+	db.heal()
+	if got, err := f.svc.settleByFile("p", entry); err != nil || got == nil || got.State != StateApplied {
+		t.Fatalf("settle: %+v %v", got, err)
+	}
+	var saved planMeta
+	f.db.View(func(tx *bbolt.Tx) error {
+		return json.Unmarshal(tx.Bucket(bucketName("p")).Get(keyMeta), &saved)
+	})
+	kept := f.svc.mem.newerMeta("p", saved)
+	if kept.Revision != 2 || kept.Checksum != sum {
+		t.Fatalf("after the settle the revision of the file's text is neither saved (%+v) nor kept (%+v)", saved, kept)
+	}
+}
