@@ -244,7 +244,9 @@ func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 	if meta.Checksum == sum && meta.Revision > 0 {
 		return meta.Revision, nil
 	}
+	wrote := false // meta is saved now (else it may be one kept in memory only)
 	err = s.commit.Do(func(tx Tx) error {
+		wrote = false
 		b := tx.Bucket(bucketName(key))
 		if err := readMeta(b, &meta); err != nil {
 			return err
@@ -254,7 +256,7 @@ func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 			if err := fileIs(path, sum); err != nil {
 				return err
 			}
-			meta = planMeta{Revision: meta.Revision + 1, Checksum: sum}
+			meta, wrote = planMeta{Revision: meta.Revision + 1, Checksum: sum}, true
 			return writeMeta(b, meta)
 		}
 		return nil
@@ -263,7 +265,9 @@ func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 	case errors.Is(err, errFileMoved):
 		return 0, err
 	case err == nil:
-		s.mem.metaSaved(key, meta)
+		if wrote {
+			s.mem.metaSaved(key, meta)
+		}
 		return meta.Revision, nil
 	}
 	var saved planMeta

@@ -518,3 +518,39 @@ func TestSettleByFileKeepsAnUnsavedRevision(t *testing.T) {
 		t.Fatalf("after the settle the revision of the file's text is neither saved (%+v) nor kept (%+v)", saved, kept)
 	}
 }
+
+// TestRevisionForKeepsAnUnsavedRevision: between a read's first look at the revision and
+// its transaction, another read gives the file's new text a revision kept in memory only
+// (the database could not be written then). The read answers with it, and must not
+// forget it as if saved: its transaction found it and wrote nothing.
+func TestRevisionForKeepsAnUnsavedRevision(t *testing.T) {
+	f := newFixture(t, planText)
+	db := &beforeUpdateDB{Database: Bolt(f.db)}
+	f.svc = f.openOn(t, db)
+	f.read(t)
+	edited := strings.Replace(planText, "Docs", "Documentation", 1)
+	if err := os.WriteFile(f.path, []byte(edited), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	kept := planMeta{Revision: 2, Checksum: werkbaum.Checksum([]byte(edited))}
+	hook := func() {
+		m := f.svc.mem
+		m.mu.Lock()
+		m.metas["p"] = kept
+		m.mu.Unlock()
+	}
+	db.before.Store(&hook)
+	if snap := f.read(t); snap.Base.Revision != 2 {
+		t.Fatalf("read: %+v, want revision 2", snap.Base)
+	}
+	if db.before.Load() != nil {
+		t.Fatal("the hook did not run: the test does not test what it says")
+	}
+	var saved planMeta
+	f.db.View(func(tx *bbolt.Tx) error {
+		return json.Unmarshal(tx.Bucket(bucketName("p")).Get(keyMeta), &saved)
+	})
+	if got := f.svc.mem.newerMeta("p", saved); got != kept {
+		t.Fatalf("after the read the revision is neither saved (%+v) nor kept (%+v)", saved, got)
+	}
+}
