@@ -77,7 +77,10 @@ func TestFaultStateUnwritableReadsWork(t *testing.T) {
 	}
 
 	faultProtect(t, db, false)
-	time.Sleep(2500 * time.Millisecond) // the background saver tries once a second
+	// The background saver tries once a second; on a busy machine that can take longer.
+	if !faultLogged(d, "settled writes kept in memory are saved", 30*time.Second) {
+		t.Fatalf("the background saver did not save the revision kept in memory:\n%s", d.logs())
+	}
 	d.kill(t)
 	d2, _ := faultDiskDaemon(t, root, home)
 	c2 := newMCPClient(d2)
@@ -211,13 +214,11 @@ func TestFaultSettleFailsAfterRename(t *testing.T) {
 			d.kill(t)
 			faultProtect(t, db, false)
 		} else {
-			time.Sleep(1500 * time.Millisecond) // the saver fails at least once
-			faultProtect(t, db, false)
-			deadline := time.Now().Add(5 * time.Second)
-			for !strings.Contains(d.logs(), "settled writes kept in memory are saved") && time.Now().Before(deadline) {
-				time.Sleep(100 * time.Millisecond)
+			if !faultLogged(d, "saving the settled writes kept in memory failed", 30*time.Second) {
+				t.Errorf("the background saver did not try while the database was unwritable:\n%s", d.logs())
 			}
-			if !strings.Contains(d.logs(), "settled writes kept in memory are saved") {
+			faultProtect(t, db, false)
+			if !faultLogged(d, "settled writes kept in memory are saved", 30*time.Second) {
 				t.Errorf("the background saver did not report saving:\n%s", d.logs())
 			}
 			d.kill(t)
@@ -231,6 +232,19 @@ func TestFaultSettleFailsAfterRename(t *testing.T) {
 			t.Errorf("kill while unwritable=%v: read after the restart: %+v, want %+v", killWhileUnwritable, r.Base, w.Base)
 		}
 	}
+}
+
+// faultLogged waits until the daemon's log holds text, at most timeout: for work the
+// daemon does in the background on its own schedule, which a busy machine delays.
+func faultLogged(d *daemon, text string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(d.logs(), text) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
 }
 
 // settleFailures counts the log lines of settles that failed after a rename (the words of

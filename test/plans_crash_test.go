@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -215,6 +216,11 @@ func (w *crashWriter) loop(ctx context.Context, c *mcpClient) {
 		w.sent = append(w.sent, sw)
 		a, err := c.call(ctx, sw.tool, sw.args)
 		if err != nil {
+			if errors.Unwrap(err) == nil {
+				// No transport error underneath: the daemon answered, with an HTTP status or
+				// a JSON-RPC error, refusing a write no client could be refused here.
+				w.err = fmt.Errorf("%s refused by a live daemon: %w", sw.id, err)
+			}
 			return // killed (or cancelled) mid-request: settled after the restart
 		}
 		var wa writeAnswer

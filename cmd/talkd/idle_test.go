@@ -43,7 +43,10 @@ func waitReleases(n *atomic.Int32, want int32, within time.Duration) int32 {
 }
 
 func TestMemoryReleaserOncePerIdlePeriod(t *testing.T) {
-	const delay = 60 * time.Millisecond
+	// The burst's gaps (delay/20) are far shorter than the delay, so that a loaded machine,
+	// which stretches a sleep by tens of milliseconds, does not split the burst in two
+	// idle periods (with 60 ms and gaps of 20 ms it could).
+	const delay = 200 * time.Millisecond
 	_, n, h := releaserUnderTest(t, delay, nil)
 	time.Sleep(3 * delay)
 	if got := n.Load(); got != 0 {
@@ -56,7 +59,7 @@ func TestMemoryReleaserOncePerIdlePeriod(t *testing.T) {
 	for range 5 {
 		hit(h, "/")
 		last = time.Now()
-		time.Sleep(delay / 3)
+		time.Sleep(delay / 20)
 	}
 	if got := waitReleases(n, 1, 10*delay); got != 1 {
 		t.Fatalf("%d releases after a burst, want 1", got)

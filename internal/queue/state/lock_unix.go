@@ -15,3 +15,7 @@ func tryLockShared(f *os.File) (unlock func(), locked bool) {
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }, false
 }
+
+// releaseLock drops the lock bbolt took on f. Closing f alone does not when bbolt has
+// mapped the file: the mapping keeps the open file, and with it the lock, alive.
+func releaseLock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

@@ -14,7 +14,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -210,9 +212,22 @@ func (d *DB) refuseEmpty() error {
 // limited (ulimit -v) so that the reserved mapping is refused, it opens the file with
 // bbolt's growing mapping instead and says so in the log.
 func (d *DB) open(readOnly bool) (b *bbolt.DB, err error) {
+	// The files bbolt opens, so that their lock can be released and they be closed when it
+	// panics: it has locked and mapped the file by then and would keep the lock (every
+	// later open of the file, a reopen in this process too, would say "is another talkd
+	// running"). The mapping itself stays until the process ends.
+	var opened []*os.File
+	openFile := d.opts.openFile
+	if openFile == nil {
+		openFile = os.OpenFile
+	}
 	defer func() {
 		// bbolt panics on some damaged pages while it opens the file (the freelist).
 		if r := recover(); r != nil {
+			for _, f := range opened {
+				releaseLock(f)
+				f.Close()
+			}
 			b, err = nil, &DamagedError{Path: d.path, Problem: fmt.Sprintf("opening it failed: %v", r)}
 		}
 	}()
@@ -220,7 +235,13 @@ func (d *DB) open(readOnly bool) (b *bbolt.DB, err error) {
 		Timeout:         lockTimeout,
 		InitialMmapSize: d.opts.mapSize(),
 		ReadOnly:        readOnly,
-		OpenFile:        d.opts.openFile,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, err := openFile(name, flag, perm)
+			if err == nil {
+				opened = append(opened, f)
+			}
+			return f, err
+		},
 	}
 	b, err = bbolt.Open(d.path, 0o600, &opts)
 	if err != nil && opts.InitialMmapSize > 0 && errors.Is(err, syscall.ENOMEM) {
@@ -305,6 +326,14 @@ func (d *DB) attempt(write bool, tx func(*bbolt.DB) error) (b *bbolt.DB, readOnl
 	}
 	defer func() {
 		if r := recover(); r != nil {
+			if !panickedInBolt() {
+				// The caller's own code panicked (a bug), not bbolt on a page: bbolt has
+				// rolled the transaction back and the file is intact, so it must not be
+				// declared damaged (the message would have the user move it aside).
+				d.opts.Log.Error("state database: a transaction panicked in talkd's own code and was rolled back", "path", d.path, "panic", r, "stack", string(debug.Stack()))
+				err = fmt.Errorf("state transaction panicked (rolled back, nothing saved): %v", r)
+				return
+			}
 			de := &DamagedError{Path: d.path, Problem: fmt.Sprintf("reading it failed: %v", r)}
 			if d.damaged.CompareAndSwap(nil, de) {
 				d.opts.Log.Error("state database damaged: every later use of it fails until it is moved aside and talkd restarted", "path", d.path, "err", de)
@@ -313,6 +342,27 @@ func (d *DB) attempt(write bool, tx func(*bbolt.DB) error) (b *bbolt.DB, readOnl
 		}
 	}()
 	return b, readOnly, tx(b)
+}
+
+// panickedInBolt reports whether the panic being recovered was raised in bbolt's code: it
+// is called from the deferred recovery, so the panicking frames are still on the stack,
+// below runtime.gopanic and the runtime's own helpers (index checks, nil maps, faults).
+func panickedInBolt() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	inPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			inPanic = true
+		case inPanic && !strings.HasPrefix(f.Function, "runtime."):
+			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt.") || strings.HasPrefix(f.Function, "go.etcd.io/bbolt/")
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 func (d *DB) isClosed() bool {

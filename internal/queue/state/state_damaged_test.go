@@ -72,7 +72,12 @@ func TestOpenDamagedFileFailsNamingIt(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("open of a damaged file hangs")
 	}
-	// The lock is not kept: the file can be moved aside and a fresh database opened.
+	// The lock is not kept: nothing of the failed open holds the damaged file (a lock
+	// would make the next open of it, or a reopen in a running daemon, say "is another
+	// talkd running"), and it can be moved aside and a fresh database opened.
+	if locked := lockedByOthers(t, path); locked {
+		t.Error("the failed open still holds the lock of the damaged file")
+	}
 	if err := os.Rename(path, path+".damaged"); err != nil {
 		t.Fatal(err)
 	}
@@ -157,4 +162,55 @@ func TestOpenFindsDamageTheOpenDoesNotRead(t *testing.T) {
 		t.Fatalf("open of a file with a damaged history page: %v", err)
 	}
 	t.Log(err)
+}
+
+// lockedByOthers reports whether an open file description other than a new one of its
+// own holds bbolt's lock of path (this process's included: flock locks belong to the
+// open file, not to the process).
+func lockedByOthers(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	unlock, locked := tryLockShared(f)
+	if !locked {
+		unlock()
+	}
+	return locked
+}
+
+// TestPanicOutsideBoltIsNotDamage: a transaction whose own code panics (a bug in the
+// caller, not a page bbolt cannot read) comes back as an error and is rolled back, but
+// the file is not declared damaged: the next transactions work, and nobody is told to
+// move an intact database aside.
+func TestPanicOutsideBoltIsNotDamage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "talkd.db")
+	db := historyDB(t, path)
+	defer db.Close()
+	err := db.Update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Put([]byte("half"), []byte("written")); err != nil {
+			return err
+		}
+		var m map[string]int
+		m["bug"]++ // assignment to a nil map: a panic in the caller's code
+		return nil
+	})
+	var de *DamagedError
+	if err == nil || errors.As(err, &de) || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("a panic in the caller's code: %v, want an error saying it panicked, not damage", err)
+	}
+	if err := db.SaveMute(queue.MuteState{Muted: true}); err != nil {
+		t.Fatalf("write after the caller's panic: %v", err)
+	}
+	db.View(func(tx *bbolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get([]byte("half")); v != nil {
+			t.Error("the panicking transaction was not rolled back")
+		}
+		return nil
+	})
+	if h, err := db.LoadHistory(100); err != nil || len(h) != 50 {
+		t.Fatalf("history after the caller's panic: %d entries, %v", len(h), err)
+	}
 }

@@ -244,7 +244,9 @@ func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 	if meta.Checksum == sum && meta.Revision > 0 {
 		return meta.Revision, nil
 	}
+	wrote := false // meta is saved now (else it may be one kept in memory only)
 	err = s.commit.Do(func(tx Tx) error {
+		wrote = false
 		b := tx.Bucket(bucketName(key))
 		if err := readMeta(b, &meta); err != nil {
 			return err
@@ -254,7 +256,7 @@ func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 			if err := fileIs(path, sum); err != nil {
 				return err
 			}
-			meta = planMeta{Revision: meta.Revision + 1, Checksum: sum}
+			meta, wrote = planMeta{Revision: meta.Revision + 1, Checksum: sum}, true
 			return writeMeta(b, meta)
 		}
 		return nil
@@ -263,7 +265,9 @@ func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 	case errors.Is(err, errFileMoved):
 		return 0, err
 	case err == nil:
-		s.mem.metaSaved(key, meta)
+		if wrote {
+			s.mem.metaSaved(key, meta)
+		}
 		return meta.Revision, nil
 	}
 	var saved planMeta
@@ -477,29 +481,38 @@ func (s *Service) settleByFile(key string, e *journalEntry) (*journalEntry, erro
 	applied := *e
 	applied.State = StateApplied
 	var meta planMeta
+	settled := false // by this call, not by someone else meanwhile
+	wrote := false   // meta is saved now (else it may be one kept in memory only)
 	err = s.commit.Do(func(tx Tx) error {
+		settled, wrote = false, false
 		b := tx.Bucket(bucketName(key))
 		cur, err := getEntry(b, keyOf(e))
 		if err != nil || cur == nil || cur.State != statePending || cur.Seq != e.Seq {
 			return err // settled or replaced meanwhile: nothing to do
 		}
+		settled = true
 		if err := s.putEntry(b, &applied); err != nil {
 			return err
 		}
 		if err := readMeta(b, &meta); err != nil {
 			return err
 		}
-		if meta = s.mem.newerMeta(key, meta); meta.Checksum == sum {
+		if meta = s.mem.newerMeta(key, meta); meta.Checksum == sum || meta.Revision >= e.Revision {
+			// Known already, or a later revision was given since (a later write, or an
+			// edit): the file may hold that text by now, and a read gives the file's
+			// content its revision with the file checked, which this settle cannot.
 			return nil
 		}
-		meta = planMeta{Revision: max(e.Revision, meta.Revision+1), Checksum: sum}
+		meta, wrote = planMeta{Revision: e.Revision, Checksum: sum}, true
 		return writeMeta(b, meta)
 	})
 	if err != nil {
 		s.log.Error("journal: settling a write whose writer is gone failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
 		s.keepApplied(key, &applied, planMeta{Revision: e.Revision, Checksum: sum})
-	} else {
-		s.mem.metaSaved(key, meta)
+	} else if settled {
+		if wrote {
+			s.mem.metaSaved(key, meta)
+		}
 		s.log.Info("journal: pending write of a writer that is gone settled as applied", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 	}
 	return &applied, nil
@@ -534,9 +547,18 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 		if s.mem.running(key, ek) {
 			return &OperationStatus{RequestID: requestID, State: StateUnknown, Tool: e.Tool, Author: &e.Author, At: &e.At, InProgress: true}, nil
 		}
-		// Its writer is gone without settling it: the file says what happened.
-		if e, err = s.settleByFile(key, e); err != nil {
-			return nil, err
+		// No writer runs now, but the entry was read before that was asked: its writer may
+		// have settled it and ended in between (a write marks itself running before its
+		// pending record and until it is settled), and the file may have moved on since.
+		// Read it again; only an entry still pending belongs to a writer that is gone.
+		if e, err = s.entry(key, ek); err != nil {
+			return nil, fmt.Errorf("read journal: %w", err)
+		}
+		if e != nil && e.State == statePending {
+			// Its writer is gone without settling it: the file says what happened.
+			if e, err = s.settleByFile(key, e); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if e == nil {
@@ -586,15 +608,17 @@ func (s *Service) saveLoop() {
 			stopped = true
 		case <-time.After(saveInterval):
 		}
-		err := s.saveUnsaved()
+		n, err := s.saveUnsaved()
 		switch {
 		case err != nil:
 			if failures == 0 || stopped {
 				s.log.Error("journal: saving the settled writes kept in memory failed; trying again every second", "err", err)
 			}
 			failures++
-		case failures > 0:
-			s.log.Info("journal: settled writes kept in memory are saved", "attempts", failures+1)
+		case n > 0:
+			// Said every time, not only after a failure: it is how a user (and a test)
+			// learns that what the log said was kept in memory is now on disk.
+			s.log.Info("journal: settled writes kept in memory are saved", "count", n, "attempts", failures+1)
 			failures = 0
 		}
 		m.mu.Lock()
@@ -611,9 +635,10 @@ func (s *Service) saveLoop() {
 }
 
 // saveUnsaved saves the kept entries and revisions in one transaction and forgets those
-// saved. An entry is written only over its own pending record, a revision only over an
-// older one: what a later write saved itself is never overwritten.
-func (s *Service) saveUnsaved() error {
+// saved; n is how many it handled. An entry is written only over its own pending record,
+// a revision only over an older one: what a later write saved itself is never
+// overwritten.
+func (s *Service) saveUnsaved() (n int, err error) {
 	m := s.mem
 	m.mu.Lock()
 	entries := make(map[string]unsavedEntry, len(m.entries))
@@ -626,22 +651,11 @@ func (s *Service) saveUnsaved() error {
 	}
 	m.mu.Unlock()
 	if len(entries) == 0 && len(metas) == 0 {
-		return nil
+		return 0, nil
 	}
-	err := s.commit.Do(func(tx Tx) error {
-		for _, u := range entries {
-			b := tx.Bucket(bucketName(u.plan))
-			cur, err := getEntry(b, keyOf(&u.e))
-			if err != nil {
-				return err
-			}
-			if cur == nil || cur.State != statePending || cur.Seq != u.e.Seq {
-				continue
-			}
-			e := u.e
-			if err := s.putEntry(b, &e); err != nil {
-				return err
-			}
+	err = s.commit.Do(func(tx Tx) error {
+		if err := s.putKept(tx, entries); err != nil {
+			return err
 		}
 		for plan, meta := range metas {
 			b := tx.Bucket(bucketName(plan))
@@ -658,21 +672,70 @@ func (s *Service) saveUnsaved() error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
+	m.forgetKept(entries)
 	m.mu.Lock()
-	for k, u := range entries {
-		if cur, ok := m.entries[k]; ok && cur.e.Seq == u.e.Seq {
-			delete(m.entries, k)
-		}
-	}
 	for plan, meta := range metas {
 		if cur, ok := m.metas[plan]; ok && cur.Revision <= meta.Revision {
 			delete(m.metas, plan)
 		}
 	}
 	m.mu.Unlock()
+	return len(entries) + len(metas), nil
+}
+
+// putKept writes applied entries kept in memory over their pending records in tx. An
+// entry is written only over its own pending record: what was settled or replaced since
+// is never overwritten.
+func (s *Service) putKept(tx Tx, kept map[string]unsavedEntry) error {
+	for _, u := range kept {
+		b := tx.Bucket(bucketName(u.plan))
+		cur, err := getEntry(b, keyOf(&u.e))
+		if err != nil {
+			return err
+		}
+		if cur == nil || cur.State != statePending || cur.Seq != u.e.Seq {
+			continue
+		}
+		e := u.e
+		if err := s.putEntry(b, &e); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// keptOf returns the applied entries of plan kept in memory (nil when there are none,
+// the usual case, which costs a look at an empty map under the lock).
+func (m *journalMemory) keptOf(plan string) map[string]unsavedEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var kept map[string]unsavedEntry
+	for k, u := range m.entries {
+		if u.plan == plan {
+			if kept == nil {
+				kept = map[string]unsavedEntry{}
+			}
+			kept[k] = u
+		}
+	}
+	return kept
+}
+
+// forgetKept forgets kept entries once a committed transaction has saved them (those
+// kept again since, under a later place, stay).
+func (m *journalMemory) forgetKept(saved map[string]unsavedEntry) {
+	if len(saved) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, u := range saved {
+		if cur, ok := m.entries[k]; ok && cur.e.Seq == u.e.Seq {
+			delete(m.entries, k)
+		}
+	}
 }
 
 // Close saves what the journal keeps in memory (one last try) and stops the background

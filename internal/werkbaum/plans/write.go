@@ -310,14 +310,22 @@ func (s *Service) replay(ctx context.Context, key string, req WriteRequest, e *j
 }
 
 // record saves e in the journal (through the group commit: concurrent records on all
-// plans share one transaction).
+// plans share one transaction). Settles of the plan's earlier writes that are kept in
+// memory (their settle failed) are saved in the same transaction: a write's pending record
+// comes before its rename, and once the file holds the new text the checksum rule of a
+// restart could no longer tell that those earlier writes were applied.
 func (s *Service) record(key string, e *journalEntry) error {
+	kept := s.mem.keptOf(key)
 	err := s.commit.Do(func(tx Tx) error {
+		if err := s.putKept(tx, kept); err != nil {
+			return err
+		}
 		return s.putEntry(tx.Bucket(bucketName(key)), e)
 	})
 	if err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
+	s.mem.forgetKept(kept)
 	return nil
 }
 
