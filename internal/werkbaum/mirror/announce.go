@@ -64,7 +64,10 @@ func (a *Announcer) Announce(ctx context.Context, ev plans.WriteEvent, changes [
 		a.log.Warn("plan announcement not queued", "plan", ev.Plan, "revision", ev.Revision, "err", err)
 		return out, true, fmt.Errorf("announce plan %s revision %d: %w", ev.Plan, ev.Revision, err)
 	}
-	a.log.Info("plan announcement", "plan", ev.Plan, "revision", ev.Revision, "status", out.Status, "reason", out.Reason, "text", text)
+	// The text only at debug level, as for every announcement (issue 17): plan labels can
+	// carry what the log's readers should not see.
+	a.log.Info("plan announcement", "plan", ev.Plan, "revision", ev.Revision, "status", out.Status, "reason", out.Reason)
+	a.log.Debug("plan announcement text", "plan", ev.Plan, "revision", ev.Revision, "text", text)
 	return out, true, nil
 }
 
