@@ -141,8 +141,11 @@ WantedBy=default.target
 `
 }
 
-// systemdQuote quotes a path for ExecStart when it holds spaces or quotes.
+// systemdQuote quotes a path for ExecStart when it holds spaces or quotes, and doubles
+// every % (systemd expands %-specifiers in ExecStart, so a path with "%h" would name
+// another file).
 func systemdQuote(p string) string {
+	p = strings.ReplaceAll(p, "%", "%%")
 	if !strings.ContainsAny(p, " \t\"'\\") {
 		return p
 	}

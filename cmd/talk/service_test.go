@@ -24,6 +24,9 @@ func TestServiceDefinitions(t *testing.T) {
 	if u := systemdUnit("/home/a b/talkd"); !strings.Contains(u, `ExecStart="/home/a b/talkd"`) {
 		t.Errorf("unit: %s", u)
 	}
+	if u := systemdUnit("/opt/100%h/talkd"); !strings.Contains(u, "ExecStart=/opt/100%%h/talkd\n") {
+		t.Errorf("a %% in the path must be doubled (systemd expands %%h): %s", u)
+	}
 	var out bytes.Buffer
 	s := service{a: &app{stdout: &out, stderr: &out, getenv: func(string) string { return "" }}, goos: "windows"}
 	if code := s.install(context.Background(), `C:\Tools\talkd.exe`); code != exitOK || !strings.Contains(out.String(), `schtasks /Create /TN talkd /SC ONLOGON`) {
