@@ -22,8 +22,10 @@ var (
 	readWrite = ToolAnnotations{ReadOnlyHint: Hint(false), DestructiveHint: Hint(false), IdempotentHint: Hint(true), OpenWorldHint: Hint(false)}
 )
 
-// registerPlanTools adds the plan tools in their documented order.
-func registerPlanTools(s *Server, p Plans) {
+// registerPlanTools adds the plan tools in their documented order. The status and size
+// words in their schemas and descriptions come from v, the vocabulary the notation engine
+// exports (js/25_vocabulary.js), so they are exactly what the engine accepts.
+func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 	pt := planTools{s: s, p: p}
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
@@ -53,9 +55,8 @@ func registerPlanTools(s *Server, p Plans) {
 		"Replaces the whole text of a plan. Prefer the node verbs for small changes.", writeVerb)
 	addWriteTool(pt, "werkbaum_apply_ops", "Apply line operations",
 		"Applies line operations to the base text: insert, replace or delete at a 0-based line index (ops sorted, not overlapping).", applyOpsVerb)
-	addWriteTool(pt, "werkbaum_set_status", "Set a node's status",
-		"Sets the status box of the node with this id: an English key (idea, planned, highrisk, progress, skeleton, done, prod, "+
-			"discarded, or neutral to remove the box), a German key, or a box code (?, space, !, ~, /, x, ^, -).", setStatusVerb)
+	addWriteTool(pt, "werkbaum_set_status", "Set a node's status", setStatusDescription(v), setStatusVerb)
+	s.mcp.reg.setArgEnum("werkbaum_set_status", "status", v.StatusArguments())
 	addWriteTool(pt, "werkbaum_add_node", "Add a node",
 		"Adds a node line (without indentation, e.g. \"- [ ] #t: Token check (S) @anna\") as the last child of parent, "+
 			"or right after its child after. An empty parent adds a root.", addNodeVerb)
@@ -63,7 +64,8 @@ func registerPlanTools(s *Server, p Plans) {
 		"Moves a node with its subtree, short descriptions and continuation lines under parent (as last child, or after "+
 			"its child after); indentation is adjusted.", moveNodeVerb)
 	addWriteTool(pt, "werkbaum_set_size", "Set a node's size",
-		"Sets the size token of a node (XS, S, M, L, XL, XXL), or removes it with size null.", setSizeVerb)
+		"Sets the size token of a node ("+strings.Join(v.Sizes, ", ")+"), or removes it with size null.", setSizeVerb)
+	s.mcp.reg.setArgEnum("werkbaum_set_size", "size", v.Sizes)
 	addWriteTool(pt, "werkbaum_remove_node", "Remove or discard a node",
 		"discard true marks the node [-] (kept, hidden); discard false deletes the node with its subtree and description block.", removeNodeVerb)
 	AddTool(s, ToolSpec[operationIn, operationOut]{
@@ -73,6 +75,49 @@ func registerPlanTools(s *Server, p Plans) {
 		Annotations: readOnly,
 		Call:        pt.operation,
 	})
+}
+
+// setStatusDescription names the status arguments of werkbaum_set_status: "an English key
+// (idea, planned, …, or neutral to remove the box), a German key, or a box code (?, space, …)".
+func setStatusDescription(v werkbaum.Vocabulary) string {
+	return "Sets the status box of the node with this id: an English key (" + strings.Join(v.Keys(), ", ") +
+		", or " + v.Neutral[0] + " to remove the box), a German key, or a box code (" + v.CodeList(", ") + ")."
+}
+
+// setArgEnum sets the enum of the top-level argument arg of a registered tool to vals: the
+// values come from the engine's vocabulary at run time, which a struct tag cannot hold. A
+// nullable argument keeps null (the enum goes on its string branch). An unknown tool or
+// argument is a wiring mistake and panics, like AddTool's.
+func (r *registry) setArgEnum(tool, arg string, vals []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i, ok := r.toolIdx[tool]
+	if !ok {
+		panic(fmt.Sprintf("api: setArgEnum: no tool %q", tool))
+	}
+	props, _ := r.tools[i].InputSchema["properties"].(map[string]any)
+	prop, ok := props[arg].(map[string]any)
+	if !ok {
+		panic(fmt.Sprintf("api: setArgEnum: tool %q has no argument %q", tool, arg))
+	}
+	target := prop
+	if branches, ok := prop["anyOf"].([]any); ok {
+		target = nil
+		for _, b := range branches {
+			if m, ok := b.(map[string]any); ok && m["type"] == "string" {
+				target = m
+			}
+		}
+	}
+	if target == nil || target["type"] != "string" || len(vals) == 0 {
+		panic(fmt.Sprintf("api: setArgEnum: argument %q of tool %q is no string, or no values given", arg, tool))
+	}
+	enum := make([]any, len(vals))
+	for k, val := range vals {
+		enum[k] = val
+	}
+	target["enum"] = enum
+	r.lists = nil
 }
 
 // planTools holds what the plan tools share.
@@ -188,6 +233,7 @@ type applyOpsIn struct {
 	Ops []opArg `json:"ops" desc:"line operations, sorted by index, not overlapping"`
 }
 
+// setStatusIn: the enum of status is the engine's status arguments (registerPlanTools).
 type setStatusIn struct {
 	writeArgs
 	ID     string `json:"id" desc:"the node's id (without #)"`
@@ -208,10 +254,11 @@ type moveNodeIn struct {
 	After  string `json:"after,omitempty" desc:"id of the sibling to move after"`
 }
 
+// setSizeIn: the enum of size is the engine's sizes (registerPlanTools).
 type setSizeIn struct {
 	writeArgs
 	ID   string  `json:"id" desc:"the node's id (without #)"`
-	Size *string `json:"size" nullable:"true" enum:"XS,S,M,L,XL,XXL" desc:"the new size, or null to remove it"`
+	Size *string `json:"size" nullable:"true" desc:"the new size, or null to remove it"`
 }
 
 type removeNodeIn struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"talkd/internal/queue"
+	"talkd/internal/werkbaum/vocab"
 )
 
 type schemaInner struct {
@@ -89,7 +90,7 @@ func TestSchemaDerivation(t *testing.T) {
 // that carry meaning (speak's limits and enums, set_size's nullable size, a write's base).
 func TestToolListSchemas(t *testing.T) {
 	f := newMCPFixture(t, nil)
-	registerPlanTools(f.srv, nil)
+	registerPlanTools(f.srv, nil, vocab.Notation)
 	l, err := f.srv.mcp.reg.encoded()
 	if err != nil {
 		t.Fatal(err)
