@@ -51,12 +51,17 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 		Heavy:       true, // the engine, and an answer of up to hundreds of KB
 		Call:        pt.inspect,
 	})
+	// What the inspect view's node records may say: the vocabulary's words.
+	for prop, vals := range map[string][]string{"gate": v.GateTypes(), "status": v.Keys(), "effectiveStatus": v.Keys(),
+		"size": v.Sizes, "assumedSize": v.Sizes} {
+		s.mcp.reg.setEnum("werkbaum_inspect", true, vals, "nodes", prop)
+	}
 	addWriteTool(pt, "werkbaum_write", "Write a plan's whole text",
 		"Replaces the whole text of a plan. Prefer the node verbs for small changes.", writeVerb)
 	addWriteTool(pt, "werkbaum_apply_ops", "Apply line operations",
 		"Applies line operations to the base text: insert, replace or delete at a 0-based line index (ops sorted, not overlapping).", applyOpsVerb)
 	addWriteTool(pt, "werkbaum_set_status", "Set a node's status", setStatusDescription(v), setStatusVerb)
-	s.mcp.reg.setArgEnum("werkbaum_set_status", "status", v.StatusArguments())
+	s.mcp.reg.setEnum("werkbaum_set_status", false, v.StatusArguments(), "status")
 	addWriteTool(pt, "werkbaum_add_node", "Add a node",
 		"Adds a node line (without indentation, e.g. \"- [ ] #t: Token check (S) @anna\") as the last child of parent, "+
 			"or right after its child after. An empty parent adds a root.", addNodeVerb)
@@ -65,7 +70,7 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 			"its child after); indentation is adjusted.", moveNodeVerb)
 	addWriteTool(pt, "werkbaum_set_size", "Set a node's size",
 		"Sets the size token of a node ("+strings.Join(v.Sizes, ", ")+"), or removes it with size null.", setSizeVerb)
-	s.mcp.reg.setArgEnum("werkbaum_set_size", "size", v.Sizes)
+	s.mcp.reg.setEnum("werkbaum_set_size", false, v.Sizes, "size")
 	addWriteTool(pt, "werkbaum_remove_node", "Remove or discard a node",
 		"discard true marks the node [-] (kept, hidden); discard false deletes the node with its subtree and description block.", removeNodeVerb)
 	AddTool(s, ToolSpec[operationIn, operationOut]{
@@ -84,33 +89,35 @@ func setStatusDescription(v werkbaum.Vocabulary) string {
 		", or " + v.Neutral[0] + " to remove the box), a German key, or a box code (" + v.CodeList(", ") + ")."
 }
 
-// setArgEnum sets the enum of the top-level argument arg of a registered tool to vals: the
-// values come from the engine's vocabulary at run time, which a struct tag cannot hold. A
-// nullable argument keeps null (the enum goes on its string branch). An unknown tool or
-// argument is a wiring mistake and panics, like AddTool's.
-func (r *registry) setArgEnum(tool, arg string, vals []string) {
+// setEnum sets the enum of a string property of a registered tool's input (or, with
+// output, its output) schema to vals: the values come from the engine's vocabulary at run
+// time, which a struct tag cannot hold. path names the property through nested objects;
+// arrays are stepped through to their items, and a nullable property keeps null (the enum
+// goes on its string branch). A path that names no string is a wiring mistake and panics,
+// like AddTool's.
+func (r *registry) setEnum(tool string, output bool, vals []string, path ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fail := func(why string) {
+		panic(fmt.Sprintf("api: setEnum: tool %q, property %s: %s", tool, strings.Join(path, "."), why))
+	}
 	i, ok := r.toolIdx[tool]
 	if !ok {
-		panic(fmt.Sprintf("api: setArgEnum: no tool %q", tool))
+		fail("no such tool")
 	}
-	props, _ := r.tools[i].InputSchema["properties"].(map[string]any)
-	prop, ok := props[arg].(map[string]any)
-	if !ok {
-		panic(fmt.Sprintf("api: setArgEnum: tool %q has no argument %q", tool, arg))
+	node := r.tools[i].InputSchema
+	if output {
+		node = r.tools[i].OutputSchema
 	}
-	target := prop
-	if branches, ok := prop["anyOf"].([]any); ok {
-		target = nil
-		for _, b := range branches {
-			if m, ok := b.(map[string]any); ok && m["type"] == "string" {
-				target = m
-			}
+	for _, name := range path {
+		props, _ := valueSchema(node)["properties"].(map[string]any)
+		if node, ok = props[name].(map[string]any); !ok {
+			fail("no such property")
 		}
 	}
-	if target == nil || target["type"] != "string" || len(vals) == 0 {
-		panic(fmt.Sprintf("api: setArgEnum: argument %q of tool %q is no string, or no values given", arg, tool))
+	target := valueSchema(node)
+	if target["type"] != "string" || len(vals) == 0 {
+		fail("not a string, or no values given")
 	}
 	enum := make([]any, len(vals))
 	for k, val := range vals {
@@ -118,6 +125,26 @@ func (r *registry) setArgEnum(tool, arg string, vals []string) {
 	}
 	target["enum"] = enum
 	r.lists = nil
+}
+
+// valueSchema is the schema a value of s must meet once null is set aside and arrays are
+// stepped into: the non-null branch of a nullable anyOf, the items of an array.
+func valueSchema(s map[string]any) map[string]any {
+	for {
+		if branches, ok := s["anyOf"].([]any); ok {
+			for _, b := range branches {
+				if m, ok := b.(map[string]any); ok && m["type"] != "null" {
+					s = m
+					break
+				}
+			}
+		}
+		items, ok := s["items"].(map[string]any)
+		if s["type"] != "array" || !ok {
+			return s
+		}
+		s = items
+	}
 }
 
 // planTools holds what the plan tools share.
@@ -166,7 +193,7 @@ type inspectNode struct {
 	Depth           int      `json:"depth"`
 	ID              *string  `json:"id"`
 	Label           string   `json:"label"`
-	Gate            string   `json:"gate" desc:"and, or, xor"`
+	Gate            string   `json:"gate" desc:"the node's own gate: and (also for + and no gate), or, xor"`
 	Optional        bool     `json:"optional"`
 	Status          *string  `json:"status"`
 	EffectiveStatus *string  `json:"effectiveStatus"`

@@ -36,6 +36,15 @@ func TestPlanToolsTakeTheEngineVocabulary(t *testing.T) {
 			InputSchema struct {
 				Properties map[string]json.RawMessage `json:"properties"`
 			} `json:"inputSchema"`
+			OutputSchema struct {
+				Properties struct {
+					Nodes struct {
+						Items struct {
+							Properties map[string]json.RawMessage `json:"properties"`
+						} `json:"items"`
+					} `json:"nodes"`
+				} `json:"properties"`
+			} `json:"outputSchema"`
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(l.tools, &list); err != nil {
@@ -44,6 +53,20 @@ func TestPlanToolsTakeTheEngineVocabulary(t *testing.T) {
 	found := 0
 	for _, tl := range list.Tools {
 		switch tl.Name {
+		case "werkbaum_inspect":
+			found++
+			node := tl.OutputSchema.Properties.Nodes.Items.Properties
+			for prop, want := range map[string]string{
+				"gate":            `{"description":"the node's own gate: and (also for + and no gate), or, xor","enum":["and"],"type":"string"}`,
+				"status":          `{"anyOf":[{"enum":["open","closed"],"type":"string"},{"type":"null"}]}`,
+				"effectiveStatus": `{"anyOf":[{"enum":["open","closed"],"type":"string"},{"type":"null"}]}`,
+				"size":            `{"anyOf":[{"enum":["tiny","huge"],"type":"string"},{"type":"null"}]}`,
+				"assumedSize":     `{"anyOf":[{"enum":["tiny","huge"],"type":"string"},{"type":"null"}]}`,
+			} {
+				if got := string(node[prop]); got != want {
+					t.Errorf("inspect's node %s schema\n got %s\nwant %s", prop, got, want)
+				}
+			}
 		case "werkbaum_set_status":
 			found++
 			var status struct {
@@ -74,10 +97,24 @@ func TestPlanToolsTakeTheEngineVocabulary(t *testing.T) {
 			}
 		}
 	}
-	if found != 2 {
-		t.Fatalf("found %d of the two tools", found)
+	if found != 3 {
+		t.Fatalf("found %d of the three tools", found)
 	}
 	if strings.Contains(string(l.tools), `"XXL"`) || strings.Contains(string(l.tools), `"highrisk"`) {
 		t.Errorf("tools/list still carries a word of the real vocabulary: %s", l.tools)
+	}
+}
+
+// TestGuideNamesTheVocabulary: the notation guide agents read (werkbaum://guide) shows every
+// status box and the size range of the engine's vocabulary.
+func TestGuideNamesTheVocabulary(t *testing.T) {
+	v := vocab.Notation
+	for _, s := range v.Statuses {
+		if !strings.Contains(werkbaumGuide, "`["+s.Code+"]` ") {
+			t.Errorf("the guide does not show the box [%s] (%s)", s.Code, s.Key)
+		}
+	}
+	if r := "`(" + v.Sizes[0] + ")`…`(" + v.Sizes[len(v.Sizes)-1] + ")`"; !strings.Contains(werkbaumGuide, r) {
+		t.Errorf("the guide does not show the sizes as %s", r)
 	}
 }
