@@ -3,8 +3,8 @@
 // box", the sizes in order and the gate characters. Hosts read it once, through
 // Werkbaum.vocabulary(), instead of keeping copies: the Go engine (engine.go, as the typed
 // werkbaum.Vocabulary the MCP tool schemas and messages are built from) and `go generate`
-// for the talk CLI (internal/werkbaum/vocab). The status and size tables themselves live in
-// 05_text.js; the flags come from the model's own predicates (20_model.js), so this file
+// for the talk CLI (internal/werkbaum/vocab). The status, box alias and size tables
+// themselves live in 05_text.js; the flags come from the model's own predicates (20_model.js), so this file
 // adds no second copy of a rule.
 (function (W) {
   'use strict';
@@ -25,8 +25,7 @@
     { code: '=', type: 'xor', optional: false }
   ];
 
-  // BOX_ALIASES: box characters read as another status (§3: `[X]` is `x`).
-  var BOX_ALIASES = { X: 'x' };
+  var BOX_ALIASES = T.BOX_ALIASES; // `[X]` is `x`
 
   // vocabulary returns a fresh plain object (callers may keep or change it).
   function vocabulary() {
@@ -82,7 +81,6 @@
   W._vocab = {
     NEUTRAL: NEUTRAL,
     GATES: GATES,
-    BOX_ALIASES: BOX_ALIASES,
     statusHelp: statusHelp,
     sizeHelp: sizeHelp
   };

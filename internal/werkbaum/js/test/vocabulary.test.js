@@ -94,6 +94,18 @@ test('the parser reads each gate character as the vocabulary says', () => {
   }
 });
 
+test('the parser reads each box code as the status the vocabulary gives it', () => {
+  for (const s of vocab().statuses) {
+    for (const code of s.codes) {
+      const n = W._parseFresh('- [' + code + '] Aufgabe von @Müller #t\n').roots[0];
+      assert.ok(n.status, JSON.stringify(code));
+      assert.strictEqual(n.status.key, s.key, JSON.stringify(code));
+      assert.strictEqual(n.status.name, s.german, JSON.stringify(code));
+      assert.strictEqual(n.status.rank, s.rank, JSON.stringify(code));
+    }
+  }
+});
+
 test('setStatus accepts every key, German key, box code and neutral word of the vocabulary', () => {
   const text = '- [ ] Root #r\n  - [?] Task of @jörg #t\n';
   const v = vocab();
