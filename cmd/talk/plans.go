@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"talkd/internal/werkbaum/vocab"
 )
 
 // mcpProtocolVersion is the 2025-era revision talk's plain JSON-RPC calls claim; that era
@@ -203,7 +205,9 @@ type planInfo struct {
 	Error    string `json:"error"`
 }
 
-const planDetail = `Subcommands:
+// planDetail is plan's help text; its status words and boxes come from the notation's
+// vocabulary (vocab.Notation, generated from the engine's scripts).
+var planDetail = `Subcommands:
   show KEY                      print the plan's text as stored (werkbaum_read); terminal
                                 control characters in it are shown escaped (\x1b), as in
                                 all human output; --json (exact text):
@@ -212,13 +216,14 @@ const planDetail = `Subcommands:
                                 statuses, warnings with line numbers, the cheapest path's
                                 stations and assignee loads; --id limits it to a subtree;
                                 --json: {"base","nodes","warnings","path"}
-  set-status KEY ID STATUS      set a node's status: a key (done, progress, planned, …) or
-                                a box code (x, ~, /, ?, !, -, ^); reads the base, writes
+  set-status KEY ID STATUS      set a node's status: a status key or a box code (below),
+                                or ` + vocab.Notation.Neutral[0] + ` to remove the box; reads the base, writes
                                 with a fresh request id, and re-applies on a fresh base up
                                 to 3 times when another writer got in between. Refused by
                                 the guards (new structural warnings, newly [^]) unless
                                 --allow-warnings / --allow-prod. --json: the write result
                                 {"base","revision","changed","warnings","added","removed"}
+Status boxes: ` + statusLegend(vocab.Notation) + `
 A refused operation (unknown plan or id, conflict, guard) exits 4 with the daemon's text.
 Plan text is anyone's input: in human output (and every message on stderr) control
 characters other than tab and line breaks — ESC sequences, C1 codes, DEL, a lone CR —
@@ -388,23 +393,45 @@ func (a *app) planInspect(ctx context.Context, key, id string) int {
 	return exitOK
 }
 
-// statusBoxes maps status keys (NOTATION.md §9, English and German, and the words the
-// set_status tool accepts) to their box.
-var statusBoxes = map[string]string{
-	"idea": "[?]", "idee": "[?]", "planned": "[ ]", "open": "[ ]", "geplant": "[ ]",
-	"highrisk": "[!]", "blocked": "[!]", "progress": "[~]", "arbeit": "[~]",
-	"skeleton": "[/]", "durchstich": "[/]", "done": "[x]", "fertig": "[x]",
-	"prod": "[^]", "production": "[^]", "discarded": "[-]", "verworfen": "[-]",
-}
-
+// box is the status box of an inspect status (an English key of NOTATION.md §9, from the
+// notation's vocabulary); a key this talk does not know (a newer daemon) is shown as
+// [key], no box as blanks.
 func box(status *string) string {
 	if status == nil || *status == "" {
 		return "   "
 	}
-	if b, ok := statusBoxes[*status]; ok {
+	if b, ok := vocab.Notation.Box(*status); ok {
 		return b
 	}
 	return "[" + *status + "]"
+}
+
+// statusLegend lists each box with its key and German key: "[?] idea (idee), [ ] planned
+// (geplant), …", wrapped for the help text.
+func statusLegend(v vocab.Vocabulary) string {
+	var b strings.Builder
+	col := len("Status boxes: ")
+	for i, st := range v.Statuses {
+		item := "[" + st.Code + "] " + st.Key
+		if st.German != st.Key {
+			item += " (" + st.German + ")"
+		}
+		if i < len(v.Statuses)-1 {
+			item += ","
+		}
+		if i > 0 {
+			if col+1+len(item) > 90 {
+				b.WriteString("\n  ")
+				col = 2
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString(item)
+		col += len(item)
+	}
+	return b.String()
 }
 
 // writeInspect renders the inspect view for people: the tree with statuses, the warnings

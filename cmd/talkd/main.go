@@ -180,7 +180,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 				log.Error("plan journal", "err", err)
 			}
 		}()
-		srv.RegisterPlans(store)
+		srv.RegisterPlans(store, engine.Vocabulary())
 	}
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {

@@ -21,10 +21,11 @@ type Plans interface {
 }
 
 // RegisterPlans adds the plan tools of ARCHITECTURE §5.1 to the MCP door and lets
-// /status list the plans each caller may read.
-func (s *Server) RegisterPlans(p Plans) {
+// /status list the plans each caller may read. v is the notation engine's vocabulary
+// (werkbaum.Engine.Vocabulary): the tools' status and size words come from it.
+func (s *Server) RegisterPlans(p Plans, v werkbaum.Vocabulary) {
 	s.plans = p
-	registerPlanTools(s, p)
+	registerPlanTools(s, p, v)
 	s.registerPlanResources(p)
 	s.mcp.setInstructions(instructions + planInstructions)
 }

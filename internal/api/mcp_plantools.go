@@ -22,8 +22,10 @@ var (
 	readWrite = ToolAnnotations{ReadOnlyHint: Hint(false), DestructiveHint: Hint(false), IdempotentHint: Hint(true), OpenWorldHint: Hint(false)}
 )
 
-// registerPlanTools adds the plan tools in their documented order.
-func registerPlanTools(s *Server, p Plans) {
+// registerPlanTools adds the plan tools in their documented order. The status and size
+// words in their schemas and descriptions come from v, the vocabulary the notation engine
+// exports (js/25_vocabulary.js), so they are exactly what the engine accepts.
+func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 	pt := planTools{s: s, p: p}
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
@@ -49,13 +51,17 @@ func registerPlanTools(s *Server, p Plans) {
 		Heavy:       true, // the engine, and an answer of up to hundreds of KB
 		Call:        pt.inspect,
 	})
+	// What the inspect view's node records may say: the vocabulary's words.
+	for prop, vals := range map[string][]string{"gate": v.GateTypes(), "status": v.Keys(), "effectiveStatus": v.Keys(),
+		"size": v.Sizes, "assumedSize": v.Sizes} {
+		s.mcp.reg.setEnum("werkbaum_inspect", true, vals, "nodes", prop)
+	}
 	addWriteTool(pt, "werkbaum_write", "Write a plan's whole text",
 		"Replaces the whole text of a plan. Prefer the node verbs for small changes.", writeVerb)
 	addWriteTool(pt, "werkbaum_apply_ops", "Apply line operations",
 		"Applies line operations to the base text: insert, replace or delete at a 0-based line index (ops sorted, not overlapping).", applyOpsVerb)
-	addWriteTool(pt, "werkbaum_set_status", "Set a node's status",
-		"Sets the status box of the node with this id: an English key (idea, planned, highrisk, progress, skeleton, done, prod, "+
-			"discarded, or neutral to remove the box), a German key, or a box code (?, space, !, ~, /, x, ^, -).", setStatusVerb)
+	addWriteTool(pt, "werkbaum_set_status", "Set a node's status", setStatusDescription(v), setStatusVerb)
+	s.mcp.reg.setEnum("werkbaum_set_status", false, v.StatusArguments(), "status")
 	addWriteTool(pt, "werkbaum_add_node", "Add a node",
 		"Adds a node line (without indentation, e.g. \"- [ ] #t: Token check (S) @anna\") as the last child of parent, "+
 			"or right after its child after. An empty parent adds a root.", addNodeVerb)
@@ -63,7 +69,8 @@ func registerPlanTools(s *Server, p Plans) {
 		"Moves a node with its subtree, short descriptions and continuation lines under parent (as last child, or after "+
 			"its child after); indentation is adjusted.", moveNodeVerb)
 	addWriteTool(pt, "werkbaum_set_size", "Set a node's size",
-		"Sets the size token of a node (XS, S, M, L, XL, XXL), or removes it with size null.", setSizeVerb)
+		"Sets the size token of a node ("+strings.Join(v.Sizes, ", ")+"), or removes it with size null.", setSizeVerb)
+	s.mcp.reg.setEnum("werkbaum_set_size", false, v.Sizes, "size")
 	addWriteTool(pt, "werkbaum_remove_node", "Remove or discard a node",
 		"discard true marks the node [-] (kept, hidden); discard false deletes the node with its subtree and description block.", removeNodeVerb)
 	AddTool(s, ToolSpec[operationIn, operationOut]{
@@ -73,6 +80,71 @@ func registerPlanTools(s *Server, p Plans) {
 		Annotations: readOnly,
 		Call:        pt.operation,
 	})
+}
+
+// setStatusDescription names the status arguments of werkbaum_set_status: "an English key
+// (idea, planned, …, or neutral to remove the box), a German key, or a box code (?, space, …)".
+func setStatusDescription(v werkbaum.Vocabulary) string {
+	return "Sets the status box of the node with this id: an English key (" + strings.Join(v.Keys(), ", ") +
+		", or " + v.Neutral[0] + " to remove the box), a German key, or a box code (" + v.CodeList(", ") + ")."
+}
+
+// setEnum sets the enum of a string property of a registered tool's input (or, with
+// output, its output) schema to vals: the values come from the engine's vocabulary at run
+// time, which a struct tag cannot hold. path names the property through nested objects;
+// arrays are stepped through to their items, and a nullable property keeps null (the enum
+// goes on its string branch). A path that names no string is a wiring mistake and panics,
+// like AddTool's.
+func (r *registry) setEnum(tool string, output bool, vals []string, path ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fail := func(why string) {
+		panic(fmt.Sprintf("api: setEnum: tool %q, property %s: %s", tool, strings.Join(path, "."), why))
+	}
+	i, ok := r.toolIdx[tool]
+	if !ok {
+		fail("no such tool")
+	}
+	node := r.tools[i].InputSchema
+	if output {
+		node = r.tools[i].OutputSchema
+	}
+	for _, name := range path {
+		props, _ := valueSchema(node)["properties"].(map[string]any)
+		if node, ok = props[name].(map[string]any); !ok {
+			fail("no such property")
+		}
+	}
+	target := valueSchema(node)
+	if target["type"] != "string" || len(vals) == 0 {
+		fail("not a string, or no values given")
+	}
+	enum := make([]any, len(vals))
+	for k, val := range vals {
+		enum[k] = val
+	}
+	target["enum"] = enum
+	r.lists = nil
+}
+
+// valueSchema is the schema a value of s must meet once null is set aside and arrays are
+// stepped into: the non-null branch of a nullable anyOf, the items of an array.
+func valueSchema(s map[string]any) map[string]any {
+	for {
+		if branches, ok := s["anyOf"].([]any); ok {
+			for _, b := range branches {
+				if m, ok := b.(map[string]any); ok && m["type"] != "null" {
+					s = m
+					break
+				}
+			}
+		}
+		items, ok := s["items"].(map[string]any)
+		if s["type"] != "array" || !ok {
+			return s
+		}
+		s = items
+	}
 }
 
 // planTools holds what the plan tools share.
@@ -121,7 +193,7 @@ type inspectNode struct {
 	Depth           int      `json:"depth"`
 	ID              *string  `json:"id"`
 	Label           string   `json:"label"`
-	Gate            string   `json:"gate" desc:"and, or, xor"`
+	Gate            string   `json:"gate" desc:"the node's own gate: and (also for + and no gate), or, xor"`
 	Optional        bool     `json:"optional"`
 	Status          *string  `json:"status"`
 	EffectiveStatus *string  `json:"effectiveStatus"`
@@ -188,6 +260,7 @@ type applyOpsIn struct {
 	Ops []opArg `json:"ops" desc:"line operations, sorted by index, not overlapping"`
 }
 
+// setStatusIn: the enum of status is the engine's status arguments (registerPlanTools).
 type setStatusIn struct {
 	writeArgs
 	ID     string `json:"id" desc:"the node's id (without #)"`
@@ -208,10 +281,11 @@ type moveNodeIn struct {
 	After  string `json:"after,omitempty" desc:"id of the sibling to move after"`
 }
 
+// setSizeIn: the enum of size is the engine's sizes (registerPlanTools).
 type setSizeIn struct {
 	writeArgs
 	ID   string  `json:"id" desc:"the node's id (without #)"`
-	Size *string `json:"size" nullable:"true" enum:"XS,S,M,L,XL,XXL" desc:"the new size, or null to remove it"`
+	Size *string `json:"size" nullable:"true" desc:"the new size, or null to remove it"`
 }
 
 type removeNodeIn struct {

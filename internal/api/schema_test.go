@@ -10,6 +10,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/queue"
+	"talkd/internal/werkbaum/vocab"
 )
 
 type schemaInner struct {
@@ -90,7 +91,7 @@ func TestSchemaDerivation(t *testing.T) {
 // that carry meaning (speak's limits and enums, set_size's nullable size, a write's base).
 func TestToolListSchemas(t *testing.T) {
 	f := newMCPFixture(t, nil)
-	registerPlanTools(f.srv, nil)
+	registerPlanTools(f.srv, nil, vocab.Notation)
 	l, err := f.srv.mcp.reg.encoded()
 	if err != nil {
 		t.Fatal(err)

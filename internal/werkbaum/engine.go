@@ -146,6 +146,8 @@ type Engine struct {
 	slots chan struct{} // one token per runtime that may exist (borrowed or idle)
 	mu    sync.Mutex
 	idle  []*jsRuntime // warm runtimes, reused last-in first-out
+
+	vocab Vocabulary // Werkbaum.vocabulary(), read from the first runtime
 }
 
 // jsRuntime is one goja VM with the notation loaded and its entry point resolved.
@@ -204,6 +206,9 @@ func newEngine(opts Options, extra ...string) (*Engine, error) {
 	// Build one runtime now so that a broken script fails NewEngine, not the first call.
 	rt, err := e.newRuntime()
 	if err != nil {
+		return nil, err
+	}
+	if e.vocab, err = readVocabulary(rt); err != nil {
 		return nil, err
 	}
 	e.idle = append(e.idle, rt)

@@ -174,6 +174,8 @@
     '^': { code: '^', key: 'prod', name: 'prod', rank: 5 },
     '-': { code: '-', key: 'discarded', name: 'verworfen', rank: 0 }
   };
+  // Box characters read as another status's (§3: `[X]` is `x`).
+  var BOX_ALIASES = { X: 'x' };
   // Canonical status key per progress rank (§19).
   var RANK_KEYS = ['idea', 'planned', 'progress', 'skeleton', 'done', 'prod'];
   var SIZES = ['XS', 'S', 'M', 'L', 'XL', 'XXL'];
@@ -182,7 +184,7 @@
   // statusOf resolves an English key, a German key or a box character to the status entry.
   function statusOf(s) {
     if (s === null || s === undefined) return null;
-    if (s.length === 1) return STATUS_BY_CODE[s === 'X' ? 'x' : s] || null;
+    if (s.length === 1) return STATUS_BY_CODE[BOX_ALIASES[s] || s] || null;
     for (var c in STATUS_BY_CODE) {
       var e = STATUS_BY_CODE[c];
       if (e.key === s || e.name === s) return e;
@@ -265,6 +267,7 @@
     NAME_CHARS: NAME_CHARS,
     NAME: NAME,
     STATUS_BY_CODE: STATUS_BY_CODE,
+    BOX_ALIASES: BOX_ALIASES,
     RANK_KEYS: RANK_KEYS,
     SIZES: SIZES,
     SIZE_RANK: SIZE_RANK,

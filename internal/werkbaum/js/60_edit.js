@@ -210,12 +210,14 @@
 
   // ---- setStatus ----------------------------------------------------------------------
 
-  var STATUS_HELP = 'use one of idea, planned, highrisk, progress, skeleton, done, prod, ' +
-    'discarded (or the box characters ? space ! ~ / x ^ -), or neutral to remove the box';
+  // The help sentences come from the vocabulary (25_vocabulary.js), like the tool schemas.
+  var STATUS_HELP = W._vocab.statusHelp();
+  var SIZE_HELP = W._vocab.sizeHelp();
+  var NEUTRAL = W._vocab.NEUTRAL;
 
   // statusCode turns a status argument into a box character, or null for "neutral".
   function statusCode(status) {
-    if (status === null || status === 'neutral' || status === 'none') return null;
+    if (status === null || NEUTRAL.indexOf(status) >= 0) return null;
     if (typeof status !== 'string') throw inputError('badStatus', 'status must be a string; ' + STATUS_HELP);
     var st = T.statusOf(status);
     if (!st) throw inputError('badStatus', 'unknown status "' + status + '"; ' + STATUS_HELP);
@@ -287,7 +289,7 @@
     var s = size.trim().toUpperCase();
     if (s.charAt(0) === '(' && s.charAt(s.length - 1) === ')') s = s.slice(1, -1);
     if (!Object.prototype.hasOwnProperty.call(T.SIZE_RANK, s)) {
-      throw inputError('badSize', 'unknown size "' + size + '"; use XS, S, M, L, XL or XXL, or null to remove it');
+      throw inputError('badSize', 'unknown size "' + size + '"; ' + SIZE_HELP);
     }
     return s;
   }

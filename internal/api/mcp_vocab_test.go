@@ -1,0 +1,120 @@
+package api
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/vocab"
+)
+
+// TestPlanToolsTakeTheEngineVocabulary: set_status's and set_size's enums and descriptions
+// are built from the vocabulary the server is given, not from copies in the code: a
+// made-up vocabulary shows up in tools/list word for word, and nothing of the real one.
+func TestPlanToolsTakeTheEngineVocabulary(t *testing.T) {
+	madeUp := werkbaum.Vocabulary{
+		Statuses: []vocab.Status{
+			{Key: "open", German: "offen", Code: "o", Codes: []string{"o", "O"}, Rank: 0},
+			{Key: "closed", German: "zu", Code: "c", Codes: []string{"c"}, Rank: 1, Realized: true, Done: true},
+		},
+		Neutral: []string{"blank"},
+		Sizes:   []string{"tiny", "huge"},
+		Gates:   []vocab.Gate{{Code: "-", Type: "and"}},
+	}
+	f := newMCPFixture(t, nil)
+	registerPlanTools(f.srv, nil, madeUp)
+	l, err := f.srv.mcp.reg.encoded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+			InputSchema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"inputSchema"`
+			OutputSchema struct {
+				Properties struct {
+					Nodes struct {
+						Items struct {
+							Properties map[string]json.RawMessage `json:"properties"`
+						} `json:"items"`
+					} `json:"nodes"`
+				} `json:"properties"`
+			} `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(l.tools, &list); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, tl := range list.Tools {
+		switch tl.Name {
+		case "werkbaum_inspect":
+			found++
+			node := tl.OutputSchema.Properties.Nodes.Items.Properties
+			for prop, want := range map[string]string{
+				"gate":            `{"description":"the node's own gate: and (also for + and no gate), or, xor","enum":["and"],"type":"string"}`,
+				"status":          `{"anyOf":[{"enum":["open","closed"],"type":"string"},{"type":"null"}]}`,
+				"effectiveStatus": `{"anyOf":[{"enum":["open","closed"],"type":"string"},{"type":"null"}]}`,
+				"size":            `{"anyOf":[{"enum":["tiny","huge"],"type":"string"},{"type":"null"}]}`,
+				"assumedSize":     `{"anyOf":[{"enum":["tiny","huge"],"type":"string"},{"type":"null"}]}`,
+			} {
+				if got := string(node[prop]); got != want {
+					t.Errorf("inspect's node %s schema\n got %s\nwant %s", prop, got, want)
+				}
+			}
+		case "werkbaum_set_status":
+			found++
+			var status struct {
+				Enum []string `json:"enum"`
+			}
+			if err := json.Unmarshal(tl.InputSchema.Properties["status"], &status); err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"open", "closed", "blank", "offen", "zu", "o", "O", "c"}; !reflect.DeepEqual(status.Enum, want) {
+				t.Errorf("set_status status enum %v, want %v", status.Enum, want)
+			}
+			if !strings.Contains(tl.Description, "an English key (open, closed, or blank to remove the box), a German key, or a box code (o, c).") {
+				t.Errorf("set_status description: %s", tl.Description)
+			}
+		case "werkbaum_set_size":
+			found++
+			if got, want := string(tl.InputSchema.Properties["size"]),
+				`{"anyOf":[{"enum":["tiny","huge"],"type":"string"},{"type":"null"}],"description":"the new size, or null to remove it"}`; got != want {
+				t.Errorf("set_size size schema\n got %s\nwant %s", got, want)
+			}
+			if !strings.Contains(tl.Description, "(tiny, huge)") {
+				t.Errorf("set_size description: %s", tl.Description)
+			}
+		}
+		for _, real := range []string{"highrisk", "XXL", "verworfen"} {
+			if strings.Contains(tl.Description, real) {
+				t.Errorf("%s names %q, which the given vocabulary does not have: %s", tl.Name, real, tl.Description)
+			}
+		}
+	}
+	if found != 3 {
+		t.Fatalf("found %d of the three tools", found)
+	}
+	if strings.Contains(string(l.tools), `"XXL"`) || strings.Contains(string(l.tools), `"highrisk"`) {
+		t.Errorf("tools/list still carries a word of the real vocabulary: %s", l.tools)
+	}
+}
+
+// TestGuideNamesTheVocabulary: the notation guide agents read (werkbaum://guide) shows every
+// status box and the size range of the engine's vocabulary.
+func TestGuideNamesTheVocabulary(t *testing.T) {
+	v := vocab.Notation
+	for _, s := range v.Statuses {
+		if !strings.Contains(werkbaumGuide, "`["+s.Code+"]` ") {
+			t.Errorf("the guide does not show the box [%s] (%s)", s.Code, s.Key)
+		}
+	}
+	if r := "`(" + v.Sizes[0] + ")`…`(" + v.Sizes[len(v.Sizes)-1] + ")`"; !strings.Contains(werkbaumGuide, r) {
+		t.Errorf("the guide does not show the sizes as %s", r)
+	}
+}
