@@ -205,8 +205,15 @@
   // apply (parse of the old text, parse of the new one to verify it), guard (analysis of
   // both) and usually an inspect of the new text: with the memo each text is parsed and
   // analysed once. Values are shared, so everything a memo hands out is read-only (the
-  // parser's documents already are). Texts over MEMO_MAX_CHARS are not kept (memory).
-  var MEMO_MAX_CHARS = 262144;
+  // parser's documents already are).
+  //
+  // The bound is a count and a size, but never a size that switches the memo off: the
+  // two newest texts — a write's old and new text — are always kept, whatever their size
+  // (a text over a fixed limit used to be parsed again by every call of a write, 20 times
+  // slower per node above 262,144 characters); older entries go once all together hold
+  // more than MEMO_MAX_CHARS. The host empties the memo after an idle spell (engine.go).
+  var MEMO_MAX_CHARS = 4194304; // two texts at the host's 2 MiB input limit
+  var MEMO_KEEP = 2;
   var memoSize = 3;
   function Memo() {
     this.keys = [];
@@ -217,13 +224,20 @@
     return null;
   };
   Memo.prototype.put = function (text, val) {
-    if (memoSize === 0 || text.length > MEMO_MAX_CHARS) return;
+    if (memoSize === 0) return;
     this.keys.unshift(text);
     this.vals.unshift(val);
-    if (this.keys.length > memoSize) {
-      this.keys.length = memoSize;
-      this.vals.length = memoSize;
+    var n = Math.min(this.keys.length, memoSize);
+    var chars = 0;
+    for (var i = 0; i < n; i++) {
+      chars += this.keys[i].length;
+      if (i >= MEMO_KEEP && chars > MEMO_MAX_CHARS) {
+        n = i;
+        break;
+      }
     }
+    this.keys.length = n;
+    this.vals.length = n;
   };
   Memo.prototype.clear = function () {
     this.keys = [];
