@@ -161,6 +161,11 @@
     '\\u{2ceb0}-\\u{2ebe0}\\u{2ebf0}-\\u{2ee5d}\\u{2f800}-\\u{2fa1d}\\u{30000}-\\u{3134a}' +
     '\\u{31350}-\\u{33479}';
   var NAME_CHARS = LETTERS_DIGITS + '._\\-';
+  // NAME_CHARS_BMP is the same class without the astral ranges, usable without the `u`
+  // flag (the parser's one-regexp path, 10_parse.js FAST_RE): it matches the name
+  // characters of the Basic Multilingual Plane, one UTF-16 code unit each, and no
+  // surrogate, so a name with an astral letter fails that regexp and takes the general path.
+  var NAME_CHARS_BMP = LETTERS_DIGITS.slice(0, LETTERS_DIGITS.indexOf('\\u{')) + '._\\-';
   var NAME = '[' + NAME_CHARS + ']+';
 
   // Status table of NOTATION.md §9: box code → English key, German key, progress rank.
@@ -273,6 +278,7 @@
 
   W._text = {
     NAME_CHARS: NAME_CHARS,
+    NAME_CHARS_BMP: NAME_CHARS_BMP,
     NAME: NAME,
     STATUS_BY_CODE: STATUS_BY_CODE,
     RANK_KEYS: RANK_KEYS,

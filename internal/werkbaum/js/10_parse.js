@@ -178,21 +178,24 @@
   // freely but must never accept a line the general path reads differently:
   //   1: a short description line `"` + blank + text (no `%`, no `\`)
   //   or a node line: 2 the prefix (indentation of spaces only, gate `-`, `|`, `+` or `=` +
-  //   blank, box), then 3 a leading `#id` (ASCII name; its colon is swallowed because a
+  //   blank, box), then 3 a leading `#id` (a name, see FA; its colon is swallowed because a
   //   blank follows), 4 the label: words of characters that start no token (no blank other
   //   than single spaces between words, no `@ & # ( ! \ % < >`, a colon only at a word's
   //   end, and a first character that is no gate, box, quote or `-` so that the regexp
   //   cannot give the prefix back), then the tail: blank-separated size, @tag, &mark, #id
-  //   (when no id came before) and :#dep tokens with ASCII names, then blanks and an
+  //   (when no id came before) and :#dep tokens, then blanks and an
   //   optional `%%` comment. The tail's usual start is read by groups of its own (5 an id;
   //   6 a size and a first tag; 7 a first mark, 8 a single dependency; in this order, each
   //   optional; a token gives no string to slice and no list to split), 9 is the rest of the
   //   tail, token by token in fastTail. The groups take tokens from the left only, so every
   //   list keeps the line's order. Groups 2 and 6 are the node's shape (see Shape).
-  // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a non-ASCII name, a
-  // tab in the indentation or anything unusual fails the match. Without the `u` flag goja
-  // runs it in Go's regexp over UTF-16 text with no per-call position map.
-  var FA = '[A-Za-z0-9._-]+';
+  // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a name with a letter
+  // outside the Basic Multilingual Plane, a tab in the indentation or anything unusual
+  // fails the match. Without the `u` flag goja runs it in Go's regexp over UTF-16 text with
+  // no per-call position map. FA, a name, takes every BMP letter and digit (@jörg, #prüf):
+  // with ASCII names only, a fifth of the lines of a plan with German names took the
+  // general path, which costs several times the regexp.
+  var FA = '[' + T.NAME_CHARS_BMP + ']+';
   // The prefix (indentation, gate, box) and the size-and-tag part of a node line; PREFIX_RE
   // and SIZE_TAG_RE take them apart when a shape is made (see Shape).
   var PREFIX = ' *(?:(?:[-|+]|=[ \\t])[ \\t]*)?(?:\\[[^\\]]\\][ \\t]*)?';
