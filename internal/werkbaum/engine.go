@@ -35,6 +35,7 @@ var scripts embed.FS
 const (
 	DefaultRuntimes      = 2
 	DefaultTimeout       = 2 * time.Second
+	DefaultTimeoutPerMiB = 8 * time.Second
 	DefaultMaxInputBytes = 2 << 20
 	DefaultCacheEntries  = 64
 )
@@ -56,6 +57,9 @@ type Options struct {
 	// Timeout is the deadline of one call (default 2s); a context deadline that is
 	// earlier wins. A call that runs past it is interrupted and fails with ErrTimeout.
 	Timeout time.Duration
+	// TimeoutPerMiB extends the deadline of a call by this much per MiB of its largest
+	// plan text (default 8s; see Engine.timeoutFor). Negative: no extension.
+	TimeoutPerMiB time.Duration
 	// MaxInputBytes bounds every plan text passed in (default 2 MiB). Larger input fails
 	// with ErrTooLarge before any JavaScript runs.
 	MaxInputBytes int
@@ -74,6 +78,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.TimeoutPerMiB == 0 {
+		o.TimeoutPerMiB = DefaultTimeoutPerMiB
 	}
 	if o.MaxInputBytes <= 0 {
 		o.MaxInputBytes = DefaultMaxInputBytes
@@ -348,7 +355,7 @@ func (e *Engine) run(ctx context.Context, method string, args any, texts []textA
 	if err != nil {
 		return nil, fmt.Errorf("werkbaum %s: encode arguments: %w", method, err)
 	}
-	deadline := time.Now().Add(e.opts.Timeout)
+	deadline := time.Now().Add(e.timeoutFor(texts))
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}

@@ -253,3 +253,33 @@ Werkbaum.methods.memoFill = function (a) {
 		}
 	}
 }
+
+// TestDeadlineGrowsWithTheInput: a call's deadline is Timeout plus TimeoutPerMiB per MiB of
+// its largest text, so a call on a large plan that needs longer than the base deadline
+// completes, the same work on a small text is still cut off, and TimeoutPerMiB < 0 turns
+// the extension off. The method waits by the wall clock, so a busy machine does not change
+// the outcome.
+func TestDeadlineGrowsWithTheInput(t *testing.T) {
+	const wait = `Werkbaum.methods.wait = function (a) {
+  var end = Date.now() + a.ms;
+  while (Date.now() < end) {}
+  return a.text.length;
+};`
+	ctx := context.Background()
+	big := strings.Repeat("- [ ] Task @jörg\n", (1<<20)/18+1) // just over 1 MiB
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: 150 * time.Millisecond, TimeoutPerMiB: 3 * time.Second}, wait)
+	if got := e.timeoutFor([]textArg{{"old", smallPlan}, {"text", big}}); got < 3150*time.Millisecond || got > 3300*time.Millisecond {
+		t.Errorf("deadline for a 1 MiB text = %v, want 150ms + 3s per MiB", got)
+	}
+	args := map[string]int{"ms": 600}
+	if _, err := e.call(ctx, "wait", args, textArg{"text", big}); err != nil {
+		t.Errorf("600 ms on a 1 MiB text with 150 ms + 3 s per MiB: %v", err)
+	}
+	if _, err := e.call(ctx, "wait", args, textArg{"text", smallPlan}); !errors.Is(err, ErrTimeout) {
+		t.Errorf("600 ms on a small text with a 150 ms deadline: got %v, want ErrTimeout", err)
+	}
+	fixed := newTestEngine(t, Options{Runtimes: 1, Timeout: 150 * time.Millisecond, TimeoutPerMiB: -1}, wait)
+	if _, err := fixed.call(ctx, "wait", args, textArg{"text", big}); !errors.Is(err, ErrTimeout) {
+		t.Errorf("TimeoutPerMiB < 0: got %v, want ErrTimeout", err)
+	}
+}
