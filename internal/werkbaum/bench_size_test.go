@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,8 +94,20 @@ func sizeEngine(b *testing.B, memo bool) *Engine {
 // variant makes each iteration's text new (a trailing comment), so nothing carries over.
 func variant(text string, i int) string { return text + "%% round " + strconv.Itoa(i) + "\n" }
 
-// timeOp runs op once on a fresh variant of text and returns how long it took.
-func timeOp(b *testing.B, e *Engine, op int, text string, i int) time.Duration {
+// cpuNow is the CPU time this process has used (all threads: the call and the collector).
+// On a machine shared with other busy processes it is a steadier measure than the wall
+// clock, which also counts the time the call waited for a core.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// timeOp runs op once on a fresh variant of text and returns how long it took (wall clock)
+// and the CPU time it used.
+func timeOp(b *testing.B, e *Engine, op int, text string, i int) (wall, cpu time.Duration) {
 	o := sizeOps[op]
 	t := variant(text, i)
 	if o.prepare != nil {
@@ -102,11 +115,11 @@ func timeOp(b *testing.B, e *Engine, op int, text string, i int) time.Duration {
 			b.Fatal(err)
 		}
 	}
-	start := time.Now()
+	start, startCPU := time.Now(), cpuNow()
 	if err := o.run(e, t); err != nil {
 		b.Fatal(err)
 	}
-	return time.Since(start)
+	return time.Since(start), cpuNow() - startCPU
 }
 
 // BenchmarkSize times each op by plan size; "ns/node" is the cost per node.
@@ -117,12 +130,15 @@ func BenchmarkSize(b *testing.B) {
 				e := sizeEngine(b, sizeOps[op].memo)
 				timeOp(b, e, op, p.text, -1) // warm the runtime
 				b.ResetTimer()
-				var total time.Duration
+				var total, cpu time.Duration
 				for i := 0; i < b.N; i++ {
-					total += timeOp(b, e, op, p.text, i)
+					w, c := timeOp(b, e, op, p.text, i)
+					total, cpu = total+w, cpu+c
 				}
-				b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/op")
-				b.ReportMetric(float64(total.Nanoseconds())/float64(b.N)/float64(p.nodes), "ns/node")
+				per := float64(b.N)
+				b.ReportMetric(float64(total)/per, "ns/op")
+				b.ReportMetric(float64(total)/per/float64(p.nodes), "ns/node")
+				b.ReportMetric(float64(cpu)/per/1e6, "cpu-ms/op")
 			})
 		}
 	}
@@ -143,16 +159,18 @@ func BenchmarkSizeRatio(b *testing.B) {
 				timeOp(b, e, op, base, -1)
 				timeOp(b, e, op, p.text, -1)
 				b.ResetTimer()
-				var small, big time.Duration
+				var small, big, smallCPU, bigCPU time.Duration
 				for i := 0; i < b.N; i++ {
-					small += timeOp(b, e, op, base, i)
-					big += timeOp(b, e, op, p.text, i)
+					w, c := timeOp(b, e, op, base, i)
+					small, smallCPU = small+w, smallCPU+c
+					w, c = timeOp(b, e, op, p.text, i)
+					big, bigCPU = big+w, bigCPU+c
 				}
-				perSmall := float64(small) / 1000
-				perBig := float64(big) / float64(p.nodes)
-				b.ReportMetric(perBig/perSmall, "ratio")
-				b.ReportMetric(perBig/float64(b.N), "ns/node")
-				b.ReportMetric(perSmall/float64(b.N), "ns/node@1000")
+				perNode := func(d time.Duration, nodes int) float64 { return float64(d) / float64(nodes) }
+				b.ReportMetric(perNode(big, p.nodes)/perNode(small, 1000), "ratio")
+				b.ReportMetric(perNode(bigCPU, p.nodes)/perNode(smallCPU, 1000), "cpu-ratio")
+				b.ReportMetric(perNode(big, p.nodes)/float64(b.N), "ns/node")
+				b.ReportMetric(perNode(small, 1000)/float64(b.N), "ns/node@1000")
 			})
 		}
 	}
