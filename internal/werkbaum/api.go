@@ -39,7 +39,7 @@ func NotationChecksum(text string) string {
 // every call on plans far below the input limit (a 10,000-node write took 4 s, a 40,000-node
 // inspect 6 s of CPU on a busy two-core machine); the deadline now grows with the input, and
 // a runaway call still costs one error after a bounded time (at the 2 MiB limit the
-// daemon's 5 s become 21 s). The largest text, not their sum: of a guard's two texts the
+// daemon's 5 s become 25 s). The largest text, not their sum: of a guard's two texts the
 // old one is usually remembered from the agent's read (js/05_text.js Memo).
 func (e *Engine) timeoutFor(texts []textArg) time.Duration {
 	d := e.opts.Timeout

@@ -35,7 +35,7 @@ var scripts embed.FS
 const (
 	DefaultRuntimes      = 2
 	DefaultTimeout       = 2 * time.Second
-	DefaultTimeoutPerMiB = 8 * time.Second
+	DefaultTimeoutPerMiB = 10 * time.Second
 	DefaultMaxInputBytes = 2 << 20
 	DefaultCacheEntries  = 64
 )
@@ -58,7 +58,7 @@ type Options struct {
 	// earlier wins. A call that runs past it is interrupted and fails with ErrTimeout.
 	Timeout time.Duration
 	// TimeoutPerMiB extends the deadline of a call by this much per MiB of its largest
-	// plan text (default 8s; see Engine.timeoutFor). Negative: no extension.
+	// plan text (default 10s; see Engine.timeoutFor). Negative: no extension.
 	TimeoutPerMiB time.Duration
 	// MaxInputBytes bounds every plan text passed in (default 2 MiB). Larger input fails
 	// with ErrTooLarge before any JavaScript runs.
