@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -30,6 +31,26 @@ func NotationChecksum(text string) string {
 	}
 	sum := sha256.Sum256([]byte(text))
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// timeoutFor is the deadline of a call that reads texts: Options.Timeout plus
+// Options.TimeoutPerMiB per MiB of the largest text. The engine's work grows linearly with
+// a plan (BenchmarkSizeRatio), so a fixed deadline that suits a hand-written plan cut off
+// every call on plans far below the input limit (a 10,000-node write took 4 s, a 40,000-node
+// inspect 6 s of CPU on a busy two-core machine); the deadline now grows with the input, and
+// a runaway call still costs one error after a bounded time (at the 2 MiB limit the
+// daemon's 5 s become 25 s). The largest text, not their sum: of a guard's two texts the
+// old one is usually remembered from the agent's read (js/05_text.js Memo).
+func (e *Engine) timeoutFor(texts []textArg) time.Duration {
+	d := e.opts.Timeout
+	if e.opts.TimeoutPerMiB <= 0 {
+		return d
+	}
+	largest := 0
+	for _, t := range texts {
+		largest = max(largest, len(t.value))
+	}
+	return d + time.Duration(float64(e.opts.TimeoutPerMiB)*float64(largest)/(1<<20))
 }
 
 // AnalyzeOptions select the view of Analyze.

@@ -79,6 +79,7 @@ func scriptOrder() ([]string, error) {
 const (
 	DefaultRuntimes      = 2
 	DefaultTimeout       = 2 * time.Second
+	DefaultTimeoutPerMiB = 10 * time.Second
 	DefaultMaxInputBytes = 2 << 20
 	DefaultCacheEntries  = 64
 )
@@ -100,6 +101,9 @@ type Options struct {
 	// Timeout is the deadline of one call (default 2s); a context deadline that is
 	// earlier wins. A call that runs past it is interrupted and fails with ErrTimeout.
 	Timeout time.Duration
+	// TimeoutPerMiB extends the deadline of a call by this much per MiB of its largest
+	// plan text (default 10s; see Engine.timeoutFor). Negative: no extension.
+	TimeoutPerMiB time.Duration
 	// MaxInputBytes bounds every plan text passed in (default 2 MiB). Larger input fails
 	// with ErrTooLarge before any JavaScript runs.
 	MaxInputBytes int
@@ -118,6 +122,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.TimeoutPerMiB == 0 {
+		o.TimeoutPerMiB = DefaultTimeoutPerMiB
 	}
 	if o.MaxInputBytes <= 0 {
 		o.MaxInputBytes = DefaultMaxInputBytes
@@ -403,7 +410,7 @@ func (e *Engine) run(ctx context.Context, method string, args any, texts []textA
 	// The deadline bounds the script, so it starts once a runtime is in hand: the wait for a
 	// slot and the build of a fresh runtime (all scripts loaded, tens of milliseconds on a
 	// busy machine) are not the call's fault. The wait is bounded by ctx alone.
-	deadline := time.Now().Add(e.opts.Timeout)
+	deadline := time.Now().Add(e.timeoutFor(texts))
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}

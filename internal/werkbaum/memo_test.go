@@ -162,3 +162,124 @@ func TestMemoTrimRacesWithCalls(t *testing.T) {
 		t.Fatalf("runtimes created = %d, idle = %d; want 1..2, all idle", got, idle)
 	}
 }
+
+// countScript counts what the scripts really compute: distinct parsed documents (a memo
+// hit returns the document it made before) and model runs (each is a full analysis).
+const countScript = `
+(function (W) {
+  var parse = W.parse, model = W._model, docs = [], models = 0;
+  W.parse = function (text) {
+    var d = parse(text);
+    if (docs.indexOf(d) < 0) docs.push(d);
+    return d;
+  };
+  W._model = function (doc, opts) {
+    models++;
+    return model(doc, opts);
+  };
+  W.methods.counts = function () {
+    var out = { parses: docs.length, models: models };
+    docs = [];
+    models = 0;
+    return out;
+  };
+})(Werkbaum);`
+
+// TestWriteAnalysesEachTextOnce: the calls of an agent's write (read, apply, guard, read
+// of the new text) parse the old and the new text once each and analyse each once, also
+// for a text far above the size at which the memo used to switch itself off (262,144
+// characters: a 10,000-node write then took 4 s instead of tens of milliseconds).
+func TestWriteAnalysesEachTextOnce(t *testing.T) {
+	ctx := context.Background()
+	big := smallPlan + "%% " + strings.Repeat("ü", 600000) + "\n"
+	for _, text := range []string{smallPlan, big} {
+		e := newTestEngine(t, Options{Runtimes: 1, Timeout: time.Minute}, countScript)
+		if _, err := e.InspectJSON(ctx, text, InspectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		next, err := e.Apply(ctx, text, SetStatus{ID: "co", Status: "done"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Guard(ctx, text, next, GuardOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.InspectJSON(ctx, next, InspectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Warnings(ctx, next); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := e.call(ctx, "counts", struct{}{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(raw); got != `{"parses":2,"models":2}` {
+			t.Errorf("%d bytes: a write computed %s, want 2 parses and 2 analyses", len(text), got)
+		}
+	}
+}
+
+// TestMemoKeepsTheNewestTwoTextsAtAnySize: the memo's bound drops older entries by size
+// but always keeps the two newest texts (a write's old and new text), however large.
+func TestMemoKeepsTheNewestTwoTextsAtAnySize(t *testing.T) {
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: time.Minute}, `
+Werkbaum.methods.memoFill = function (a) {
+  var m = Werkbaum._memo(), kept = [];
+  for (var i = 0; i < a.texts.length; i++) {
+    var t = 'x'.repeat(a.texts[i]) + i;
+    m.put(t, i);
+    var n = 0;
+    for (var k = 0; k <= i; k++) if (m.get('x'.repeat(a.texts[k]) + k) !== null) n++;
+    kept.push(n);
+  }
+  return kept;
+};`)
+	for _, c := range []struct {
+		sizes []int
+		want  string
+	}{
+		{[]int{10, 10, 10, 10}, "[1,2,3,3]"},                     // small: the count bound (3)
+		{[]int{3 << 20, 3 << 20, 3 << 20}, "[1,2,2]"},            // huge: the newest two stay
+		{[]int{100, 3 << 20, 3 << 20, 10}, "[1,2,2,2]"},          // a huge pair pushes the rest out
+		{[]int{1 << 20, 1 << 20, 1 << 20, 1 << 20}, "[1,2,3,3]"}, // 3 MiB together: within the size bound
+	} {
+		raw, err := e.call(context.Background(), "memoFill", map[string][]int{"texts": c.sizes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(raw) != c.want {
+			t.Errorf("texts of %v characters: kept %s, want %s", c.sizes, raw, c.want)
+		}
+	}
+}
+
+// TestDeadlineGrowsWithTheInput: a call's deadline is Timeout plus TimeoutPerMiB per MiB of
+// its largest text, so a call on a large plan that needs longer than the base deadline
+// completes, the same work on a small text is still cut off, and TimeoutPerMiB < 0 turns
+// the extension off. The method waits by the wall clock, so a busy machine does not change
+// the outcome.
+func TestDeadlineGrowsWithTheInput(t *testing.T) {
+	const wait = `Werkbaum.methods.wait = function (a) {
+  var end = Date.now() + a.ms;
+  while (Date.now() < end) {}
+  return a.text.length;
+};`
+	ctx := context.Background()
+	big := strings.Repeat("- [ ] Task @jörg\n", (1<<20)/18+1) // just over 1 MiB
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: 150 * time.Millisecond, TimeoutPerMiB: 3 * time.Second}, wait)
+	if got := e.timeoutFor([]textArg{{"old", smallPlan}, {"text", big}}); got < 3150*time.Millisecond || got > 3300*time.Millisecond {
+		t.Errorf("deadline for a 1 MiB text = %v, want 150ms + 3s per MiB", got)
+	}
+	args := map[string]int{"ms": 600}
+	if _, err := e.call(ctx, "wait", args, textArg{"text", big}); err != nil {
+		t.Errorf("600 ms on a 1 MiB text with 150 ms + 3 s per MiB: %v", err)
+	}
+	if _, err := e.call(ctx, "wait", args, textArg{"text", smallPlan}); !errors.Is(err, ErrTimeout) {
+		t.Errorf("600 ms on a small text with a 150 ms deadline: got %v, want ErrTimeout", err)
+	}
+	fixed := newTestEngine(t, Options{Runtimes: 1, Timeout: 150 * time.Millisecond, TimeoutPerMiB: -1}, wait)
+	if _, err := fixed.call(ctx, "wait", args, textArg{"text", big}); !errors.Is(err, ErrTimeout) {
+		t.Errorf("TimeoutPerMiB < 0: got %v, want ErrTimeout", err)
+	}
+}

@@ -161,6 +161,11 @@
     '\\u{2ceb0}-\\u{2ebe0}\\u{2ebf0}-\\u{2ee5d}\\u{2f800}-\\u{2fa1d}\\u{30000}-\\u{3134a}' +
     '\\u{31350}-\\u{33479}';
   var NAME_CHARS = LETTERS_DIGITS + '._\\-';
+  // NAME_CHARS_BMP is the same class without the astral ranges, usable without the `u`
+  // flag (the parser's one-regexp path, 10_parse.js FAST_RE): it matches the name
+  // characters of the Basic Multilingual Plane, one UTF-16 code unit each, and no
+  // surrogate, so a name with an astral letter fails that regexp and takes the general path.
+  var NAME_CHARS_BMP = LETTERS_DIGITS.slice(0, LETTERS_DIGITS.indexOf('\\u{')) + '._\\-';
   var NAME = '[' + NAME_CHARS + ']+';
 
   // Status table of NOTATION.md §9: box code → English key, German key, progress rank.
@@ -211,8 +216,15 @@
   // apply (parse of the old text, parse of the new one to verify it), guard (analysis of
   // both) and usually an inspect of the new text: with the memo each text is parsed and
   // analysed once. Values are shared, so everything a memo hands out is read-only (the
-  // parser's documents already are). Texts over MEMO_MAX_CHARS are not kept (memory).
-  var MEMO_MAX_CHARS = 262144;
+  // parser's documents already are).
+  //
+  // The bound is a count and a size, but never a size that switches the memo off: the
+  // two newest texts — a write's old and new text — are always kept, whatever their size
+  // (a text over a fixed limit used to be parsed again by every call of a write, 20 times
+  // slower per node above 262,144 characters); older entries go once all together hold
+  // more than MEMO_MAX_CHARS. The host empties the memo after an idle spell (engine.go).
+  var MEMO_MAX_CHARS = 4194304; // two texts at the host's 2 MiB input limit
+  var MEMO_KEEP = 2;
   var memoSize = 3;
   function Memo() {
     this.keys = [];
@@ -223,13 +235,20 @@
     return null;
   };
   Memo.prototype.put = function (text, val) {
-    if (memoSize === 0 || text.length > MEMO_MAX_CHARS) return;
+    if (memoSize === 0) return;
     this.keys.unshift(text);
     this.vals.unshift(val);
-    if (this.keys.length > memoSize) {
-      this.keys.length = memoSize;
-      this.vals.length = memoSize;
+    var n = Math.min(this.keys.length, memoSize);
+    var chars = 0;
+    for (var i = 0; i < n; i++) {
+      chars += this.keys[i].length;
+      if (i >= MEMO_KEEP && chars > MEMO_MAX_CHARS) {
+        n = i;
+        break;
+      }
     }
+    this.keys.length = n;
+    this.vals.length = n;
   };
   Memo.prototype.clear = function () {
     this.keys = [];
@@ -265,6 +284,7 @@
 
   W._text = {
     NAME_CHARS: NAME_CHARS,
+    NAME_CHARS_BMP: NAME_CHARS_BMP,
     NAME: NAME,
     STATUS_BY_CODE: STATUS_BY_CODE,
     BOX_ALIASES: BOX_ALIASES,

@@ -178,21 +178,24 @@
   // freely but must never accept a line the general path reads differently:
   //   1: a short description line `"` + blank + text (no `%`, no `\`)
   //   or a node line: 2 the prefix (indentation of spaces only, gate `-`, `|`, `+` or `=` +
-  //   blank, box), then 3 a leading `#id` (ASCII name; its colon is swallowed because a
+  //   blank, box), then 3 a leading `#id` (a name, see FA; its colon is swallowed because a
   //   blank follows), 4 the label: words of characters that start no token (no blank other
   //   than single spaces between words, no `@ & # ( ! \ % < >`, a colon only at a word's
   //   end, and a first character that is no gate, box, quote or `-` so that the regexp
   //   cannot give the prefix back), then the tail: blank-separated size, @tag, &mark, #id
-  //   (when no id came before) and :#dep tokens with ASCII names, then blanks and an
+  //   (when no id came before) and :#dep tokens, then blanks and an
   //   optional `%%` comment. The tail's usual start is read by groups of its own (5 an id;
   //   6 a size and a first tag; 7 a first mark, 8 a single dependency; in this order, each
   //   optional; a token gives no string to slice and no list to split), 9 is the rest of the
   //   tail, token by token in fastTail. The groups take tokens from the left only, so every
   //   list keeps the line's order. Groups 2 and 6 are the node's shape (see Shape).
-  // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a non-ASCII name, a
-  // tab in the indentation or anything unusual fails the match. Without the `u` flag goja
-  // runs it in Go's regexp over UTF-16 text with no per-call position map.
-  var FA = '[A-Za-z0-9._-]+';
+  // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a name with a letter
+  // outside the Basic Multilingual Plane, a tab in the indentation or anything unusual
+  // fails the match. Without the `u` flag goja runs it in Go's regexp over UTF-16 text with
+  // no per-call position map. FA, a name, takes every BMP letter and digit (@jörg, #prüf):
+  // with ASCII names only, a fifth of the lines of a plan with German names took the
+  // general path, which costs several times the regexp.
+  var FA = '[' + T.NAME_CHARS_BMP + ']+';
   // The prefix (indentation, gate, box) and the size-and-tag part of a node line; PREFIX_RE
   // and SIZE_TAG_RE take them apart when a shape is made (see Shape).
   var PREFIX = ' *(?:(?:[-|+]|=[ \\t])[ \\t]*)?(?:\\[[^\\]]\\][ \\t]*)?';
@@ -456,10 +459,10 @@
   // them one by one, which saves five strings per line. A shape is a Node whose fields are
   // never written after it is made; a node that reads more tail tokens owns what they
   // change. The shapes stay with the runtime for the next parse; when there are too many,
-  // the table starts afresh, and it goes with the memo when the host empties that after
-  // idling: made amid a parse's garbage, each shape kept a few Go heap spans in use, and an
-  // idle daemon held 0.5 MB more per runtime (BenchmarkEngineRSS).
-  var MAX_SHAPES = 256; // prefixes and shapes together
+  // the next parse starts the table afresh (shapedNode), and it goes with the memo when the
+  // host empties that after idling: made amid a parse's garbage, each shape kept a few Go
+  // heap spans in use, and an idle daemon held 0.5 MB more per runtime (BenchmarkEngineRSS).
+  var MAX_SHAPES = 4096; // prefixes and shapes together
   var prefixes = Object.create(null); // group 2's text → Prefix
   var shapeCount = 0;
   W._onClearMemo(function () {
@@ -477,34 +480,71 @@
     this.shapes = Object.create(null); // group 6's text → Shape
   }
 
+  // prefixOf returns the Prefix of group 2's text; once the table is full, a new prefix is
+  // taken apart for its line only (and makes no shapes).
   function prefixOf(text) {
     var pre = prefixes[text];
     if (pre === undefined) {
-      if (shapeCount >= MAX_SHAPES) {
-        prefixes = Object.create(null);
-        shapeCount = 0;
+      pre = new Prefix(text);
+      if (shapeCount < MAX_SHAPES) {
+        prefixes[text] = pre;
+        shapeCount++; // prefixes count too: a line may make one without a shape
       }
-      prefixes[text] = pre = new Prefix(text);
-      shapeCount++; // prefixes count too: a line may make one without a shape
     }
     return pre;
   }
 
-  function newShape(pre, sizeTag) {
+  // shapeFields sets the five fields a prefix and a size-and-tag text determine. A shape
+  // gets them once for all its nodes; a node whose combination finds the table full gets
+  // them as fields of its own (the same values: one code path for both).
+  function shapeFields(o, pre, sizeTag) {
     var m = SIZE_TAG_RE.exec(sizeTag);
+    if (pre.width !== 0) o.indent = pre.indent;
+    if (pre.gate !== '') setGate(o, pre.gate);
+    if (pre.box !== null) setBox(o, pre.box, STATUS_BY_CODE[pre.box === 'X' ? 'x' : pre.box]);
+    if (m[1] !== undefined) o.size = m[1];
+    if (m[2] !== undefined) o.tags = Object.freeze([m[2]]);
+    o._sizeMin = sizeMinOf(o);
+    o._plainLabel = true;
+  }
+
+  // shapedNode returns a new node with the fields of its shape. Real plans have many
+  // combinations (a generated 10,000-node plan with ten people 3,083, its 40,000-node
+  // sibling 6,305; werkbaum.werkbaum 75): with a table of 256 that started afresh whenever
+  // it was full, nearly every line of a large plan made a new shape. The table now holds
+  // MAX_SHAPES and never starts afresh in the middle of a parse: combinations beyond it
+  // own their fields; a full table starts afresh when the next parse begins (startShapes),
+  // so it follows the plans being read. Parse and write of the 10,000-node plan cost about
+  // a fifth less CPU with 4,096 than with 256 (docs/bench-werkbaum.md, fourth round).
+  function shapedNode(pre, sizeTag) {
+    var Shape = pre.shapes[sizeTag];
+    if (Shape === undefined) {
+      if (shapeCount >= MAX_SHAPES) {
+        var node = new Node();
+        shapeFields(node, pre, sizeTag);
+        return node;
+      }
+      Shape = newShape(pre, sizeTag);
+    }
+    return new Shape();
+  }
+
+  function newShape(pre, sizeTag) {
     var proto = new Node();
-    if (pre.width !== 0) proto.indent = pre.indent;
-    if (pre.gate !== '') setGate(proto, pre.gate);
-    if (pre.box !== null) setBox(proto, pre.box, STATUS_BY_CODE[pre.box === 'X' ? 'x' : pre.box]);
-    if (m[1] !== undefined) proto.size = m[1];
-    if (m[2] !== undefined) proto.tags = Object.freeze([m[2]]);
-    proto._sizeMin = sizeMinOf(proto);
-    proto._plainLabel = true;
+    shapeFields(proto, pre, sizeTag);
     var Shape = function () {};
     Shape.prototype = proto;
     pre.shapes[sizeTag] = Shape;
     shapeCount++;
     return Shape;
+  }
+
+  // startShapes runs when a parse begins: a full table starts afresh.
+  function startShapes() {
+    if (shapeCount >= MAX_SHAPES) {
+      prefixes = Object.create(null);
+      shapeCount = 0;
+    }
   }
 
   // gateOf returns the gate of a sibling group from its first member (§8).
@@ -564,6 +604,7 @@
   var fastOff = false;
 
   function parse(text) {
+    startShapes();
     var norm = T.normalize(text);
     var lines = norm.split('\n');
     var n = lines.length;
@@ -612,9 +653,7 @@
         }
       }
       if (fm !== null) {
-        var Shape = pre.shapes[fm[6]];
-        if (Shape === undefined) Shape = newShape(pre, fm[6]);
-        node = new Shape();
+        node = shapedNode(pre, fm[6]);
         shaped = true;
         node.line = first;
         if (id !== null) node.id = id;
@@ -876,6 +915,8 @@
     return { indent: s.slice(0, pxIndent), gate: pxGate, fold: pxFold, box: pxBox, rest: s.slice(pxRest) };
   };
   W._gateOf = gateOf;
+  // _shapeTableSize is MAX_SHAPES, for the tests that fill the table.
+  W._shapeTableSize = MAX_SHAPES;
   // _fastParse(on) switches the one-regexp path for common lines on or off (for tests that
   // compare it with the general path; on by default).
   W._fastParse = function (on) {

@@ -121,7 +121,7 @@ func TestReadNoticesInPlaceEditOfSameSize(t *testing.T) {
 // run, no wait) until the plan changes.
 func TestSummaryFailureCachedUntilChange(t *testing.T) {
 	logs := &syncWriter{b: &bytes.Buffer{}}
-	svc, path := storeFor(t, benchPlan(3000), werkbaum.Options{Timeout: time.Millisecond, CacheEntries: -1}, logs)
+	svc, path := storeFor(t, benchPlan(3000), werkbaum.Options{Timeout: time.Millisecond, TimeoutPerMiB: -1, CacheEntries: -1}, logs)
 	ctx := context.Background()
 	var first Summary
 	deadline := time.Now().Add(10 * time.Second)

@@ -62,7 +62,8 @@ test('fast and general path agree on generated lines full of near-tokens', () =>
   const parts = [' ', '  ', '\t', '-', '+', '|', '=', '= ', '[x]', '[ ]', '[X]', '[k]', '[]', '[ab]', '>', '< ', '"', '" ',
     'Task', 'a:', ':', ':b', 'x/y', 'http://h.x/p', '#id', '#id:', '#a.b-c_d', '#ü', '(M)', '(XS)', '(xl)', '(m)', '(Q)',
     '@bo', '@bo,', '@jörg', '&k', '&taiga.x', ':#a', ':#a,#b', ':#a,', '!!!', '!', '%%', '%% c', '%', '\\', '\u00a0',
-    '\u3000', '\u2028', 'é', '😀', '---', ')', '(', ',', '#', '@', '&', '\v', 'US-1', '#US-12', '#T-3:'];
+    '\u3000', '\u2028', 'é', '😀', '---', ')', '(', ',', '#', '@', '&', '\v', 'US-1', '#US-12', '#T-3:',
+    ' @jörg', ' @Müller', ' #prüf', ' &qualität', ' :#Łódź', 'e\u0301', '\ud835\udc00', '\u00a0', 'ß', '中文'];
   for (let k = 0; k < 3000; k++) {
     const lines = [];
     const count = 1 + Math.floor(r() * 6);
@@ -85,8 +86,8 @@ test('nodes that share a shape read like nodes that own their fields, across par
   const docs = [];
   for (let d = 0; d < 3; d++) {
     const lines = ['Root (XXL)'];
-    for (let k = 0; k < 400; k++) {
-      lines.push('  ' + gates[k % 5] + boxes[(k + d) % 6] + 'Item ' + k + sizes[k % 3] + (k % 7 ? ' @p' + (k % 97) : '') +
+    for (let k = 0; k < W._shapeTableSize + 400; k++) {
+      lines.push('  '.repeat(1 + (k % 41)) + gates[k % 5] + boxes[(k + d) % 6] + 'Item ' + k + sizes[k % 3] + (k % 7 ? ' @p' + (k % 97) : '') +
         (k % 11 ? '' : ' &mark' + k) + (k % 13 ? '' : ' :#i' + (k - 1)) + (k % 4 ? '' : ' #i' + k));
     }
     docs.push(lines.join('\n'));
@@ -97,17 +98,19 @@ test('nodes that share a shape read like nodes that own their fields, across par
     assert.strictEqual(both(docs[d]).fast, first[d].fast, 'document ' + d + ' parsed again');
   }
   const doc = W._parseFresh(docs[0]);
+  const combos = new Set(docs[0].split('\n').slice(1).map((l) => l.replace(/Item \d+/, '').replace(/ [&:#].*$/, '')));
+  assert.ok(combos.size > W._shapeTableSize, combos.size + ' combinations, more than the shape table holds');
   const k9 = doc.all[10]; // "  = [X] Item 9 @p9": gate, box and tag come from its shape
   assert.strictEqual(k9.label, 'Item 9');
   assert.strictEqual(k9.gate, '=');
   assert.strictEqual(k9.type, 'xor');
   assert.strictEqual(k9.status.key, 'done');
   assert.strictEqual(k9.box, 'X');
-  assert.strictEqual(k9.indent, '  ');
+  assert.strictEqual(k9.indent, '  '.repeat(10));
   assert.strictEqual(k9.size, null);
   assert.deepStrictEqual(Array.from(k9.tags), ['p9']);
   let unknown = 0;
-  for (let k = 0; k < 400; k++) if (k % 6 === 4) unknown++;
+  for (let k = 0; k < W._shapeTableSize + 400; k++) if (k % 6 === 4) unknown++;
   assert.strictEqual(doc.warnings.filter((w) => w.type === 'unknownStatus').length, unknown);
 });
 
@@ -144,10 +147,30 @@ test('prefixes without a shape count towards the table bound', () => {
   const text = '- [x] A (S) @bo';
   const proto = (t) => Object.getPrototypeOf(W._parseFresh(t).all[0]);
   const first = proto(text);
-  // 300 distinct prefixes (box characters) on lines with two ids: the regexp matches, the
-  // line takes the general path, and no shape is made for it.
+  // More distinct prefixes (box characters) than the table holds, on lines with two ids:
+  // the regexp matches, the line takes the general path, and no shape is made for it.
   const lines = [];
-  for (let k = 0; k < 300; k++) lines.push('[' + String.fromCharCode(0x100 + k) + '] #a' + k + ' X #b' + k);
+  for (let k = 0; k < W._shapeTableSize + 50; k++) lines.push('[' + String.fromCharCode(0x100 + k) + '] #a' + k + ' X #b' + k);
   W._parseFresh(lines.join('\n'));
   assert.notStrictEqual(proto(text), first, 'the table started afresh');
+});
+
+test('a parse with more combinations than the table holds keeps its shapes to the end', () => {
+  // More distinct prefixes than the table holds between two lines of one combination: the
+  // table fills up during the parse but does not start afresh there (it used to, and a real
+  // plan with thousands of combinations then made a new shape for nearly every line).
+  const n = W._shapeTableSize + 50;
+  const lines = ['- [x] A (S) @bo'];
+  for (let k = 0; k < n; k++) lines.push('[' + String.fromCharCode(0x100 + k) + '] X' + k);
+  lines.push('- [x] Z (S) @bo');
+  const text = lines.join('\n');
+  const doc = W._parseFresh(text);
+  const first = doc.all[0];
+  const last = doc.all[doc.all.length - 1];
+  assert.strictEqual(Object.getPrototypeOf(last), Object.getPrototypeOf(first), 'one shape for both ends');
+  const own = (node) => Object.prototype.hasOwnProperty.call(node, '_sizeMin');
+  assert.strictEqual(own(first), false, 'the first combination is shaped');
+  assert.strictEqual(own(doc.all[n - 10]), true, 'a combination beyond the bound owns its fields');
+  assert.strictEqual(doc.all[n - 10].box, String.fromCharCode(0x100 + n - 11));
+  assertSame(text, 'beyond the shape table');
 });

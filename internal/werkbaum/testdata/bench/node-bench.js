@@ -4,6 +4,10 @@
 // Loads the notation exactly as the Go engine does (js/test/load.js) and times inspect on
 // the same texts as bench_test.go: examples/werkbaum.werkbaum, gen.js bigPlan(2000, 7) and
 // coupledPlan(14), plus a small plan. Prints median and mean per call.
+//   node internal/werkbaum/testdata/bench/node-bench.js PLAN...
+// times inspect (no memo) on the given plan files instead, e.g. package gen's benchmark plans
+// (go run ./internal/werkbaum/cmd/werkbaum-gen 10000 > /tmp/p10000.werkbaum), the texts of
+// BenchmarkSize/inspect: median of 7 calls after 2 warm-up calls, and the cost per node.
 const path = require('node:path');
 const fs = require('node:fs');
 const crypto = require('node:crypto');
@@ -33,6 +37,26 @@ function time(fn, minMs) {
   xs.sort((a, b) => a - b);
   const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
   return { runs: xs.length, median: xs[xs.length >> 1], mean: mean };
+}
+
+const files = process.argv.slice(2);
+if (files.length) {
+  for (const f of files) {
+    const text = fs.readFileSync(f, 'utf8');
+    const nodes = W.parse(text).all.length;
+    for (let i = 0; i < 2; i++) W.call('inspect', JSON.stringify({ text: text }));
+    const xs = [];
+    for (let i = 0; i < 7; i++) {
+      const t = process.hrtime.bigint();
+      W.call('inspect', JSON.stringify({ text: text }));
+      xs.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    xs.sort((a, b) => a - b);
+    const med = xs[xs.length >> 1];
+    console.log(`inspect ${path.basename(f).padEnd(20)} ${String(nodes).padStart(6)} nodes  median ${med.toFixed(1)} ms  ` +
+      `${(med * 1e6 / nodes).toFixed(0)} ns/node  (min ${xs[0].toFixed(1)}, max ${xs[xs.length - 1].toFixed(1)})`);
+  }
+  process.exit(0);
 }
 
 for (const [name, text] of Object.entries(plans)) {
