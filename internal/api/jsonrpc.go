@@ -142,14 +142,8 @@ func validID(raw json.RawMessage) bool {
 	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
-// appendResponse builds {"jsonrpc":"2.0","id":…,"result":…} around an encoded result.
-func appendResponse(buf []byte, id json.RawMessage, result []byte) []byte {
-	buf = appendResponseHead(buf, id)
-	buf = append(buf, result...)
-	return append(buf, responseTail...)
-}
-
-// appendResponseHead is a response up to its result: {"jsonrpc":"2.0","id":…,"result":
+// appendResponseHead is a response up to its result, {"jsonrpc":"2.0","id":…,"result":,
+// which the encoded result and responseTail follow (rpcAnswer).
 func appendResponseHead(buf []byte, id json.RawMessage) []byte {
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = appendID(buf, id)
