@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -98,6 +99,35 @@ func TestViewResultCacheStaysWithinBudget(t *testing.T) {
 	if again := c.viewResult("big", big); &again[0] != &got[0] {
 		t.Fatalf("the big answer is not served from the cache")
 	}
+}
+
+// TestViewResultCacheConcurrent: hits, misses and replacements of the same slots from
+// several goroutines (run with -race) always answer the encoding of the view asked about.
+func TestViewResultCacheConcurrent(t *testing.T) {
+	views := []json.RawMessage{
+		json.RawMessage(`{"nodes":[{"label":"@jörg"}]}`),
+		json.RawMessage(`{"nodes":[{"label":"@Müller"}]}`),
+		json.RawMessage(`{"nodes":[{"label":"plain"}]}`),
+	}
+	want := make([][]byte, len(views))
+	for i, v := range views {
+		want[i] = encodeViewResult(v)
+	}
+	c := newResultCache(2 * (len(views[0]) + len(want[0])))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 300 {
+				k := (g + i) % len(views)
+				slot := []string{"a", "b"}[i%2]
+				if got := c.viewResult(slot, views[k]); !bytes.Equal(got, want[k]) {
+					t.Errorf("slot %s view %d: %s", slot, k, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func keys(c *resultCache) []string {
