@@ -23,7 +23,9 @@ func TestEncodeToolResultMatchesEncodingJSON(t *testing.T) {
 		ans  toolAnswer
 		want any
 	}{
-		{toolAnswer{text: "i", result: insp}, map[string]any{"content": []Content{TextContent("i")},
+		// The inspect view's text copy is the view's JSON itself (the serialized structured
+		// content MCP asks for), whatever text the call returned.
+		{toolAnswer{result: insp}, map[string]any{"content": []Content{TextContent(string(view))},
 			"structuredContent": map[string]any{"base": plansBase(), "nodes": []any{map[string]any{"label": "Müller \"x\""}}}}},
 		{toolAnswer{text: "a", result: plansListOut{Plans: []PlanInfo{}}}, map[string]any{"content": []Content{TextContent("a")},
 			"structuredContent": plansListOut{Plans: []PlanInfo{}}}},

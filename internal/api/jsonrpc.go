@@ -142,13 +142,29 @@ func validID(raw json.RawMessage) bool {
 	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
-// appendResponse builds {"jsonrpc":"2.0","id":…,"result":…} around an encoded result.
-func appendResponse(buf []byte, id json.RawMessage, result []byte) []byte {
+// appendResponseHead is a response up to its result, {"jsonrpc":"2.0","id":…,"result":,
+// which the encoded result and responseTail follow (rpcAnswer).
+func appendResponseHead(buf []byte, id json.RawMessage) []byte {
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = appendID(buf, id)
-	buf = append(buf, `,"result":`...)
-	buf = append(buf, result...)
-	return append(buf, "}\n"...)
+	return append(buf, `,"result":`...)
+}
+
+// responseTail ends a response after its result (read only).
+var responseTail = []byte("}\n")
+
+// rpcAnswer is an encoded JSON-RPC answer as the parts it is sent in, one after the
+// other, so that a large shared result (a cached inspect answer) is written as it is
+// instead of being copied into one buffer per call. No part may be modified; nil is no
+// answer.
+type rpcAnswer [][]byte
+
+// appendTo appends the whole answer to buf.
+func (a rpcAnswer) appendTo(buf []byte) []byte {
+	for _, p := range a {
+		buf = append(buf, p...)
+	}
+	return buf
 }
 
 // appendErrorResponse builds {"jsonrpc":"2.0","id":…,"error":{…}}.
@@ -179,6 +195,23 @@ func writeRPC(w http.ResponseWriter, status int, body []byte) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// writeRPCParts sends an encoded JSON-RPC answer part by part.
+func writeRPCParts(w http.ResponseWriter, status int, a rpcAnswer) {
+	n := 0
+	for _, p := range a {
+		n += len(p)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(n))
+	w.WriteHeader(status)
+	for _, p := range a {
+		if _, err := w.Write(p); err != nil {
+			return // the client went away; nothing more can reach it
+		}
+	}
 }
 
 // writeRPCError sends e with its HTTP status (200 when none is set).

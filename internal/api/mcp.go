@@ -188,7 +188,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request, a admitted) {
 		w.WriteHeader(status)
 		return
 	}
-	writeRPC(w, status, resp)
+	writeRPCParts(w, status, resp)
 }
 
 // serveBatch answers a JSON array of messages with the array of their answers (none for
@@ -220,7 +220,7 @@ func (m *mcpServer) serveBatch(w http.ResponseWriter, r *http.Request, caller Ca
 			if len(out) > 1 {
 				out = append(out, ',')
 			}
-			out = append(out, bytes.TrimSuffix(resp, []byte("\n"))...)
+			out = bytes.TrimSuffix(resp.appendTo(out), []byte("\n"))
 		}
 	}
 	switch {
@@ -252,14 +252,14 @@ func (m *mcpServer) logRefusal(r *http.Request, e *rpcError) {
 
 // serveMessage answers one JSON-RPC message: the HTTP status and the encoded answer, or a
 // nil answer for a notification or a client's response (202, no body).
-func (m *mcpServer) serveMessage(r *http.Request, caller Caller, body []byte) (int, []byte) {
-	fail := func(id json.RawMessage, e *rpcError) (int, []byte) {
+func (m *mcpServer) serveMessage(r *http.Request, caller Caller, body []byte) (int, rpcAnswer) {
+	fail := func(id json.RawMessage, e *rpcError) (int, rpcAnswer) {
 		m.logRefusal(r, e)
 		status := e.status
 		if status == 0 {
 			status = http.StatusOK
 		}
-		return status, appendErrorResponse(nil, id, e)
+		return status, rpcAnswer{appendErrorResponse(nil, id, e)}
 	}
 	msg, derr := decodeRPC(body)
 	if derr != nil {
@@ -322,13 +322,15 @@ func (m *mcpServer) serveMessage(r *http.Request, caller Caller, body []byte) (i
 	if rerr != nil {
 		return fail(msg.ID, rerr)
 	}
-	buf := make([]byte, 0, len(result)+len(msg.ID)+len(m.decoList2026)+40)
+	// The result is framed, not copied: it can be a cached inspect answer of MBs, shared
+	// by every call that hits it.
+	head := make([]byte, 0, len(msg.ID)+len(m.decoList2026)+40)
 	if c.is2026 {
-		buf = appendResponse2026(buf, msg.ID, m.decorationFor(meth.decoration), result)
+		head, result = appendResponseHead2026(head, msg.ID, m.decorationFor(meth.decoration), result)
 	} else {
-		buf = appendResponse(buf, msg.ID, result)
+		head = appendResponseHead(head, msg.ID)
 	}
-	return http.StatusOK, buf
+	return http.StatusOK, rpcAnswer{head, result, responseTail}
 }
 
 // unsupportedVersion is the -32022 error naming the revisions talkd serves.
@@ -368,18 +370,17 @@ func (m *mcpServer) decorationFor(d decoration) []byte {
 	return m.deco2026
 }
 
-// appendResponse2026 writes a response whose result object starts with the 2026-era
-// fields (deco), spliced in front of the encoded result without re-encoding it.
-func appendResponse2026(buf []byte, id json.RawMessage, deco, result []byte) []byte {
+// appendResponseHead2026 frames a response whose result object starts with the 2026-era
+// fields (deco), spliced in front of the encoded result without re-encoding it: the head
+// up to the result's own members, and the rest of the result (a sub-slice, not a copy)
+// that follows it before responseTail.
+func appendResponseHead2026(buf []byte, id json.RawMessage, deco, result []byte) (head, rest []byte) {
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = appendID(buf, id)
 	buf = append(buf, `,"result":{`...)
 	buf = append(buf, deco...)
 	if inner := bytes.TrimSpace(result[1:]); len(inner) > 1 { // more than the closing brace
-		buf = append(buf, ',')
-		buf = append(buf, inner...)
-	} else {
-		buf = append(buf, '}')
+		return append(buf, ','), inner
 	}
-	return append(buf, "}\n"...)
+	return append(buf, '}'), nil
 }

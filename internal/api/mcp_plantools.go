@@ -26,7 +26,7 @@ var (
 // words in their schemas and descriptions come from v, the vocabulary the notation engine
 // exports (js/25_vocabulary.js), so they are exactly what the engine accepts.
 func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
-	pt := planTools{s: s, p: p}
+	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget)}
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
 		Description: "Lists the Werkbaum plans you may use: key, access (read or write), revision, node and warning counts.",
@@ -151,6 +151,8 @@ func valueSchema(s map[string]any) map[string]any {
 type planTools struct {
 	s *Server
 	p Plans
+	// results holds the encoded inspect results, one per plan and option set.
+	results *resultCache
 }
 
 // --- argument and result types ---
@@ -174,15 +176,17 @@ type inspectIn struct {
 // inspectOut is the inspect view: its fields declare the schema of what the engine writes
 // (internal/werkbaum/js/55_inspect.js, and the Go engine's equal node records), and the
 // engine's JSON is spliced in as it is, never decoded and encoded again (it is up to
-// hundreds of KB). test/schema_test.go validates real answers, the upstream examples
-// included, against this schema.
+// MBs). Its text copy is the same JSON, so the whole tools/call result is a function of
+// the store's answer alone, encoded once per answer (resultCache). test/schema_test.go
+// validates real answers, the upstream examples included, against this schema.
 type inspectOut struct {
 	Base     plans.Base         `json:"base"`
 	Nodes    []inspectNode      `json:"nodes,omitempty" desc:"the nodes in document order (tree)"`
 	Warnings []werkbaum.Warning `json:"warnings,omitempty" desc:"the warnings, with lines where they have one"`
 	Path     *inspectPath       `json:"path,omitempty" desc:"the cheapest path"`
 
-	view json.RawMessage // the store's {base, nodes, warnings, path}, shared with its cache
+	view   json.RawMessage // the store's {base, nodes, warnings, path}, shared with its cache
+	result []byte          // the encoded tools/call result of view (shared; nil = encode now)
 }
 
 // inspectNode is one node of the inspect view; null where the node has no such value
@@ -222,8 +226,13 @@ type inspectPath struct {
 	OverloadedAssignee *werkbaum.Overload `json:"overloadedAssignee"`
 }
 
-func (o inspectOut) appendJSON(dst []byte) ([]byte, error) {
-	return append(dst, o.view...), nil
+// toolResult is the whole tools/call result: the view as structured content and as its
+// text copy.
+func (o inspectOut) toolResult() []byte {
+	if o.result != nil {
+		return o.result
+	}
+	return encodeViewResult(o.view)
 }
 
 // baseArg is a write's base: the {revision, checksum} of the caller's last read.
@@ -358,9 +367,11 @@ func (pt planTools) inspect(ctx context.Context, caller Caller, in inspectIn, _ 
 	if err != nil {
 		return inspectOut{}, "", planFailure(err)
 	}
-	// The store's cached answer, base included: sent as it is.
-	out := inspectOut{Base: got.Base, view: got.JSON}
-	return out, string(got.JSON), nil
+	// The store's cached answer, base included, sent as it is; its text copy (the same
+	// JSON, escaped) is encoded once per answer, not on every hit.
+	slot := inspectSlot(in.Plan, strings.TrimPrefix(in.ID, "#"), in.Include)
+	out := inspectOut{Base: got.Base, view: got.JSON, result: pt.results.viewResult(slot, got.JSON)}
+	return out, "", nil
 }
 
 func (pt planTools) operation(ctx context.Context, caller Caller, in operationIn, _ json.RawMessage) (operationOut, string, *ToolError) {

@@ -170,16 +170,26 @@ type Content struct {
 func TextContent(text string) Content { return Content{Type: "text", Text: text} }
 
 // jsonAppender is a result that encodes itself (as json.Marshal would) onto a buffer: the
-// speak result, as it is the most frequent answer, and the inspect view, which splices the
-// engine's JSON (up to hundreds of KB) instead of encoding it again.
+// speak result, as it is the most frequent answer.
 type jsonAppender interface {
 	appendJSON(dst []byte) ([]byte, error)
+}
+
+// wholeResult is a result whose text copy is its own JSON and that encodes the whole
+// tools/call result itself: the inspect view, whose encoded result (MBs for a large
+// plan) is computed once per store answer and shared by later calls. The returned bytes
+// must not be modified.
+type wholeResult interface {
+	toolResult() []byte
 }
 
 // encodeToolResult encodes a call's answer as the tools/call result object. Results that
 // encode themselves and all text are written without reflection; other results go
 // through encoding/json (cached per type by the encoder).
 func encodeToolResult(a toolAnswer) ([]byte, error) {
+	if w, ok := a.result.(wholeResult); ok && a.err == nil {
+		return w.toolResult(), nil
+	}
 	if a.err != nil {
 		body, err := json.Marshal(a.err)
 		if err != nil {
