@@ -12,9 +12,19 @@ import "runtime/debug"
 // defaults (peak RSS 31-55 MB) and 561 / 889 / 863 / 666 per second with these settings
 // (peak RSS 61-73 MB). The idle release (idle.go) hands the garbage back once the daemon is
 // idle, so an idle daemon is as small as before (docs/bench-memory.md).
+//
+// The soft limit is 256 MiB, not the 64 MiB it was: a large plan's analysis (the memo
+// keeps a write's old and new text analysed) has a live heap above 64 MiB, and a limit
+// below the live heap makes the collector run without pause. Measured with
+// `GOGC=400 GOMEMLIMIT=… werkbaum.test -test.bench 'Size/(write|inspect)/nodes=(1000|10000)$'
+// -test.benchtime 3x`, two rounds each: a 10,000-node write took 1.85 / 1.80 s wall and
+// 3.6 / 3.5 s CPU under 64 MiB against 0.74 / 0.79 s and 0.74 / 0.88 s under 256 MiB;
+// the 1,000-node write 88 / 81 ms against 72 / 67 ms (docs/bench-werkbaum.md). Small
+// plans' heaps stay far below either limit (GOGC decides there), so the limit costs
+// nothing until a large plan is in use, and the idle release returns it afterwards.
 const (
 	defaultGCPercent   = 400
-	defaultMemoryLimit = 64 << 20 // bytes
+	defaultMemoryLimit = 256 << 20 // bytes
 )
 
 // tuneGC applies talkd's collector settings unless GOGC or GOMEMLIMIT are set, which keep
