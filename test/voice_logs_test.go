@@ -67,27 +67,7 @@ func TestVoiceHistoryFollow(t *testing.T) {
 	d.postJSON(t, "/speak", map[string]any{"text": "before", "now": true}, nil)
 	voiceHistoryEntry(t, d, "a1")
 
-	_, talk := binaries(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, talk, "history", "-f")
-	cmd.Env = []string{"TALK_URL=" + d.URL, "HOME=" + t.TempDir(), "TZ=UTC"}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cancel(); cmd.Wait() }()
-	lines := bufio.NewScanner(out)
-	next := func() string {
-		t.Helper()
-		if !lines.Scan() {
-			t.Fatalf("talk history -f ended: %v", lines.Err())
-		}
-		return lines.Text()
-	}
+	next := followHistory(t, d, "-f")
 	first := next()
 	if !strings.Contains(first, "a1") || !strings.Contains(first, "spoken") {
 		t.Fatalf("first line %q", first)
@@ -156,27 +136,7 @@ func TestVoiceHistoryFollowKeepsN(t *testing.T) {
 		_, body := d.postJSON(t, "/speak", map[string]any{"text": text}, nil)
 		voiceHistoryEntry(t, d, body["id"].(string))
 	}
-	_, talk := binaries(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, talk, "history", "-f", "-n", "1")
-	cmd.Env = []string{"TALK_URL=" + d.URL, "HOME=" + t.TempDir(), "TZ=UTC"}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cancel(); cmd.Wait() }()
-	lines := bufio.NewScanner(out)
-	next := func() string {
-		t.Helper()
-		if !lines.Scan() {
-			t.Fatalf("talk history -f ended: %v", lines.Err())
-		}
-		return lines.Text()
-	}
+	next := followHistory(t, d, "-f", "-n", "1")
 	if first := next(); !strings.Contains(first, `"three"`) {
 		t.Fatalf("first line %q, want the newest", first)
 	}
@@ -185,5 +145,33 @@ func TestVoiceHistoryFollowKeepsN(t *testing.T) {
 	d.postJSON(t, "/speak", map[string]any{"text": "four"}, nil)
 	if second := next(); !strings.Contains(second, `"four"`) {
 		t.Fatalf("after the newest came %q, want the new one", second)
+	}
+}
+
+// followHistory runs `talk history ARGS` against d until the test ends and returns a
+// function that reads its next output line (failing the test when the output ends).
+func followHistory(t *testing.T, d *daemon, args ...string) func() string {
+	t.Helper()
+	_, talk := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	cmd := exec.CommandContext(ctx, talk, append([]string{"history"}, args...)...)
+	cmd.Env = []string{"TALK_URL=" + d.URL, "HOME=" + t.TempDir(), "TZ=UTC"}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	return func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("talk history -f ended: %v", lines.Err())
+		}
+		return lines.Text()
 	}
 }
