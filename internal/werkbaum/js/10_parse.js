@@ -603,237 +603,290 @@
   // fastOff switches the FAST_RE path off (tests compare both paths).
   var fastOff = false;
 
-  function parse(text) {
-    startShapes();
-    var norm = T.normalize(text);
-    var lines = norm.split('\n');
+  // The parse runs in the phases of §1: the tree part (walkTree: one line reader per line,
+  // then the per-node checks and the hierarchy), the description part (walkDescriptions),
+  // the assembly of the descriptions, and the post-passes. Each phase is one function over
+  // the document and the walk's scratch lists.
+
+  // Walk holds what the phases hand on to each other and the document does not show.
+  function Walk() {
+    this.described = []; // nodes with description data, in the order it was created
+    this.single = Object.create(null); // name → the frozen list of that one name
+    this.withDeps = []; // nodes with dependencies, in pre-order
+    this.parents = []; // nodes with children, in pre-order
+  }
+
+  // The line readers answer with a node, SKIP (the line makes no node) or null (fastLine:
+  // the general reader decides). What they know besides the node comes back in these
+  // variables, so a line costs no answer object: the node's hierarchy width (§5), its raw
+  // box, whether its shape gave it its prefix fields (lnShaped) and whether a tail token
+  // set fields of its own (lnTailed).
+  var SKIP = Object.freeze({});
+  var lnWidth = 0;
+  var lnBox = null;
+  var lnShaped = false;
+  var lnTailed = false;
+
+  // fastLine reads a common node or short-description line (§4, §6) with one regexp.
+  function fastLine(doc, walk, line, first, lastNode) {
+    var fm = FAST_RE.exec(line);
+    if (fm === null) return null;
+    if (fm[1] !== undefined) {
+      if (lastNode) shortDesc(lastNode, fm[1].trim(), first, null, walk.described);
+      else doc.warnings.push({ type: 'descStray', line: first });
+      return SKIP;
+    }
+    var pre = prefixOf(fm[2]);
+    var id = fm[3] === undefined ? null : fm[3];
+    if (fm[5] !== undefined) {
+      if (id !== null) return null; // a second free-standing #token stays in the label
+      id = fm[5];
+    }
+    var node = shapedNode(pre, fm[6]);
+    node.line = first;
+    if (id !== null) node.id = id;
+    node.label = fm[4];
+    lnTailed = false;
+    if (fm[9] === '') {
+      // The lists have one entry each: shared frozen lists, one per name and parse.
+      var single = walk.single;
+      if (fm[7] !== undefined) node.marks = single[fm[7]] || (single[fm[7]] = Object.freeze([fm[7]]));
+      if (fm[8] !== undefined) node.deps = single[fm[8]] || (single[fm[8]] = Object.freeze([fm[8]]));
+    } else {
+      if (fm[7] !== undefined) node.marks = [fm[7]];
+      if (fm[8] !== undefined) node.deps = [fm[8]];
+      lnTailed = true;
+      if (!fastTail(fm[9], node)) return null;
+    }
+    lnWidth = pre.width;
+    lnBox = pre.box;
+    lnShaped = true;
+    return node;
+  }
+
+  // logicalLine returns physical line i with its comment removed and its `\` continuations
+  // glued on (§2), or null for the separator line. lnLast is the last physical index it
+  // used, lnCont the 1-based numbers of the glued lines (null when none).
+  var lnLast = 0;
+  var lnCont = null;
+  function logicalLine(lines, i) {
+    var s = lines[i];
+    var cm = s.indexOf('%%');
+    if (cm >= 0) s = s.slice(0, cm);
+    if (s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) return null;
+    var cont = null;
+    if (s.indexOf('\\') >= 0) {
+      var n = lines.length;
+      while (CONT_RE.test(s)) {
+        s = s.replace(CONT_RE, '$1');
+        if (i + 1 >= n) break;
+        var c = s.charAt(s.length - 1);
+        if (s !== '' && c !== ' ' && c !== '\t') s += ' ';
+        i++;
+        s += stripComment(lines[i]).replace(LEADING_BLANKS_RE, '');
+        (cont || (cont = [])).push(i + 1);
+      }
+    }
+    lnLast = i;
+    lnCont = cont;
+    return s;
+  }
+
+  // generalLine reads any logical line of the tree part: a blank line, a short description
+  // (§6), or a node line (§3, §4).
+  function generalLine(doc, walk, s, first, cont, lastNode) {
+    // Blank line, or short description line: decided on the first character after the
+    // leading blanks; trimStart (all JavaScript whitespace) only when that character is not
+    // plain ASCII.
+    var p0 = 0;
+    var c0 = 0;
+    var sl = s.length;
+    while (p0 < sl && ((c0 = s.charCodeAt(p0)) === 32 || c0 === 9)) p0++;
+    if (p0 === sl) return SKIP; // blank
+    if (c0 > 127 || (c0 >= 10 && c0 <= 13)) {
+      var t = s.trimStart();
+      if (t === '') return SKIP; // blank
+      p0 = s.length - t.length;
+      c0 = s.charCodeAt(p0);
+    }
+    var c1 = s.charCodeAt(p0 + 1);
+    if (c0 === 34 && (c1 === 32 || c1 === 9)) {
+      if (lastNode) shortDesc(lastNode, s.slice(p0 + 2).trim(), first, cont, walk.described);
+      else doc.warnings.push({ type: 'descStray', line: first });
+      return SKIP;
+    }
+
+    scanPrefix(s);
+    var node = new Node();
+    var box = pxBox;
+    node.line = first;
+    if (cont) node.cont = cont;
+    if (pxIndent !== 0) node.indent = s.slice(0, pxIndent);
+    if (pxGate !== '') setGate(node, pxGate);
+    if (pxFold !== null) node.fold = pxFold;
+    extract(s.slice(pxRest), node);
+    if (node.label === '') {
+      if (node.id === null) return SKIP; // no node and no further effects (§4 step 8)
+      node.label = '#' + node.id;
+      node.labelFromId = true;
+    }
+    lnWidth = node.indent.indexOf('\t') < 0 ? pxIndent : node.indent.replace(TAB_RE, '  ').length;
+    lnBox = box;
+    lnShaped = false;
+    return node;
+  }
+
+  // checkNode applies the rules of one node line that need no neighbours: the status code
+  // (§4, unknownStatus), the size's minimum (§10), the first node of an id (duplicateId).
+  function checkNode(doc, node, first, box, shaped, tailed) {
+    if (box !== null) {
+      var st = STATUS_BY_CODE[box === 'X' ? 'x' : box];
+      if (!st) doc.warnings.push({ type: 'unknownStatus', line: first, code: box });
+      if (!shaped) setBox(node, box, st);
+    }
+    if (!shaped || tailed) { // a tail token may have given a shaped node its size
+      var sizeMin = sizeMinOf(node);
+      if (sizeMin !== node._sizeMin) node._sizeMin = sizeMin;
+    }
+    if (node.id !== null) {
+      var prev = doc.byId[node.id];
+      if (prev) doc.warnings.push({ type: 'duplicateId', line: first, id: node.id, firstLine: prev.line });
+      else doc.byId[node.id] = node;
+    }
+  }
+
+  // place adds a node to the document under parent (null: a root), in pre-order (§5).
+  function place(doc, walk, node, parent, cont) {
+    var all = doc.all;
+    node.index = all.length;
+    all[node.index] = node;
+    if (cont) descOf(node, walk.described).lines = cont.slice();
+    if (parent) {
+      node.parent = parent.index;
+      node.depth = parent.depth + 1;
+      var siblings = parent.children;
+      if (siblings === NONE) {
+        parent.children = siblings = [];
+        walk.parents[walk.parents.length] = parent; // in pre-order: a first child follows its parent
+      }
+      siblings[siblings.length] = node;
+    } else {
+      doc.roots[doc.roots.length] = node;
+    }
+    if (node.deps !== NONE) walk.withDeps[walk.withDeps.length] = node;
+  }
+
+  // walkTree reads the tree part, up to the first separator (§1 step 3).
+  function walkTree(doc, walk) {
+    var lines = doc.lines;
     var n = lines.length;
-    var roots = [];
-    var all = [];
-    var byId = Object.create(null);
-    var warnings = [];
-    var descBlocks = [];
-    var separatorLine = null;
     // The hierarchy stack (§5): nodes and their widths, [0, top) in use. Index writes instead
     // of push and pop: a native call costs more than the write in goja.
     var stackNodes = [null];
     var stackWidths = [-1];
     var top = 1;
     var lastNode = null;
-    var described = []; // nodes with description data, in the order it was created
-    var single = Object.create(null); // name → the frozen list of that one name
-    var withDeps = []; // nodes with dependencies, in pre-order
-    var parents = []; // nodes with children, in pre-order
-    var i, s, box;
-
-    // Tree part: build logical lines (comments removed, continuation glued) and walk them.
-    for (i = 0; i < n; i++) {
+    for (var i = 0; i < n; i++) {
       var first = i + 1;
       var cont = null;
-      var node = null;
-      var width = 0;
-      var shaped = false; // the node's indentation, gate, box, size and tag are its shape's
-      var tailed = false; // fastTail read tail tokens into it
-      var fm = fastOff ? null : FAST_RE.exec(lines[i]);
-      if (fm !== null) {
-        if (fm[1] !== undefined) {
-          if (lastNode) shortDesc(lastNode, fm[1].trim(), first, null, described);
-          else warnings.push({ type: 'descStray', line: first });
-          continue;
-        }
-        var pre = prefixOf(fm[2]);
-        width = pre.width;
-        box = pre.box;
-        var id = fm[3] === undefined ? null : fm[3];
-        if (fm[5] !== undefined) {
-          if (id !== null) {
-            // a second free-standing #token stays in the label: general path
-            fm = null;
-          } else id = fm[5];
-        }
-      }
-      if (fm !== null) {
-        node = shapedNode(pre, fm[6]);
-        shaped = true;
-        node.line = first;
-        if (id !== null) node.id = id;
-        node.label = fm[4];
-        if (fm[9] === '') {
-          // The lists have one entry each: shared frozen lists, one per name and parse.
-          if (fm[7] !== undefined) node.marks = single[fm[7]] || (single[fm[7]] = Object.freeze([fm[7]]));
-          if (fm[8] !== undefined) node.deps = single[fm[8]] || (single[fm[8]] = Object.freeze([fm[8]]));
-        } else {
-          if (fm[7] !== undefined) node.marks = [fm[7]];
-          if (fm[8] !== undefined) node.deps = [fm[8]];
-          tailed = true;
-          if (!fastTail(fm[9], node)) node = null;
-        }
-      }
+      var node = fastOff ? null : fastLine(doc, walk, lines[i], first, lastNode);
       if (node === null) {
-        shaped = false;
-        s = lines[i];
-        var cm = s.indexOf('%%');
-        if (cm >= 0) s = s.slice(0, cm);
-        if (s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) {
-          separatorLine = i + 1;
-          break;
+        var s = logicalLine(lines, i);
+        if (s === null) {
+          doc.separatorLine = first;
+          return;
         }
-        if (s.indexOf('\\') >= 0) {
-          while (CONT_RE.test(s)) {
-            s = s.replace(CONT_RE, '$1');
-            if (i + 1 >= n) break;
-            var c = s.charAt(s.length - 1);
-            if (s !== '' && c !== ' ' && c !== '\t') s += ' ';
-            i++;
-            s += stripComment(lines[i]).replace(LEADING_BLANKS_RE, '');
-            (cont || (cont = [])).push(i + 1);
-          }
-        }
-        // Blank line, or short description line (§6): decided on the first character after
-        // the leading blanks; trimStart (all JavaScript whitespace) only when that character
-        // is not plain ASCII.
-        var p0 = 0;
-        var c0 = 0;
-        var sl = s.length;
-        while (p0 < sl && ((c0 = s.charCodeAt(p0)) === 32 || c0 === 9)) p0++;
-        if (p0 === sl) continue; // blank
-        var t = null;
-        if (c0 > 127 || (c0 >= 10 && c0 <= 13)) {
-          t = s.trimStart();
-          if (t === '') continue; // blank
-          p0 = s.length - t.length;
-          c0 = s.charCodeAt(p0);
-        }
-        var c1 = s.charCodeAt(p0 + 1);
-        if (c0 === 34 && (c1 === 32 || c1 === 9)) {
-          if (lastNode) {
-            shortDesc(lastNode, s.slice(p0 + 2).trim(), first, cont, described);
-          } else {
-            warnings.push({ type: 'descStray', line: first });
-          }
-          continue;
-        }
-
-        scanPrefix(s);
-        var gate = pxGate;
-        node = new Node();
-        node.line = first;
-        if (cont) node.cont = cont;
-        if (pxIndent !== 0) node.indent = s.slice(0, pxIndent);
-        if (gate !== '') setGate(node, gate);
-        if (pxFold !== null) node.fold = pxFold;
-        box = pxBox;
-        extract(s.slice(pxRest), node);
-        if (node.label === '') {
-          if (node.id === null) continue; // no node and no further effects (§4 step 8)
-          node.label = '#' + node.id;
-          node.labelFromId = true;
-        }
-        width = node.indent.indexOf('\t') < 0 ? pxIndent : node.indent.replace(TAB_RE, '  ').length;
+        i = lnLast;
+        cont = lnCont;
+        node = generalLine(doc, walk, s, first, cont, lastNode);
       }
-      if (box !== null) {
-        var st = STATUS_BY_CODE[box === 'X' ? 'x' : box];
-        if (!st) warnings.push({ type: 'unknownStatus', line: first, code: box });
-        if (!shaped) setBox(node, box, st);
-      }
-      if (!shaped || tailed) { // a tail token may have given a shaped node its size
-        var sizeMin = sizeMinOf(node);
-        if (sizeMin !== node._sizeMin) node._sizeMin = sizeMin;
-      }
-      if (node.id !== null) {
-        var prev = byId[node.id];
-        if (prev) warnings.push({ type: 'duplicateId', line: first, id: node.id, firstLine: prev.line });
-        else byId[node.id] = node;
-      }
+      if (node === SKIP) continue;
+      checkNode(doc, node, first, lnBox, lnShaped, lnTailed);
+      var width = lnWidth;
       while (stackWidths[top - 1] >= width) top--;
-      var parent = stackNodes[top - 1];
-      node.index = all.length;
-      all[node.index] = node;
-      if (cont) descOf(node, described).lines = cont.slice();
-      if (parent) {
-        node.parent = parent.index;
-        node.depth = parent.depth + 1;
-        var siblings = parent.children;
-        if (siblings === NONE) {
-          parent.children = siblings = [];
-          parents[parents.length] = parent; // in pre-order: a first child follows its parent
-        }
-        siblings[siblings.length] = node;
-      } else {
-        roots[roots.length] = node;
-      }
+      place(doc, walk, node, stackNodes[top - 1], cont);
       stackNodes[top] = node;
       stackWidths[top] = width;
       top++;
-      if (node.deps !== NONE) withDeps[withDeps.length] = node;
       lastNode = node;
     }
+  }
 
-    // Description part (§7): lines after the first separator, comment-stripped, never glued.
-    // Most lines are text lines of an open block: the loop keeps the open block's lists in
-    // locals, and the comment and separator checks run per line only when the part has a
-    // `%%` or a `---` at all (two searches over the text instead of two per line).
-    if (separatorLine !== null) {
-      var partStart = 0; // offset of the part in norm
-      for (i = 0; i < separatorLine; i++) partStart += lines[i].length + 1;
-      var mayComment = norm.indexOf('%%', partStart) >= 0;
-      var maySeparator = norm.indexOf('---', partStart) >= 0;
-      var block = null; // null = none, {node: null} = SKIP, else a real block
-      var blockLines = null; // block.lines of the open block
-      var descList = null; // the target node's description entries (null: no target)
-      var descOwned = null; // the target node's owned lines
-      for (i = separatorLine; i < n; i++) {
-        s = lines[i];
-        if (mayComment) s = stripComment(s);
-        var ln = i + 1;
-        // A later separator (also an indented one) is ignored and keeps the open block (§2);
-        // like the first one it is recognised before anything else.
-        if (maySeparator && s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) continue;
-        var trimmed = s.trim();
-        if (trimmed === '') {
-          if (block) {
-            blockLines.push(ln);
-            if (descList !== null) {
-              if (descList.length && descList[descList.length - 1] !== '') descList.push('');
-              descOwned.push(ln);
-            }
+  // walkDescriptions reads the description part (§7): the lines after the first separator,
+  // comment-stripped, never glued. Most lines are text lines of an open block: the loop
+  // keeps the open block's lists in locals, and the comment and separator checks run per
+  // line only when the part has a `%%` or a `---` at all (two searches over the text
+  // instead of two per line).
+  function walkDescriptions(doc, walk, norm) {
+    var lines = doc.lines;
+    var n = lines.length;
+    var separatorLine = doc.separatorLine;
+    var warnings = doc.warnings;
+    var i;
+    var partStart = 0; // offset of the part in norm
+    for (i = 0; i < separatorLine; i++) partStart += lines[i].length + 1;
+    var mayComment = norm.indexOf('%%', partStart) >= 0;
+    var maySeparator = norm.indexOf('---', partStart) >= 0;
+    var block = null; // null = none, {node: null} = SKIP, else a real block
+    var blockLines = null; // block.lines of the open block
+    var descList = null; // the target node's description entries (null: no target)
+    var descOwned = null; // the target node's owned lines
+    for (i = separatorLine; i < n; i++) {
+      var s = lines[i];
+      if (mayComment) s = stripComment(s);
+      var ln = i + 1;
+      // A later separator (also an indented one) is ignored and keeps the open block (§2);
+      // like the first one it is recognised before anything else.
+      if (maySeparator && s.indexOf('---') >= 0 && SEPARATOR_RE.test(s)) continue;
+      var trimmed = s.trim();
+      if (trimmed === '') {
+        if (block) {
+          blockLines.push(ln);
+          if (descList !== null) {
+            if (descList.length && descList[descList.length - 1] !== '') descList.push('');
+            descOwned.push(ln);
           }
-          continue;
         }
-        var c0 = s.charCodeAt(0);
-        if (c0 === 32 || c0 === 9) {
-          if (!block) warnings.push({ type: 'descStray', line: ln });
-          else {
-            blockLines.push(ln);
-            if (descList !== null) {
-              descList.push(trimmed);
-              descOwned.push(ln);
-            }
-          }
-          continue;
-        }
-        var h = HEADING_RE.exec(s);
-        if (h) {
-          var target = byId[h[1]] || null;
-          blockLines = [ln];
-          block = { line: ln, id: h[1], node: target, lines: blockLines };
-          descBlocks.push(block);
-          descList = null;
-          if (target) {
-            var td = descOf(target, described);
-            td.lines.push(ln);
-            descList = td.entries;
-            descOwned = td.lines;
-          } else warnings.push({ type: 'unknownDesc', line: ln, id: h[1] });
-          continue;
-        }
-        warnings.push({ type: 'descStray', line: ln });
-        block = null;
-        descList = null;
+        continue;
       }
+      var c0 = s.charCodeAt(0);
+      if (c0 === 32 || c0 === 9) {
+        if (!block) warnings.push({ type: 'descStray', line: ln });
+        else {
+          blockLines.push(ln);
+          if (descList !== null) {
+            descList.push(trimmed);
+            descOwned.push(ln);
+          }
+        }
+        continue;
+      }
+      var h = HEADING_RE.exec(s);
+      if (h) {
+        var target = doc.byId[h[1]] || null;
+        blockLines = [ln];
+        block = { line: ln, id: h[1], node: target, lines: blockLines };
+        doc.descBlocks.push(block);
+        descList = null;
+        if (target) {
+          var td = descOf(target, walk.described);
+          td.lines.push(ln);
+          descList = td.entries;
+          descOwned = td.lines;
+        } else warnings.push({ type: 'unknownDesc', line: ln, id: h[1] });
+        continue;
+      }
+      warnings.push({ type: 'descStray', line: ln });
+      block = null;
+      descList = null;
     }
+  }
 
-    // Assemble the descriptions (subtree extents follow from the tree: lastTreeLine).
+  // assembleDescriptions joins each node's description entries (§7; subtree extents follow
+  // from the tree: lastTreeLine) and turns the blocks' targets into node indices.
+  function assembleDescriptions(doc, walk) {
+    var described = walk.described;
+    var i;
     for (i = 0; i < described.length; i++) {
       var dd = described[i]._d;
       var list = dd.entries;
@@ -842,35 +895,50 @@
       if (dd.lines.length) dd.owned = dd.lines;
       dd.entries = NONE;
     }
-    for (i = 0; i < descBlocks.length; i++) {
-      descBlocks[i].node = descBlocks[i].node ? descBlocks[i].node.index : -1;
+    var blocks = doc.descBlocks;
+    for (i = 0; i < blocks.length; i++) {
+      blocks[i].node = blocks[i].node ? blocks[i].node.index : -1;
     }
+  }
 
-    // Post-passes in pre-order over the nodes with dependencies and the parents: unknownDep,
-    // xorConflict, sizeConflict lists, appended in that order.
-    var unknownDeps = [];
-    var xorConflicts = [];
-    var sizeConflicts = [];
-    var k, p, j;
-    for (k = 0; k < withDeps.length; k++) {
-      p = withDeps[k];
+  // unknownDeps lists the dependencies on ids no node carries, in pre-order (§9).
+  function unknownDeps(doc, walk) {
+    var out = [];
+    var withDeps = walk.withDeps;
+    for (var k = 0; k < withDeps.length; k++) {
+      var p = withDeps[k];
       var deps = p.deps;
-      for (j = 0; j < deps.length; j++) {
-        if (!byId[deps[j]]) unknownDeps.push({ type: 'unknownDep', line: p.line, id: deps[j] });
+      for (var j = 0; j < deps.length; j++) {
+        if (!doc.byId[deps[j]]) out.push({ type: 'unknownDep', line: p.line, id: deps[j] });
       }
     }
-    // The pre-order starts at the virtual root: the top-level nodes are one sibling group
-    // too, and their xorConflicts come first (§8).
-    if (roots.length) xorCheck(roots, xorConflicts);
-    for (k = 0; k < parents.length; k++) {
-      p = parents[k];
-      var ch = p.children;
-      if (ch[0].type === 'xor') xorCheck(ch, xorConflicts);
+    return out;
+  }
+
+  // xorConflicts checks every sibling group in pre-order (§8). The pre-order starts at the
+  // virtual root: the top-level nodes are one sibling group too, and their conflicts come
+  // first.
+  function xorConflicts(doc, walk) {
+    var out = [];
+    if (doc.roots.length) xorCheck(doc.roots, out);
+    var parents = walk.parents;
+    for (var k = 0; k < parents.length; k++) xorCheck(parents[k].children, out);
+    return out;
+  }
+
+  // sizeConflicts flags every sized parent whose children need at least twice its size's
+  // minimum (§10), in pre-order.
+  function sizeConflicts(walk) {
+    var out = [];
+    var parents = walk.parents;
+    for (var k = 0; k < parents.length; k++) {
+      var p = parents[k];
       if (p.size === null || p.size === 'XXL') continue;
+      var ch = p.children;
       var counted = 0;
       var disj = ch[0].type !== 'and';
       var need = disj ? Infinity : 0;
-      for (j = 0; j < ch.length; j++) {
+      for (var j = 0; j < ch.length; j++) {
         var min = ch[j]._sizeMin;
         if (min === 0) continue;
         counted++;
@@ -880,20 +948,31 @@
       }
       if (counted && need >= 2 * SIZE_MIN[p.size]) {
         p.sizeConflict = true;
-        sizeConflicts.push({ type: 'sizeConflict', line: p.line, size: p.size });
+        out.push({ type: 'sizeConflict', line: p.line, size: p.size });
       }
     }
-    warnings = warnings.concat(unknownDeps, xorConflicts, sizeConflicts);
+    return out;
+  }
 
-    return {
-      lines: lines,
-      roots: roots,
-      all: all,
-      byId: byId,
-      warnings: warnings,
-      separatorLine: separatorLine,
-      descBlocks: descBlocks
+  function parse(text) {
+    startShapes();
+    var norm = T.normalize(text);
+    var doc = {
+      lines: norm.split('\n'),
+      roots: [],
+      all: [],
+      byId: Object.create(null),
+      warnings: [],
+      separatorLine: null,
+      descBlocks: []
     };
+    var walk = new Walk();
+    walkTree(doc, walk);
+    if (doc.separatorLine !== null) walkDescriptions(doc, walk, norm);
+    assembleDescriptions(doc, walk);
+    // The post-pass warnings follow the walk's, in this order (§1 step 4).
+    doc.warnings = doc.warnings.concat(unknownDeps(doc, walk), xorConflicts(doc, walk), sizeConflicts(walk));
+    return doc;
   }
 
   // W.parse memoises (05_text.js Memo): documents are read-only for every consumer.
