@@ -213,54 +213,112 @@
     return a - b;
   }
 
+  // The model runs in phases over the columns: the forward pass (one walk in pre-order,
+  // see the cost model above), then on the short lists it collected: the assumed size of
+  // unsized nodes (§11), dependencies and effective status (§19, §20.2), the choice groups
+  // (§20.3), the initial folding's rescues (§17) and the renderer's mixedGate warnings.
   function model(doc, opts) {
+    var m = newModel(doc, !!(opts && opts.showDiscarded));
+    var w = forwardPass(doc, m);
+    if (w.unsized !== null) assumeUnsized(m, w.unsized);
+    var touch = w.depNodes === null ? null : dependencies(doc, m, w.depNodes);
+    if (w.groupsAt !== null) choiceGroups(m, w.groupsAt, touch);
+    if (w.rescues !== null) rescue(m.all, m.collapsed, w.rescues);
+    if (w.mixedAt !== null) m.mixed = mixedWarnings(m, w.mixedAt);
+    return m;
+  }
+
+  // newModel returns the model with its roots in view and every column allocated.
+  function newModel(doc, show) {
     var all = doc.all;
     var N = all.length;
-    var show = !!(opts && opts.showDiscarded);
     var roots = [];
     var rootIdx = [];
     var dropped = 0;
-    var i, j, n, p, st, r;
-    for (i = 0; i < doc.roots.length; i++) {
-      n = doc.roots[i];
+    for (var i = 0; i < doc.roots.length; i++) {
+      var n = doc.roots[i];
       if (!show && n.status !== null && n.status.code === '-') dropped++;
       else {
         roots.push(n);
         rootIdx.push(n.index);
       }
     }
-    // With no dropped root every node is in view and doc.byId (first node per id) is the
-    // model's byId; otherwise byId holds the first node per id among the nodes in view.
-    var allIn = dropped === 0;
-    var byId = allIn ? doc.byId : Object.create(null);
-    var inView = new Array(N);
     var rk = new Int32Array(N); // progress rank (§9; neutral and discarded 0)
-    var taiga = new Array(N);
-    var ticket = new Array(N);
-    var collapsed = new Uint8Array(N);
-    // mixedGate: visGate[p] = gate code (GATE_CODE) of p's first visible child; 0 = none yet,
-    // -1 = already reported.
+    return {
+      doc: doc,
+      all: all,
+      roots: roots,
+      showDiscarded: show,
+      discardedRootsDropped: dropped,
+      inView: new Array(N),
+      // With no dropped root every node is in view and doc.byId (first node per id) is the
+      // model's byId; otherwise byId holds the first node per id among the nodes in view.
+      byId: dropped === 0 ? doc.byId : Object.create(null),
+      assumed: new Int32Array(N), // assumed size rank (§11)
+      ownCost: new Int32Array(N), // own cost (§11)
+      eff: rk, // effective rank (§19): rk itself while nothing lowers it
+      taiga: new Array(N),
+      ticket: new Array(N),
+      collapsed: new Uint8Array(N),
+      // Columns for 30_path.js, 35_loads.js and 40_warnings.js.
+      N: N,
+      rootIdx: rootIdx,
+      rank: rk,
+      first: minusOnes(N), // first path child (§20), -1 if none
+      next: minusOnes(N), // next path child of the same parent, -1 at the end
+      pick: new Int32Array(N), // disjunctive nodes: local choice + 1 (§20.3); else 0
+      depT: null, // depT[i] > 0: depLists[depT[i]] = resolvable, not discarded targets of i
+      depLists: null,
+      coupled: NONE,
+      coupledOf: null, // parent index → coupled group
+      mixed: NONE
+    };
+  }
+
+  // Pass is what the forward pass collected for the later phases (each null when empty).
+  function Pass(unsized, depNodes, rescues, groupsAt, mixedAt) {
+    this.unsized = unsized; // nodes without a stated size
+    this.depNodes = depNodes; // nodes in view with dependencies
+    this.rescues = rescues; // '<' targets and focused nodes, in document order (§17)
+    this.groupsAt = groupsAt; // parents with two or more path children, the first disjunctive
+    this.mixedAt = mixedAt; // parents whose visible children mix gates
+  }
+
+  // forwardPass is the one walk over the nodes in pre-order (a parent before its children):
+  // view, rank, taiga, ticket, the stated sizes, the path children, fold marks and the
+  // renderer's mixedGate walk.
+  function forwardPass(doc, m) {
+    var all = m.all;
+    var N = m.N;
+    var show = m.showDiscarded;
+    var allIn = m.discardedRootsDropped === 0;
+    var byId = m.byId;
+    var inView = m.inView;
+    var rk = m.rank;
+    var taiga = m.taiga;
+    var ticket = m.ticket;
+    var collapsed = m.collapsed;
+    var A = m.assumed;
+    var O = m.ownCost;
+    var first = m.first;
+    var next = m.next;
+    var pick = m.pick;
+    var last = minusOnes(N); // last path child so far
+    // mixedGate: visGate[p] = gate code of p's first visible child; 0 = none yet, -1 =
+    // already reported.
     var visGate = new Int8Array(N);
-    var mixedAt = null; // parents whose visible children mix gates
-    var depNodes = null; // nodes in view with dependencies
-    var rescues = null; // '<' targets and focused nodes, in document order (§17)
+    var mixedAt = null;
+    var depNodes = null;
+    var rescues = null;
+    var unsized = null;
+    var groupsAt = null;
     var hideDepth = -1; // depth of the hidden (discarded, not shown) subtree being walked
     var inV = true;
-    var A = new Int32Array(N); // assumed size rank (§11)
-    var O = new Int32Array(N); // own cost (§11)
-    var first = minusOnes(N); // first path child (§20), -1 if none
-    var last = minusOnes(N); // last path child so far
-    var next = minusOnes(N); // next path child of the same parent, -1 at the end
-    var pick = new Int32Array(N); // disjunctive nodes: local choice + 1 (§20.3); else 0
-    var unsized = null; // nodes without a stated size (§11 needs their children first)
-    var groupsAt = null; // parents with two or more path children, the first disjunctive
-
-    // The pass over the nodes (pre-order: a parent before its children).
-    for (i = 0; i < N; i++) {
-      n = all[i];
-      p = n.parent;
-      st = n.status;
-      r = 0;
+    for (var i = 0; i < N; i++) {
+      var n = all[i];
+      var p = n.parent;
+      var st = n.status;
+      var r = 0;
       var disc = false;
       if (st !== null) {
         r = st.rank;
@@ -331,158 +389,152 @@
         visGate[p] = -1; // reported once
       }
     }
-
-    // §11 for the nodes without a stated size, children before parents: their children
-    // come later in pre-order, so the reverse of the list will do.
-    if (unsized !== null) {
-      for (j = unsized.length - 1; j >= 0; j--) {
-        i = unsized[j];
-        var au = assumedUnsized(all, rk, A, next, first[i]);
-        A[i] = au;
-        O[i] = rk[i] >= 4 ? 0 : au + 1;
-      }
-    }
-
-    // Dependencies resolve against byId (complete only now: forward references).
-    var anyDep = depNodes !== null;
-    var referenced = null;
-    var depT = null; // depT[i] > 0: depLists[depT[i]] = resolvable, not discarded targets of i
-    var depLists = null;
-    var eff = rk;
     if (!allIn) {
-      eff = new Int32Array(N);
+      // Nodes out of view have no effective rank.
+      var eff = new Int32Array(N);
       for (i = 0; i < N; i++) eff[i] = inView[i] ? rk[i] : -1;
+      m.eff = eff;
     }
-    var touch = null;
-    if (anyDep) {
-      referenced = Object.create(null);
-      var refIds = []; // the keys of referenced (for-in is slow in goja)
-      depT = new Int32Array(N);
-      depLists = [NONE];
-      var targets = [];
-      // dependents[t] > 0: depOn[dependents[t]] = the nodes in view that depend on t.
-      var dependents = new Int32Array(N);
-      var depOn = [NONE];
-      if (allIn) eff = rk.slice();
-      for (var q = 0; q < depNodes.length; q++) {
-        i = depNodes[q];
-        var deps = all[i].deps;
-        var t = [];
-        for (j = 0; j < deps.length; j++) {
-          if (referenced[deps[j]] !== true) {
-            referenced[deps[j]] = true;
-            refIds.push(deps[j]);
-          }
-          var target = byId[deps[j]];
-          if (target === undefined) continue;
-          var ti = target.index;
-          var ds = dependents[ti];
-          if (ds === 0) {
-            dependents[ti] = depOn.length;
-            depOn.push([i]);
-            targets.push(ti);
-          } else depOn[ds].push(i);
-          if (!isDiscarded(target)) t.push(ti);
-        }
-        if (t.length) {
-          depT[i] = depLists.length;
-          depLists.push(t);
-        }
-      }
-      effectiveRanks(eff, targets, dependents, depOn);
-      touch = touches(doc, byId, depNodes, referenced, refIds);
-    }
+    return new Pass(unsized, depNodes, rescues, groupsAt, mixedAt);
+  }
 
-    // Choice groups (§20.3): local choice = cheapest of the pool (realized path children if
-    // any, else all), ties to the earliest; coupled if the document has dependencies, the
-    // pool has more than one member and one of them touches.
+  // assumeUnsized applies §11 to the nodes without a stated size, children before parents:
+  // their children come later in pre-order, so the reverse of the list will do.
+  function assumeUnsized(m, unsized) {
+    var all = m.all;
+    var rk = m.rank;
+    var A = m.assumed;
+    var O = m.ownCost;
+    var next = m.next;
+    var first = m.first;
+    for (var j = unsized.length - 1; j >= 0; j--) {
+      var i = unsized[j];
+      var au = assumedUnsized(all, rk, A, next, first[i]);
+      A[i] = au;
+      O[i] = rk[i] >= 4 ? 0 : au + 1;
+    }
+  }
+
+  // dependencies resolves the dependencies of the nodes in view against byId (complete
+  // only now: forward references), lowers the effective ranks (§19) and returns the §20.2
+  // touches.
+  function dependencies(doc, m, depNodes) {
+    var all = m.all;
+    var N = m.N;
+    var byId = m.byId;
+    var referenced = Object.create(null);
+    var refIds = []; // the keys of referenced (for-in is slow in goja)
+    var depT = new Int32Array(N);
+    var depLists = [NONE];
+    var targets = [];
+    // dependents[t] > 0: depOn[dependents[t]] = the nodes in view that depend on t.
+    var dependents = new Int32Array(N);
+    var depOn = [NONE];
+    if (m.eff === m.rank) m.eff = m.rank.slice();
+    for (var q = 0; q < depNodes.length; q++) {
+      var i = depNodes[q];
+      var deps = all[i].deps;
+      var t = [];
+      for (var j = 0; j < deps.length; j++) {
+        if (referenced[deps[j]] !== true) {
+          referenced[deps[j]] = true;
+          refIds.push(deps[j]);
+        }
+        var target = byId[deps[j]];
+        if (target === undefined) continue;
+        var ti = target.index;
+        var ds = dependents[ti];
+        if (ds === 0) {
+          dependents[ti] = depOn.length;
+          depOn.push([i]);
+          targets.push(ti);
+        } else depOn[ds].push(i);
+        if (!isDiscarded(target)) t.push(ti);
+      }
+      if (t.length) {
+        depT[i] = depLists.length;
+        depLists.push(t);
+      }
+    }
+    m.depT = depT;
+    m.depLists = depLists;
+    effectiveRanks(m.eff, targets, dependents, depOn);
+    return touches(doc, byId, depNodes, referenced, refIds);
+  }
+
+  // choiceGroups settles the choice groups (§20.3): local choice = cheapest of the pool
+  // (realized path children if any, else all), ties to the earliest; coupled if the
+  // document has dependencies (touch is not null), the pool has more than one member and
+  // one of them touches.
+  function choiceGroups(m, groupsAt, touch) {
+    var allIn = m.discardedRootsDropped === 0;
+    var inView = m.inView;
+    var O = m.ownCost;
+    var rk = m.rank;
+    var first = m.first;
+    var next = m.next;
+    var pick = m.pick;
+    var anyDep = touch !== null;
     var coupled = null;
-    var coupledOf = null; // parent index → coupled group
-    if (groupsAt !== null) {
-      for (j = 0; j < groupsAt.length; j++) {
-        i = groupsAt[j];
-        if (!allIn && !inView[i]) continue;
-        var fk = first[i];
-        var lAll = fk;
-        var oAll = O[fk];
-        var lR = -1;
-        var oR = 0;
-        var nAll = 0;
-        var nR = 0;
-        var tAll = false;
-        var tR = false;
-        for (var c = fk; c >= 0; c = next[c]) {
-          var oc = O[c];
-          nAll++;
-          if (oc < oAll) {
-            lAll = c;
-            oAll = oc;
-          }
-          var tc = anyDep && touch[c] !== 0;
-          if (tc) tAll = true;
-          if (rk[c] >= 2) {
-            nR++;
-            if (lR < 0 || oc < oR) {
-              lR = c;
-              oR = oc;
-            }
-            if (tc) tR = true;
-          }
+    var coupledOf = null;
+    for (var j = 0; j < groupsAt.length; j++) {
+      var i = groupsAt[j];
+      if (!allIn && !inView[i]) continue;
+      var fk = first[i];
+      var lAll = fk;
+      var oAll = O[fk];
+      var lR = -1;
+      var oR = 0;
+      var nAll = 0;
+      var nR = 0;
+      var tAll = false;
+      var tR = false;
+      for (var c = fk; c >= 0; c = next[c]) {
+        var oc = O[c];
+        nAll++;
+        if (oc < oAll) {
+          lAll = c;
+          oAll = oc;
         }
-        pick[i] = (nR ? lR : lAll) + 1;
-        if (anyDep && (nR ? nR : nAll) > 1 && (nR ? tR : tAll)) {
-          var pool = [];
-          for (c = fk; c >= 0; c = next[c]) if (!nR || rk[c] >= 2) pool.push(c);
-          var g = { parent: i, pool: pool, local: pick[i] - 1, coupled: true, ci: -1 };
-          (coupled || (coupled = [])).push(g);
-          (coupledOf || (coupledOf = Object.create(null)))[i] = g;
+        var tc = anyDep && touch[c] !== 0;
+        if (tc) tAll = true;
+        if (rk[c] >= 2) {
+          nR++;
+          if (lR < 0 || oc < oR) {
+            lR = c;
+            oR = oc;
+          }
+          if (tc) tR = true;
         }
       }
+      pick[i] = (nR ? lR : lAll) + 1;
+      if (anyDep && (nR ? nR : nAll) > 1 && (nR ? tR : tAll)) {
+        var pool = [];
+        for (c = fk; c >= 0; c = next[c]) if (!nR || rk[c] >= 2) pool.push(c);
+        var g = { parent: i, pool: pool, local: pick[i] - 1, coupled: true, ci: -1 };
+        (coupled || (coupled = [])).push(g);
+        (coupledOf || (coupledOf = Object.create(null)))[i] = g;
+      }
     }
-    if (coupled === null) coupled = NONE;
-    else {
-      // groupsAt is in the order of the second children: back to pre-order of the parents.
-      if (coupled.length > 1) coupled.sort(byParent);
-      for (i = 0; i < coupled.length; i++) coupled[i].ci = i;
-    }
+    if (coupled === null) return;
+    // groupsAt is in the order of the second children: back to pre-order of the parents.
+    if (coupled.length > 1) coupled.sort(byParent);
+    for (j = 0; j < coupled.length; j++) coupled[j].ci = j;
+    m.coupled = coupled;
+    m.coupledOf = coupledOf;
+  }
 
-    if (rescues !== null) rescue(all, collapsed, rescues);
-    var mixed = NONE;
-    if (mixedAt !== null) {
-      mixed = [];
-      if (mixedAt.length > 1) mixedAt.sort(byIndex); // pre-order of the parents
-      for (i = 0; i < mixedAt.length; i++) {
-        n = all[mixedAt[i]];
-        mixed.push({ type: 'mixedGate', line: all[firstVisOf(all, mixedAt[i], show)].line, label: n.label });
-      }
+  // mixedWarnings returns the renderer's mixedGate warnings (§23), in pre-order of the
+  // parents.
+  function mixedWarnings(m, mixedAt) {
+    var all = m.all;
+    var mixed = [];
+    if (mixedAt.length > 1) mixedAt.sort(byIndex);
+    for (var i = 0; i < mixedAt.length; i++) {
+      var n = all[mixedAt[i]];
+      mixed.push({ type: 'mixedGate', line: all[firstVisOf(all, mixedAt[i], m.showDiscarded)].line, label: n.label });
     }
-    return {
-      doc: doc,
-      all: all,
-      roots: roots,
-      showDiscarded: show,
-      discardedRootsDropped: dropped,
-      inView: inView,
-      byId: byId,
-      assumed: A,
-      ownCost: O,
-      eff: eff,
-      taiga: taiga,
-      ticket: ticket,
-      collapsed: collapsed,
-      // Columns for 30_path.js, 35_loads.js and 40_warnings.js.
-      N: N,
-      rootIdx: rootIdx,
-      rank: rk,
-      first: first,
-      next: next,
-      pick: pick,
-      depT: depT,
-      depLists: depLists,
-      coupled: coupled,
-      coupledOf: coupledOf,
-      mixed: mixed
-    };
+    return mixed;
   }
 
   // firstVisOf returns the first visible child of a parent whose group mixes gates (rare:
