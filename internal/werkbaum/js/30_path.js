@@ -162,294 +162,345 @@
     return decomposed(P);
   }
 
-  // decomposed: the exact search over independent components (file comment). Its helpers
-  // are nested functions, so it is a function of its own: calls without coupled groups do
-  // not create them.
+  // decomposed: the exact search over independent components (file comment), in its steps:
+  // the base set R0 (baseSet), the R sets of every option (reachSets), the couplings through
+  // shared nodes and node terms (couplings), the components (components), and per component
+  // the search in the reference order (enumerate) or, when activations run forwards, the
+  // memoised one (dynamic). A Search holds what the steps share; it exists only for calls
+  // with coupled groups.
   function decomposed(P) {
-    var G = P.coupled;
-    var N = P.N;
-    var pc = kidArrays(P);
-    var i, j, k, g;
-    var base = new Uint8Array(N);
-    var baseActive = [];
-    var r0 = closure(P, P.rootIdx, null, function (grp) {
-      baseActive.push(grp.ci);
-    });
-    for (i = 0; i < r0.length; i++) base[r0[i]] = 1;
+    var S = new Search(P);
+    baseSet(S);
+    reachSets(S);
+    var terms = couplings(S);
+    var comps = components(S, terms.nodes);
+    var total = terms.baseCost;
+    for (var ci = 0; ci < comps.length; ci++) {
+      var comp = comps[ci];
+      var best = comp.groups.length > 1 && activatedInOrder(S, comp) ? dynamic(S, comp) : enumerate(S, comp);
+      for (var i = 0; i < comp.groups.length; i++) S.choiceIdx[comp.groups[i]] = best.idx[i];
+      total += best.cost;
+    }
+    var choice = [];
+    for (var g = 0; g < S.G.length; g++) choice.push(S.G[g].pool[S.choiceIdx[g]]);
+    var res = result(P, choice, true);
+    res.decomposedCost = total;
+    return res;
+  }
 
-    // R(g,o) and the groups it activates; comps[x] = coupled groups whose R sets hold x.
-    var reach = [];
-    var acts = [];
-    var comps = new Array(N);
-    var parentUF = [];
-    for (i = 0; i < G.length; i++) parentUF.push(i);
-    function find(a) {
-      while (parentUF[a] !== a) {
-        parentUF[a] = parentUF[parentUF[a]];
-        a = parentUF[a];
-      }
-      return a;
+  // Search is the state of one exact search over the coupled groups G of the model P.
+  function Search(P) {
+    var N = P.N;
+    var G = P.coupled;
+    this.P = P;
+    this.G = G;
+    this.N = N;
+    this.pc = kidArrays(P);
+    this.base = new Uint8Array(N); // R0
+    this.isBaseActive = new Uint8Array(G.length); // groups active under every assignment
+    this.reach = []; // reach[g][o] = R(g, o)
+    this.acts = []; // acts[g][o] = the groups R(g, o) activates
+    this.comps = new Array(N); // comps[x] = the coupled groups whose R sets hold x
+    this.uf = []; // union-find over the groups
+    for (var i = 0; i < G.length; i++) this.uf.push(i);
+    // The evaluation of one assignment marks its needed nodes with a new stamp.
+    this.mark = new Int32Array(N);
+    this.stamp = 0;
+    this.choiceIdx = new Array(G.length); // the option index chosen per group
+    this.activeStamp = new Int32Array(G.length);
+  }
+
+  function find(uf, a) {
+    while (uf[a] !== a) {
+      uf[a] = uf[uf[a]];
+      a = uf[a];
     }
-    function union(a, b) {
-      a = find(a);
-      b = find(b);
-      if (a !== b) {
-        if (a < b) parentUF[b] = a;
-        else parentUF[a] = b;
-      }
+    return a;
+  }
+
+  function union(uf, a, b) {
+    a = find(uf, a);
+    b = find(uf, b);
+    if (a !== b) {
+      if (a < b) uf[b] = a;
+      else uf[a] = b;
     }
-    for (i = 0; i < G.length; i++) {
-      g = G[i];
+  }
+
+  // baseSet computes R0, the nodes needed under every assignment, and the groups it
+  // activates.
+  function baseSet(S) {
+    var r0 = closure(S.P, S.P.rootIdx, null, function (grp) {
+      S.isBaseActive[grp.ci] = 1;
+    });
+    for (var i = 0; i < r0.length; i++) S.base[r0[i]] = 1;
+  }
+
+  // reachSets computes R(g, o) and the groups it activates for every option, and unites a
+  // group with the groups its options activate.
+  function reachSets(S) {
+    var G = S.G;
+    var comps = S.comps;
+    for (var i = 0; i < G.length; i++) {
+      var g = G[i];
       var rs = [];
       var as = [];
-      for (j = 0; j < g.pool.length; j++) {
+      for (var j = 0; j < g.pool.length; j++) {
         var act = [];
-        var r = closure(P, [g.pool[j]], base, function (grp) {
+        var r = closure(S.P, [g.pool[j]], S.base, function (grp) {
           act.push(grp.ci);
         });
-        for (k = 0; k < r.length; k++) {
+        for (var k = 0; k < r.length; k++) {
           var cs = comps[r[k]] || (comps[r[k]] = []);
           if (cs[cs.length - 1] !== i) cs.push(i);
         }
-        for (k = 0; k < act.length; k++) union(i, act[k]);
+        for (k = 0; k < act.length; k++) union(S.uf, i, act[k]);
         rs.push(r);
         as.push(act);
       }
-      reach.push(rs);
-      acts.push(as);
+      S.reach.push(rs);
+      S.acts.push(as);
     }
-    // Couplings through shared nodes and through node terms.
-    var termNodes = []; // nodes whose term depends on some group
+  }
+
+  // couplings unites the groups whose R sets share a node or whose options decide one
+  // node's term, and returns the nodes whose term depends on some group and the cost of
+  // the terms that depend on none.
+  function couplings(S) {
+    var base = S.base;
+    var comps = S.comps;
+    var pc = S.pc;
+    var own = S.P.ownCost;
+    var nodes = [];
     var baseCost = 0;
-    for (var x = 0; x < N; x++) {
+    for (var x = 0; x < S.N; x++) {
       if (!base[x] && !comps[x]) continue;
       var first = -1;
       var dep = false;
+      var k;
       if (comps[x]) {
         dep = true;
         first = comps[x][0];
-        for (k = 1; k < comps[x].length; k++) union(first, comps[x][k]);
+        for (k = 1; k < comps[x].length; k++) union(S.uf, first, comps[x][k]);
       }
       var kids = pc[x];
-      for (j = 0; j < kids.length; j++) {
+      for (var j = 0; j < kids.length; j++) {
         var ck = comps[kids[j]];
         if (!ck) continue;
         dep = true;
         if (first < 0) first = ck[0];
-        for (k = 0; k < ck.length; k++) union(first, ck[k]);
+        for (k = 0; k < ck.length; k++) union(S.uf, first, ck[k]);
       }
-      if (dep) termNodes.push(x);
+      if (dep) nodes.push(x);
       else {
-        var c = P.ownCost[x];
-        for (j = 0; j < kids.length; j++) if (base[kids[j]]) c -= P.ownCost[kids[j]];
+        var c = own[x];
+        for (j = 0; j < kids.length; j++) if (base[kids[j]]) c -= own[kids[j]];
         if (c > 0) baseCost += c;
       }
     }
-    // Components: groups in ascending order, with their term nodes.
-    var compGroups = Object.create(null);
-    var compOrder = [];
-    for (i = 0; i < G.length; i++) {
-      var root = find(i);
-      if (!compGroups[root]) {
-        compGroups[root] = { groups: [], nodes: [] };
-        compOrder.push(root);
+    return { nodes: nodes, baseCost: baseCost };
+  }
+
+  // components returns the components in the order of their first group: each its groups
+  // in ascending order and its term nodes.
+  function components(S, termNodes) {
+    var comps = S.comps;
+    var byRoot = Object.create(null);
+    var order = [];
+    var i;
+    for (i = 0; i < S.G.length; i++) {
+      var root = find(S.uf, i);
+      if (!byRoot[root]) {
+        byRoot[root] = { groups: [], nodes: [] };
+        order.push(byRoot[root]);
       }
-      compGroups[root].groups.push(i);
+      byRoot[root].groups.push(i);
     }
     for (i = 0; i < termNodes.length; i++) {
-      x = termNodes[i];
+      var x = termNodes[i];
       var gi = comps[x] ? comps[x][0] : -1;
       if (gi < 0) {
-        kids = pc[x];
-        for (j = 0; j < kids.length && gi < 0; j++) if (comps[kids[j]]) gi = comps[kids[j]][0];
+        var kids = S.pc[x];
+        for (var j = 0; j < kids.length && gi < 0; j++) if (comps[kids[j]]) gi = comps[kids[j]][0];
       }
-      compGroups[find(gi)].nodes.push(x);
+      byRoot[find(S.uf, gi)].nodes.push(x);
     }
-    var isBaseActive = new Uint8Array(G.length);
-    for (i = 0; i < baseActive.length; i++) isBaseActive[baseActive[i]] = 1;
+    return order;
+  }
 
-    var mark = new Int32Array(N);
-    var stamp = 0;
-    var choiceIdx = new Array(G.length);
-    var activeStamp = new Int32Array(G.length);
+  // termCost: the margin term of node x under the current stamp.
+  function termCost(S, x) {
+    var base = S.base;
+    var mark = S.mark;
+    var stamp = S.stamp;
+    if (!base[x] && mark[x] !== stamp) return 0;
+    var own = S.P.ownCost;
+    var cc = own[x];
+    var ks = S.pc[x];
+    for (var q = 0; q < ks.length; q++) {
+      if (base[ks[q]] || mark[ks[q]] === stamp) cc -= own[ks[q]];
+    }
+    return cc > 0 ? cc : 0;
+  }
 
-    // termCost: the margin term of node x under the current stamp.
-    function termCost(x) {
-      if (!base[x] && mark[x] !== stamp) return 0;
-      var cc = P.ownCost[x];
-      var ks = pc[x];
-      for (var q = 0; q < ks.length; q++) {
-        if (base[ks[q]] || mark[ks[q]] === stamp) cc -= P.ownCost[ks[q]];
+  // enumerate: the reference order restricted to one component (any activation pattern).
+  function enumerate(S, comp) {
+    var G = S.G;
+    var cg = comp.groups;
+    var choiceIdx = S.choiceIdx;
+    var activeStamp = S.activeStamp;
+    var mark = S.mark;
+    var idx = [];
+    for (var a = 0; a < cg.length; a++) idx.push(0);
+    var bestIdx = null;
+    var bestCost = Infinity;
+    for (;;) {
+      var stamp = ++S.stamp;
+      for (a = 0; a < cg.length; a++) choiceIdx[cg[a]] = idx[a];
+      var stack = [];
+      for (a = 0; a < cg.length; a++) {
+        if (S.isBaseActive[cg[a]]) {
+          activeStamp[cg[a]] = stamp;
+          stack.push(cg[a]);
+        }
       }
-      return cc > 0 ? cc : 0;
-    }
-
-    // enumerate: the reference order restricted to one component (any activation pattern).
-    function enumerate(comp) {
-      var cg = comp.groups;
-      var idx = [];
-      for (var a = 0; a < cg.length; a++) idx.push(0);
-      var bestIdx = null;
-      var bestCost = Infinity;
-      for (;;) {
-        stamp++;
-        for (a = 0; a < cg.length; a++) choiceIdx[cg[a]] = idx[a];
-        var stack = [];
-        for (a = 0; a < cg.length; a++) {
-          if (isBaseActive[cg[a]]) {
-            activeStamp[cg[a]] = stamp;
-            stack.push(cg[a]);
+      while (stack.length) {
+        var h = stack.pop();
+        var rr = S.reach[h][choiceIdx[h]];
+        for (var q = 0; q < rr.length; q++) mark[rr[q]] = stamp;
+        var aa = S.acts[h][choiceIdx[h]];
+        for (q = 0; q < aa.length; q++) {
+          if (activeStamp[aa[q]] !== stamp) {
+            activeStamp[aa[q]] = stamp;
+            stack.push(aa[q]);
           }
         }
-        while (stack.length) {
-          var h = stack.pop();
-          var rr = reach[h][choiceIdx[h]];
-          for (var q = 0; q < rr.length; q++) mark[rr[q]] = stamp;
-          var aa = acts[h][choiceIdx[h]];
-          for (q = 0; q < aa.length; q++) {
-            if (activeStamp[aa[q]] !== stamp) {
-              activeStamp[aa[q]] = stamp;
-              stack.push(aa[q]);
-            }
-          }
+      }
+      var cost = 0;
+      for (q = 0; q < comp.nodes.length; q++) cost += termCost(S, comp.nodes[q]);
+      if (cost < bestCost) {
+        bestCost = cost;
+        bestIdx = idx.slice();
+      }
+      var p = cg.length - 1;
+      while (p >= 0 && ++idx[p] === G[cg[p]].pool.length) idx[p--] = 0;
+      if (p < 0) break;
+    }
+    return { idx: bestIdx, cost: bestCost };
+  }
+
+  // firstPos returns the smallest position (in the component) of the groups in cs.
+  function firstPos(posOf, cs, k) {
+    var mp = k;
+    for (var c = 0; c < cs.length; c++) if (posOf[cs[c]] < mp) mp = posOf[cs[c]];
+    return mp;
+  }
+
+  // dynamic: for a component in which every group is either active in every assignment
+  // (its parent is in R0) or activated only by groups that come earlier in the reference
+  // order (e.g. a group nested in an option of an earlier group). Each term is charged to
+  // the last group (in reference order) that can change it; after choosing groups 0…p−1 the
+  // rest depends only on which of the nodes still used by later terms are marked
+  // ("state"). Memoising best(p, state) and taking at each level the first option that
+  // reaches the minimum yields the reference's lexicographically first optimum.
+  function dynamic(S, comp) {
+    var G = S.G;
+    var comps = S.comps;
+    var mark = S.mark;
+    var cg = comp.groups;
+    var k = cg.length;
+    var posOf = Object.create(null);
+    for (var a = 0; a < k; a++) posOf[cg[a]] = a;
+    var termsAt = [];
+    for (a = 0; a < k; a++) termsAt.push([]);
+    var minPos = Object.create(null);
+    var maxUse = Object.create(null);
+    var q, x, y, cs;
+    for (q = 0; q < comp.nodes.length; q++) {
+      x = comp.nodes[q];
+      var members = [x].concat(S.pc[x]);
+      var last = -1;
+      for (var b = 0; b < members.length; b++) {
+        cs = comps[members[b]];
+        if (!cs) continue;
+        for (var c = 0; c < cs.length; c++) if (posOf[cs[c]] > last) last = posOf[cs[c]];
+      }
+      termsAt[last].push(x);
+      for (b = 0; b < members.length; b++) {
+        y = members[b];
+        cs = comps[y];
+        if (!cs) continue;
+        if (maxUse[y] === undefined || maxUse[y] < last) maxUse[y] = last;
+        if (minPos[y] === undefined) minPos[y] = firstPos(posOf, cs, k);
+      }
+    }
+    // keys[p] = nodes whose marks (made by groups before p) later terms still read.
+    // A group that is not always active reads its parent's mark at its own level.
+    for (a = 0; a < k; a++) {
+      if (S.isBaseActive[cg[a]]) continue;
+      y = G[cg[a]].parent;
+      if (!comps[y]) continue; // never reachable: the group is never active
+      if (maxUse[y] === undefined || maxUse[y] < a) maxUse[y] = a;
+      if (minPos[y] === undefined) minPos[y] = firstPos(posOf, comps[y], k);
+    }
+    var keys = [];
+    for (a = 0; a <= k; a++) keys.push([]);
+    for (var key in maxUse) {
+      y = +key;
+      for (a = minPos[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
+    }
+    for (a = 0; a <= k; a++) keys[a].sort(function (u, v) { return u - v; });
+    var memo = Object.create(null);
+    function solve(p, marked) {
+      var id = p + '|' + marked.join(',');
+      var hit = memo[id];
+      if (hit) return hit;
+      var g = cg[p];
+      var best = null;
+      for (var o = 0; o < G[g].pool.length; o++) {
+        var stamp = ++S.stamp;
+        for (var t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
+        if (S.isBaseActive[g] || mark[G[g].parent] === stamp) {
+          var rr = S.reach[g][o];
+          for (t = 0; t < rr.length; t++) mark[rr[t]] = stamp;
         }
         var cost = 0;
-        for (q = 0; q < comp.nodes.length; q++) cost += termCost(comp.nodes[q]);
-        if (cost < bestCost) {
-          bestCost = cost;
-          bestIdx = idx.slice();
-        }
-        var p = cg.length - 1;
-        while (p >= 0 && ++idx[p] === G[cg[p]].pool.length) idx[p--] = 0;
-        if (p < 0) break;
+        var terms = termsAt[p];
+        for (t = 0; t < terms.length; t++) cost += termCost(S, terms[t]);
+        var next = [];
+        var kn = keys[p + 1];
+        for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) next.push(kn[t]);
+        if (p + 1 < k) cost += solve(p + 1, next).cost;
+        if (best === null || cost < best.cost) best = { cost: cost, opt: o, next: next };
       }
-      return { idx: bestIdx, cost: bestCost };
+      memo[id] = best;
+      return best;
     }
+    var res = solve(0, []);
+    var idx = [];
+    var state = [];
+    for (a = 0; a < k; a++) {
+      var step = solve(a, state);
+      idx.push(step.opt);
+      state = step.next;
+    }
+    return { idx: idx, cost: res.cost };
+  }
 
-    // dynamic: for a component in which every group is either active in every assignment
-    // (its parent is in R0) or activated only by groups that come earlier in the reference
-    // order (e.g. a group nested in an option of an earlier group). Each term is charged to the last group (in reference order) that
-    // can change it; after choosing groups 0…p−1 the rest depends only on which of the nodes
-    // still used by later terms are marked ("state"). Memoising best(p, state) and taking at
-    // each level the first option that reaches the minimum yields the reference's
-    // lexicographically first optimum.
-    function dynamic(comp) {
-      var cg = comp.groups;
-      var k = cg.length;
-      var posOf = Object.create(null);
-      for (var a = 0; a < k; a++) posOf[cg[a]] = a;
-      var termsAt = [];
-      for (a = 0; a < k; a++) termsAt.push([]);
-      var minPos = Object.create(null);
-      var maxUse = Object.create(null);
-      var q, x, y, cs;
-      for (q = 0; q < comp.nodes.length; q++) {
-        x = comp.nodes[q];
-        var members = [x].concat(pc[x]);
-        var last = -1;
-        for (var b = 0; b < members.length; b++) {
-          cs = comps[members[b]];
-          if (!cs) continue;
-          for (var c = 0; c < cs.length; c++) if (posOf[cs[c]] > last) last = posOf[cs[c]];
-        }
-        termsAt[last].push(x);
-        for (b = 0; b < members.length; b++) {
-          y = members[b];
-          cs = comps[y];
-          if (!cs) continue;
-          if (maxUse[y] === undefined || maxUse[y] < last) maxUse[y] = last;
-          if (minPos[y] === undefined) {
-            var mp = k;
-            for (c = 0; c < cs.length; c++) if (posOf[cs[c]] < mp) mp = posOf[cs[c]];
-            minPos[y] = mp;
-          }
+  // activatedInOrder: every activation inside the component goes from an earlier group
+  // to a later one (so a group's activity is known when the search reaches it).
+  function activatedInOrder(S, comp) {
+    for (var a = 0; a < comp.groups.length; a++) {
+      var g = comp.groups[a];
+      var acts = S.acts[g];
+      for (var o = 0; o < acts.length; o++) {
+        for (var q = 0; q < acts[o].length; q++) {
+          var h = acts[o][q];
+          if (!S.isBaseActive[h] && h <= g) return false;
         }
       }
-      // keys[p] = nodes whose marks (made by groups before p) later terms still read.
-      // A group that is not always active reads its parent's mark at its own level.
-      for (a = 0; a < k; a++) {
-        if (isBaseActive[cg[a]]) continue;
-        y = G[cg[a]].parent;
-        if (!comps[y]) continue; // never reachable: the group is never active
-        if (maxUse[y] === undefined || maxUse[y] < a) maxUse[y] = a;
-        if (minPos[y] === undefined) {
-          cs = comps[y];
-          var mp2 = k;
-          for (c = 0; c < cs.length; c++) if (posOf[cs[c]] < mp2) mp2 = posOf[cs[c]];
-          minPos[y] = mp2;
-        }
-      }
-      var keys = [];
-      for (a = 0; a <= k; a++) keys.push([]);
-      for (var key in maxUse) {
-        y = +key;
-        for (a = minPos[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
-      }
-      for (a = 0; a <= k; a++) keys[a].sort(function (u, v) { return u - v; });
-      var memo = Object.create(null);
-      function solve(p, marked) {
-        var id = p + '|' + marked.join(',');
-        var hit = memo[id];
-        if (hit) return hit;
-        var g = cg[p];
-        var best = null;
-        for (var o = 0; o < G[g].pool.length; o++) {
-          stamp++;
-          for (var t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
-          if (isBaseActive[g] || mark[G[g].parent] === stamp) {
-            var rr = reach[g][o];
-            for (t = 0; t < rr.length; t++) mark[rr[t]] = stamp;
-          }
-          var cost = 0;
-          var terms = termsAt[p];
-          for (t = 0; t < terms.length; t++) cost += termCost(terms[t]);
-          var next = [];
-          var kn = keys[p + 1];
-          for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) next.push(kn[t]);
-          if (p + 1 < k) cost += solve(p + 1, next).cost;
-          if (best === null || cost < best.cost) best = { cost: cost, opt: o, next: next };
-        }
-        memo[id] = best;
-        return best;
-      }
-      var res = solve(0, []);
-      var idx = [];
-      var state = [];
-      for (a = 0; a < k; a++) {
-        var step = solve(a, state);
-        idx.push(step.opt);
-        state = step.next;
-      }
-      return { idx: idx, cost: res.cost };
     }
-
-    // activatedInOrder: every activation inside the component goes from an earlier group
-    // to a later one (so a group's activity is known when the search reaches it).
-    function activatedInOrder(comp) {
-      for (var a = 0; a < comp.groups.length; a++) {
-        var g = comp.groups[a];
-        for (var o = 0; o < acts[g].length; o++) {
-          for (var q = 0; q < acts[g][o].length; q++) {
-            var h = acts[g][o][q];
-            if (!isBaseActive[h] && h <= g) return false;
-          }
-        }
-      }
-      return true;
-    }
-
-    var total = baseCost;
-    for (var ci = 0; ci < compOrder.length; ci++) {
-      var comp = compGroups[compOrder[ci]];
-      var best = comp.groups.length > 1 && activatedInOrder(comp) ? dynamic(comp) : enumerate(comp);
-      for (i = 0; i < comp.groups.length; i++) choiceIdx[comp.groups[i]] = best.idx[i];
-      total += best.cost;
-    }
-    var choice = [];
-    for (i = 0; i < G.length; i++) choice.push(G[i].pool[choiceIdx[i]]);
-    var res = result(P, choice, true);
-    res.decomposedCost = total;
-    return res;
+    return true;
   }
 
   // finish walks the needed set once, children before parents, and adds to the result:
