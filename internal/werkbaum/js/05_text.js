@@ -181,6 +181,15 @@
   };
   // Box characters read as another status's (§3: `[X]` is `x`).
   var BOX_ALIASES = { X: 'x' };
+  // Gate characters of a node line (§3 group 2, §8) and what each makes of its node.
+  var GATES = [
+    { code: '-', type: 'and', optional: false },
+    { code: '+', type: 'and', optional: true },
+    { code: '|', type: 'or', optional: false },
+    { code: '=', type: 'xor', optional: false }
+  ];
+  var GATE_BY_CODE = Object.create(null);
+  for (var g = 0; g < GATES.length; g++) GATE_BY_CODE[GATES[g].code] = GATES[g];
   // Canonical status key per progress rank (§19).
   var RANK_KEYS = ['idea', 'planned', 'progress', 'skeleton', 'done', 'prod'];
   var SIZES = ['XS', 'S', 'M', 'L', 'XL', 'XXL'];
@@ -288,6 +297,8 @@
     NAME: NAME,
     STATUS_BY_CODE: STATUS_BY_CODE,
     BOX_ALIASES: BOX_ALIASES,
+    GATES: GATES,
+    GATE_BY_CODE: GATE_BY_CODE,
     RANK_KEYS: RANK_KEYS,
     SIZES: SIZES,
     SIZE_RANK: SIZE_RANK,

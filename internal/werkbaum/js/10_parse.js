@@ -49,6 +49,8 @@
   var T = W._text;
   var NAME = T.NAME;
   var STATUS_BY_CODE = T.STATUS_BY_CODE;
+  var BOX_ALIASES = T.BOX_ALIASES;
+  var GATE_BY_CODE = T.GATE_BY_CODE;
 
   // Regexps are compiled once. All are RE2-compatible (no lookarounds, no backreferences)
   // so goja hands them to Go's regexp; lookaheads of the reference regexps are replaced by
@@ -438,16 +440,16 @@
   // setGate sets the fields of a gate character (for FAST_RE, `=` comes with its blank).
   function setGate(node, gate) {
     var c = gate.charAt(0);
+    var g = GATE_BY_CODE[c];
     node.gate = c;
-    if (c === '|') node.type = 'or';
-    else if (c === '=') node.type = 'xor';
-    else if (c === '+') node.optional = true;
+    if (g.type !== 'and') node.type = g.type;
+    if (g.optional) node.optional = true;
   }
 
   // setBox sets the status of a box character (st: its status, undefined when unknown).
   function setBox(node, box, st) {
     if (st) node.status = st;
-    if (!st || box === 'X') node._box = box;
+    if (!st || BOX_ALIASES[box] !== undefined) node._box = box;
   }
 
   // Shapes. A goja object keeps its own properties in a Go map, whose storage is rebuilt at
@@ -501,7 +503,7 @@
     var m = SIZE_TAG_RE.exec(sizeTag);
     if (pre.width !== 0) o.indent = pre.indent;
     if (pre.gate !== '') setGate(o, pre.gate);
-    if (pre.box !== null) setBox(o, pre.box, STATUS_BY_CODE[pre.box === 'X' ? 'x' : pre.box]);
+    if (pre.box !== null) setBox(o, pre.box, STATUS_BY_CODE[BOX_ALIASES[pre.box] || pre.box]);
     if (m[1] !== undefined) o.size = m[1];
     if (m[2] !== undefined) o.tags = Object.freeze([m[2]]);
     o._sizeMin = sizeMinOf(o);
@@ -740,7 +742,7 @@
   // (§4, unknownStatus), the size's minimum (§10), the first node of an id (duplicateId).
   function checkNode(doc, node, first, box, shaped, tailed) {
     if (box !== null) {
-      var st = STATUS_BY_CODE[box === 'X' ? 'x' : box];
+      var st = STATUS_BY_CODE[BOX_ALIASES[box] || box];
       if (!st) doc.warnings.push({ type: 'unknownStatus', line: first, code: box });
       if (!shaped) setBox(node, box, st);
     }

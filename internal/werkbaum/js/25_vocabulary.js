@@ -4,7 +4,7 @@
 // Werkbaum.vocabulary(), instead of keeping copies: the Go engine (engine.go, as the typed
 // werkbaum.Vocabulary the MCP tool schemas and messages are built from) and `go generate`
 // for the talk CLI (internal/werkbaum/vocab). The status, box alias and size tables
-// themselves live in 05_text.js; the flags come from the model's own predicates (20_model.js), so this file
+// themselves live in 05_text.js (the gates too); the flags come from the model's own predicates (20_model.js), so this file
 // adds no second copy of a rule.
 (function (W) {
   'use strict';
@@ -16,14 +16,9 @@
   // one the tools document.
   var NEUTRAL = ['neutral', 'none'];
 
-  // GATES: the gate characters of a node line (§3 group 2) and what the parser makes of each
-  // (10_parse.js setGate; js/test/vocabulary.test.js holds the parser to this table).
-  var GATES = [
-    { code: '-', type: 'and', optional: false },
-    { code: '+', type: 'and', optional: true },
-    { code: '|', type: 'or', optional: false },
-    { code: '=', type: 'xor', optional: false }
-  ];
+  // GATES: the gate characters of a node line and what the parser makes of each (05_text.js;
+  // 10_parse.js setGate reads the same table).
+  var GATES = T.GATES;
 
   var BOX_ALIASES = T.BOX_ALIASES; // `[X]` is `x`
 

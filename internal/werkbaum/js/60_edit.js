@@ -256,7 +256,7 @@
     var code = statusCode(status);
     var pd = W.parse(text);
     var node = resolve(pd, ref, 'id');
-    var have = node.box === 'X' ? 'x' : node.box;
+    var have = node.box === null ? null : T.BOX_ALIASES[node.box] || node.box;
     if (have === code) return text;
     var out = replaceRow(text, pd, node.line - 1, setStatusBox(rowContent(text, pd, node.line - 1), code));
     var after = nodeAt(W.parse(out), node.line);
