@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 )
@@ -600,4 +601,34 @@ func TestDiffLinesMatchesScript(t *testing.T) {
 			t.Fatalf("%q -> %q: Go %+v, script %+v", a, b, got, want)
 		}
 	}
+}
+
+// FuzzLineRules: for any two texts, DiffLines equals the script's computeOps on the whole
+// texts and ApplyLines(a, DiffLines(a, b)) is b normalised. The seeds run in every
+// go test; `go test -fuzz FuzzLineRules` searches further.
+func FuzzLineRules(f *testing.F) {
+	for _, s := range [][2]string{
+		{"", ""}, {"a", ""}, {"", "a\n"}, {"a\r\nb", "a\nb\n"}, {"x\rx\r", "x\n\nx"},
+		{"- @jörg\n- @Müller", "- @Müller\n- @jörg"}, {"a\nb\nc\nd", "a\nx\nc\ny"}, {"\n\n", "\n"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	e := newLineEngine(f)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !utf8.ValidString(a) || !utf8.ValidString(b) || len(a) > 4096 || len(b) > 4096 {
+			t.Skip()
+		}
+		ctx := context.Background()
+		ops, err := e.DiffLines(ctx, a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := scriptDiff(t, e, a, b); !reflect.DeepEqual(ops, want) {
+			t.Fatalf("%q -> %q: Go %+v, script %+v", a, b, ops, want)
+		}
+		got, err := e.ApplyLines(ctx, a, ops)
+		if err != nil || got != NormalizeLineEndings(b) {
+			t.Fatalf("apply(%q, %+v) = %q, %v; want %q", a, ops, got, err, NormalizeLineEndings(b))
+		}
+	})
 }
