@@ -588,3 +588,37 @@ func TestPatchesAndAgentWritesRace(t *testing.T) {
 		t.Fatalf("%d agent versions, want %d", agents, agentWrites)
 	}
 }
+
+// TestReadBetweenRenameAndSettle: a read that sees a writer's new file before the writer
+// recorded its version must not record that version as a change outside talkd, and the
+// feed waits for the writer's record instead of sending the version without its event.
+func TestReadBetweenRenameAndSettle(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	done := f.svc.docWriting("p", 2)
+	// As if the writer had renamed its file and not settled yet.
+	if err := os.WriteFile(f.path, []byte(planText+"- new\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if rev := f.read(t).Base.Revision; rev != 2 {
+		t.Fatalf("revision %d", rev)
+	}
+	st, _ := f.svc.docState("p")
+	if st.last() != 1 {
+		t.Fatalf("a read recorded the writer's version: %+v", st.records)
+	}
+	if feed, err := f.svc.Changes(ctx, f.id, 1, 0); feed != nil || err != nil {
+		t.Fatalf("feed during the settle: %+v %v", feed, err)
+	}
+	ch := make(chan *ChangeFeed, 1)
+	go func() {
+		feed, _ := f.svc.Changes(ctx, f.id, 1, 10*time.Second)
+		ch <- feed
+	}()
+	time.Sleep(20 * time.Millisecond)
+	done() // the writer ended without a record (its settle failed): the next read records it
+	feed := <-ch
+	if feed == nil || feed.CurrentVersion != 2 || len(feed.Events) != 1 || feed.Events[0].DisplayName != outsideName {
+		t.Fatalf("feed after the writer ended: %+v", feed)
+	}
+}
