@@ -238,7 +238,7 @@ func TestPatchUnapplicable(t *testing.T) {
 	d := f.doc(t)
 	cases := map[string]ContentPatch{
 		"checksum mismatch": {BaseVersion: 1, Checksum: werkbaum.DocumentChecksum("other"), ClientID: "c", Seq: 1, Ops: []werkbaum.LineOp{insert(0, "x")}},
-		"past the end":      patchOn(d, "c", 2, insert(6, "x")),
+		"do not apply":      patchOn(d, "c", 2, insert(6, "x")),
 		"base version 9":    {BaseVersion: 9, Checksum: werkbaum.DocumentChecksum(d.Content), ClientID: "c", Seq: 3, Ops: []werkbaum.LineOp{insert(0, "x")}},
 	}
 	for want, p := range cases {
@@ -595,13 +595,16 @@ func TestPatchesAndAgentWritesRace(t *testing.T) {
 func TestReadBetweenRenameAndSettle(t *testing.T) {
 	f := newDocFixture(t, planText)
 	ctx := context.Background()
+	if d := f.doc(t); d.Version != 1 {
+		t.Fatalf("document %+v", d)
+	}
 	done := f.svc.docWriting("p", 2)
 	// As if the writer had renamed its file and not settled yet.
 	if err := os.WriteFile(f.path, []byte(planText+"- new\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
 	if rev := f.read(t).Base.Revision; rev != 2 {
-		t.Fatalf("revision %d", rev)
+		t.Fatalf("revision %d, file %q, recorded %+v", rev, f.fileText(t), f.svc.docs.states["p"].records)
 	}
 	st, _ := f.svc.docState("p")
 	if st.last() != 1 {
