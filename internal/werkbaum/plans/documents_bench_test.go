@@ -64,12 +64,15 @@ func BenchmarkPatchOneLine(b *testing.B) {
 	}
 	lines := strings.Split(d.Content, "\n")
 	shadow, version := d.Content, d.Version
+	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		line := 1 + i%(len(lines)-2)
 		op := werkbaum.LineOp{Op: "replace", Index: line, Count: 1, Lines: []string{fmt.Sprintf("%s %%%% edit %d", lines[line], i)}}
 		p := ContentPatch{BaseVersion: version, Checksum: werkbaum.DocumentChecksum(shadow), ClientID: "bench", Seq: int64(i + 1), Ops: []werkbaum.LineOp{op}}
+		start := time.Now()
 		res, err := svc.PatchContent(ctx, id, p)
+		times = append(times, time.Since(start))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -77,6 +80,9 @@ func BenchmarkPatchOneLine(b *testing.B) {
 		lines[line] = op.Lines[0]
 		shadow, version = strings.Join(lines, "\n"), res.Version
 	}
+	b.StopTimer()
+	b.ReportMetric(ms(pct(times, 50)), "ms-p50")
+	b.ReportMetric(ms(pct(times, 90)), "ms-p90")
 }
 
 // BenchmarkFeedWake measures how soon a long-polling feed client gets a PATCH: one op is
