@@ -733,3 +733,45 @@ func TestPatchRebaseKeepsBothSides(t *testing.T) {
 		t.Fatalf("%d rebased, %d conflicts: the trials do not cover both", rebased, conflicts)
 	}
 }
+
+// TestPatchSettleLostIsNotAppliedTwice: the state database fails after a PATCH's pending
+// record (a crash between the rename and the settle looks the same to the next start). A
+// repeat of its (clientId, seq), in this process and in the next, gets the answer given,
+// and its lines are in the plan once.
+func TestPatchSettleLostIsNotAppliedTwice(t *testing.T) {
+	f := newFixture(t, planText)
+	db := &failingDB{Database: Bolt(f.db)}
+	f.svc = f.openOn(t, db)
+	ctx := context.Background()
+	id, err := f.svc.DocumentID(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.svc.Document(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := patchOn(d, "ed", 1, insert(2, "  - [ ] #once: Only once @jörg"))
+	db.arm(1) // the pending record, then nothing
+	res, err := f.svc.PatchContent(ctx, id, p)
+	if err != nil || res.Version != 2 {
+		t.Fatalf("patch: %+v %v", res, err)
+	}
+	if db.failed.Load() == 0 {
+		t.Fatal("the settle did not fail: the test does not test what it says")
+	}
+	if again, err := f.svc.PatchContent(ctx, id, p); err != nil || again.Version != 2 {
+		t.Fatalf("repeat in the same process: %+v %v", again, err)
+	}
+	// The next start, on what the database holds (the pending record).
+	next := f.openOn(t, Bolt(f.db))
+	if again, err := next.PatchContent(ctx, id, p); err != nil || again.Version != 2 {
+		t.Fatalf("repeat after a restart: %+v %v", again, err)
+	}
+	if n := strings.Count(f.fileText(t), "Only once"); n != 1 {
+		t.Fatalf("the patch's line is in the plan %d times", n)
+	}
+	if d, err := next.Document(ctx, id); err != nil || d.Version != 2 {
+		t.Fatalf("document after the restart: %+v %v", d, err)
+	}
+}
