@@ -229,6 +229,7 @@ func checkTitle(title string) error {
 // in the state database; the plan file is not touched.
 func (s *Service) SetTitle(ctx context.Context, id, title string, expectedVersion uint64, who Author) (*Document, error) {
 	if err := checkTitle(title); err != nil {
+		s.log.Info("document rename refused: bad title", "document", id, "err", err)
 		return nil, err
 	}
 	key, err := s.docPlan(id)
@@ -349,7 +350,8 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 		case <-timer.C:
 			return nil, nil
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			// Like the end of the wait: the caller may bound the wait by its context.
+			return nil, nil
 		}
 	}
 }
