@@ -35,14 +35,14 @@ type Document struct {
 
 // ContentPatch is one editor PATCH of a document's content (DOCUMENTS.md ContentPatch).
 type ContentPatch struct {
-	BaseVersion uint64
+	BaseVersion uint64 `json:"baseVersion"`
 	// Checksum is werkbaum.DocumentChecksum of the base text the ops refer to.
-	Checksum    string
-	ClientID    string
-	Seq         int64
-	DisplayName string
-	Milestone   bool
-	Ops         []werkbaum.LineOp
+	Checksum    string            `json:"checksum"`
+	ClientID    string            `json:"clientId"`
+	Seq         int64             `json:"seq"`
+	DisplayName string            `json:"displayName,omitempty"`
+	Milestone   bool              `json:"milestone,omitempty"`
+	Ops         []werkbaum.LineOp `json:"ops"`
 }
 
 // PatchResult is the 200 answer of a PATCH: the new version, and the ops that other
