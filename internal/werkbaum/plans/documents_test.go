@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"talkd/internal/config"
+	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
 )
 
@@ -774,5 +776,47 @@ func TestPatchSettleLostIsNotAppliedTwice(t *testing.T) {
 	}
 	if d, err := next.Document(ctx, id); err != nil || d.Version != 2 {
 		t.Fatalf("document after the restart: %+v %v", d, err)
+	}
+}
+
+// TestPatchRunsAfterWrite: an applied PATCH reaches the mirror and the announcements
+// like an agent write, with its tool name and the editor as the author; refused ones
+// do not.
+func TestPatchRunsAfterWrite(t *testing.T) {
+	f := newFixture(t, planText)
+	var mu sync.Mutex
+	var events []WriteEvent
+	svc, err := New(Options{Plans: []config.Plan{{Key: "p", Path: f.path, Lang: "de"}}, Engine: f.eng, DB: Bolt(f.db), Lanes: &queue.Lanes{},
+		AfterWrite: func(ctx context.Context, ev WriteEvent) func(context.Context) string {
+			mu.Lock()
+			events = append(events, ev)
+			mu.Unlock()
+			return func(context.Context) string { t.Error("a PATCH waited for the mirror's report"); return "" }
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	ctx := context.Background()
+	id, _ := svc.DocumentID(ctx, "p")
+	d, err := svc.Document(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.PatchContent(ctx, id, patchOn(d, "ed", 1, replace(2, "  - [x] #auth: Login @jörg (S)"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.PatchContent(ctx, id, patchOn(d, "ed", 2, insert(99, "x"))); !errors.Is(err, ErrPatchUnapplicable) {
+		t.Fatalf("out of range: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 1 {
+		t.Fatalf("%d AfterWrite events, want 1", len(events))
+	}
+	ev := events[0]
+	if ev.Tool != "document_patch" || ev.Author.Agent != "Jörg im Browser" || ev.Author.Client != "ed" || ev.Revision != 2 ||
+		ev.Lang != "de" || ev.OldText != planText || !strings.Contains(ev.NewText, "[x] #auth") {
+		t.Fatalf("event %+v", ev)
 	}
 }
