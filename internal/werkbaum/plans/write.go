@@ -176,6 +176,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		return nil, err
 	}
 
+	defer s.docWriting(key, res.Revision)() // this write records its document version itself
 	if werr := s.writeAtomic(key, path, []byte(newText), snap.Base.Checksum); werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			// Someone saved the plan while the engine worked: their text stands and this
@@ -199,12 +200,17 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 	}
 	entry.State = StateApplied
 	meta := planMeta{Revision: res.Revision, Checksum: newSum}
+	// The write is a version of the plan's document, recorded in the settle's transaction.
+	doc, pv := s.agentVersion(key, req.Author, res.Revision, newText)
 	err = s.commit.Do(func(tx Tx) error {
 		b := tx.Bucket(bucketName(key))
 		if err := s.putEntry(b, entry); err != nil {
 			return err
 		}
-		return writeMeta(b, meta)
+		if err := writeMeta(b, meta); err != nil {
+			return err
+		}
+		return s.putAgentVersion(tx, key, doc, pv)
 	})
 	if err != nil {
 		// The file is written: the write is applied and the caller gets the truth. The
@@ -215,6 +221,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		s.keepApplied(key, entry, meta)
 	} else {
 		s.mem.metaSaved(key, meta)
+		s.agentVersionSaved(key, doc, pv)
 	}
 	if s.after != nil {
 		p := s.plans[key]
