@@ -162,17 +162,24 @@ func (s *Service) resolve(key string) (planRef, error) {
 		return planRef{}, fmt.Errorf("%w %q", ErrUnknownPlan, key)
 	}
 	if why := checkRel(rel); why != "" {
-		return planRef{}, &AddressError{Key: key, Reason: why}
+		return planRef{}, s.refuseAddress(key, why)
 	}
 	ref := planRef{Plan: config.Plan{Key: key, Path: filepath.Join(root.path, filepath.FromSlash(rel)), Lang: root.lang},
 		root: root, rel: rel}
 	if why := ref.checkChain(); why != "" {
-		return planRef{}, &AddressError{Key: key, Reason: why}
+		return planRef{}, s.refuseAddress(key, why)
 	}
 	if err := s.ensureJournal(ref); err != nil {
 		return planRef{}, err
 	}
 	return ref, nil
+}
+
+// refuseAddress logs a refused key below a root (the user finds why an agent's request
+// failed) and returns its error.
+func (s *Service) refuseAddress(key, why string) error {
+	s.log.Warn("plan key below a root refused", "plan", key, "reason", why)
+	return &AddressError{Key: key, Reason: why}
 }
 
 // checkChain Lstats every element of a root plan's path below the root (through the

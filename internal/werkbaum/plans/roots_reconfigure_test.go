@@ -26,7 +26,10 @@ type gateLanes struct {
 
 func (g *gateLanes) Do(ctx context.Context, key string, fn func() error) error {
 	return g.Lanes.Do(ctx, key, func() error {
-		g.entered <- key
+		select {
+		case g.entered <- key:
+		default: // nobody waits for it (the buffer holds an earlier write's)
+		}
 		<-g.release
 		return fn()
 	})
