@@ -143,13 +143,15 @@ func New(opts Options) (*Service, error) {
 // root (key "<root>:<path>", Lang the root's), checked as every request checks it.
 func (s *Service) Plan(key string) (config.Plan, bool) {
 	p, err := s.resolve(key)
+	p.release()
 	return p.Plan, err == nil
 }
 
 // Lookup says whether key names a plan now: nil, or an error that wraps ErrUnknownPlan
 // and, for a key below a root (*AddressError), says what is wrong with it.
 func (s *Service) Lookup(key string) error {
-	_, err := s.resolve(key)
+	p, err := s.resolve(key)
+	p.release()
 	return err
 }
 
@@ -181,6 +183,7 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	return s.read(ctx, p)
 }
 
@@ -252,6 +255,7 @@ func (s *Service) Inspect(ctx context.Context, key string, opts werkbaum.Inspect
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	snap, err := s.read(ctx, p)
 	if err != nil {
 		return nil, err
@@ -308,6 +312,7 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 		sum.Error = err.Error()
 		return sum
 	}
+	defer p.release()
 	if s.mirror != nil {
 		sum.Mirror = s.mirror(key)
 	}

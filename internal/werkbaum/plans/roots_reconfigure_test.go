@@ -41,7 +41,7 @@ type reconfFixture struct {
 	dir   string
 }
 
-func newReconfFixture(t *testing.T, plans []config.Plan, roots []config.Root) *reconfFixture {
+func newReconfFixture(t testing.TB, plans []config.Plan, roots []config.Root) *reconfFixture {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := bbolt.Open(filepath.Join(t.TempDir(), "state.db"), 0o600, nil)
@@ -62,7 +62,7 @@ func newReconfFixture(t *testing.T, plans []config.Plan, roots []config.Root) *r
 	return &reconfFixture{svc: svc, lanes: lanes, dir: dir}
 }
 
-func writePlanFile(t *testing.T, path, text string) {
+func writePlanFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
