@@ -304,7 +304,8 @@ type Summary struct {
 // when first asked for: not on every write, which would double the engine's work under
 // a stream of writes), and kept by checksum, including a failure such
 // as the engine running out of time, until the plan changes. A summary still being
-// computed after summaryWait is answered with Analysis "pending" and no counts.
+// computed after summaryWait is answered with Analysis "pending" and no counts; one of a
+// plan below a root at once (summaryWaitFor: a listing may hold a thousand of them).
 func (s *Service) Summarize(ctx context.Context, key string) Summary {
 	p, err := s.resolve(key)
 	sum := Summary{Key: key, Lang: p.Lang}
