@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"unicode/utf8"
 
@@ -61,22 +60,26 @@ func (s *Service) PatchContent(ctx context.Context, id string, p ContentPatch) (
 		s.log.Info("document patch refused: malformed", "plan", key, "client_id", p.ClientID, "err", err)
 		return nil, err
 	}
-	pl, ok := s.Plan(key)
-	if !ok {
+	// The plan is looked up once, as for an agent write: a Reconfigure meanwhile does not
+	// change the file this patch works on.
+	pl, err := s.resolve(key)
+	if err != nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownDocument, id)
 	}
+	defer pl.release()
 	var res *PatchResult
 	err = s.lanes.Do(ctx, pl.Path, func() error {
 		var err error
 		// AfterWrite's report is not called: it would wait for the mirror's commit, and
 		// the document protocol has no place for its answer; the commit goes on anyway.
-		res, _, err = s.patch(ctx, key, pl.Path, p)
+		res, _, err = s.patch(ctx, pl, p)
 		return err
 	})
 	return res, err
 }
 
-func (s *Service) patch(ctx context.Context, key, path string, p ContentPatch) (*PatchResult, func(context.Context) string, error) {
+func (s *Service) patch(ctx context.Context, pl planRef, p ContentPatch) (*PatchResult, func(context.Context) string, error) {
+	key := pl.Key
 	reqID := strconv.FormatInt(p.Seq, 10)
 	ek := entryKey(patchClient(p.ClientID), reqID)
 	defer s.mem.begin(key, ek)()
@@ -85,7 +88,7 @@ func (s *Service) patch(ctx context.Context, key, path string, p ContentPatch) (
 		return nil, nil, fmt.Errorf("read journal: %w", err)
 	}
 	if prior != nil && prior.State == statePending {
-		if prior, err = s.settleByFile(key, prior); err != nil {
+		if prior, err = s.settleByFile(pl, prior); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -94,7 +97,7 @@ func (s *Service) patch(ctx context.Context, key, path string, p ContentPatch) (
 		return res, nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		res, report, err := s.patchOnce(ctx, key, path, reqID, p)
+		res, report, err := s.patchOnce(ctx, pl, reqID, p)
 		if errors.Is(err, errFileMoved) && attempt < 3 && ctx.Err() == nil {
 			// The file was saved outside talkd while this patch was computed: the next
 			// read makes that save a version, and the patch rebases onto it.
@@ -125,8 +128,9 @@ func replayPatch(e *journalEntry) (*PatchResult, error) {
 	return nil, fmt.Errorf("seq %s is in an unexpected journal state %q", e.RequestID, e.State)
 }
 
-func (s *Service) patchOnce(ctx context.Context, key, path, reqID string, p ContentPatch) (*PatchResult, func(context.Context) string, error) {
-	snap, err := s.Read(ctx, key)
+func (s *Service) patchOnce(ctx context.Context, pl planRef, reqID string, p ContentPatch) (*PatchResult, func(context.Context) string, error) {
+	key, path := pl.Key, pl.Path
+	snap, err := s.read(ctx, pl)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,14 +223,14 @@ func (s *Service) patchOnce(ctx context.Context, key, path, reqID string, p Cont
 		return nil, nil, err
 	}
 	defer s.docWriting(key, res.Version)()
-	if werr := s.writeAtomic(key, path, data, snap.Base.Checksum); werr != nil {
+	if werr := s.writeAtomic(pl, data, snap.Base.Checksum); werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			if err := s.forget(key, entry); err != nil {
 				s.log.Error("journal: forget failed patch", "plan", key, "err", err)
 			}
 			return nil, nil, werr
 		}
-		if now, rerr := os.ReadFile(path); rerr == nil && werkbaum.Checksum(now) == newSum {
+		if now, rerr := pl.readFile(); rerr == nil && werkbaum.Checksum(now) == newSum {
 			s.log.Warn("plan written but not fully synced", "plan", key, "err", werr)
 		} else {
 			if err := s.forget(key, entry); err != nil {
@@ -266,7 +270,6 @@ func (s *Service) patchOnce(ctx context.Context, key, path, reqID string, p Cont
 	}
 	var report func(context.Context) string
 	if s.after != nil {
-		pl, _ := s.Plan(key)
 		report = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: pl.Lang, Tool: patchTool, RequestID: reqID,
 			Author: Author{Client: p.ClientID, Agent: name}, Revision: res.Version, OldText: snap.Text, NewText: string(data)})
 	}

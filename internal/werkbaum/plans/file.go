@@ -12,8 +12,9 @@ import (
 
 // Every open of a plan file goes through openPlan: reads, resources, inspect, the
 // summaries and the check right before a write's rename. The configured path was resolved
-// at start (config), so what is checked here is that the file there is still that kind of
-// file: not a symlink (a `git pull` or a hostile user can swap one in, and following it
+// at start (config); a root plan's path is resolved through its root at this very open
+// (planRef.openRead, os.Root). What is checked here is that the file there is still that
+// kind of file: not a symlink (a `git pull` or a hostile user can swap one in, and following it
 // would serve or overwrite a file outside the plan's folder), a regular file (a FIFO
 // would block, a device would stream forever), and not larger than the engine's input
 // limit (a plan grown to 400 MB must not be read into memory only to be refused by the
@@ -36,8 +37,12 @@ var errPlanSwapped = errors.New("the plan file was replaced while it was opened"
 // path: they reach clients (in shared mode over the network), and the folders of the
 // daemon's host are none of their business; the caller logs the path for the daemon's
 // owner.
-func openPlan(key, path string, limit int64) (*planFile, error) {
-	li, err := os.Lstat(path)
+//
+// A root plan is opened through its root (planRef.openRead), which refuses every path
+// that leads out of the root's folder, at this very open.
+func openPlan(p planRef, limit int64) (*planFile, error) {
+	key := p.Key
+	li, err := p.lstat()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("the file of plan %q is missing (moved or deleted?); the daemon's log names its path", key)
@@ -47,7 +52,7 @@ func openPlan(key, path string, limit int64) (*planFile, error) {
 	if err := checkKind(key, li, limit); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow, 0)
+	f, err := p.openRead()
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
