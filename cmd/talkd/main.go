@@ -83,6 +83,9 @@ Flags:
 	if *checkConfig {
 		fmt.Fprintf(stdout, "configuration OK (%s): listen %s, provider %s, sink %s, %d plan(s), %d client(s)\n",
 			cfg.Source, cfg.Server.Listen, cfg.Voice.Provider, cfg.Voice.Sink, len(cfg.Plans), len(cfg.Clients))
+		for _, line := range cfg.RemoteSummary() {
+			fmt.Fprintln(stdout, "  "+line)
+		}
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("TALK_LOG_LEVEL"))}))
