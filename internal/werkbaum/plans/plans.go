@@ -86,6 +86,11 @@ type Service struct {
 	maxBytes    int64         // the largest plan file read (the engine's input limit)
 	lockTimeout time.Duration // the longest wait for the plan folder's lock
 	cache       *cache
+
+	// agentClientID is this process's clientId in the document protocol ("mcp-<random>"),
+	// the author of agent writes as document servers record them.
+	agentClientID string
+	remote        *remoteState // HTTP client of plans kept on document servers (remote.go)
 }
 
 // Errors of the service.
@@ -100,6 +105,7 @@ func New(opts Options) (*Service, error) {
 		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
 		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState, plans: make(map[string]config.Plan),
 		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
+		agentClientID: newAgentClientID(), remote: newRemoteState(),
 	}
 	if s.maxBytes <= 0 {
 		s.maxBytes = werkbaum.DefaultMaxInputBytes
@@ -165,6 +171,9 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 	p, ok := s.plans[key]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	}
+	if p.Remote() {
+		return s.readRemote(ctx, key, p)
 	}
 	var text, sum string
 	var rev uint64
