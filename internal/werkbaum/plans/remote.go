@@ -248,7 +248,9 @@ func hostOf(raw string) string {
 func (s *Service) remoteBodyLimit() int64 { return 6*s.maxBytes + 64<<10 }
 
 // readRemote is Read for a document plan: GET the document; its version is the base's
-// revision and the checksum is the protocol's (of the LF-normalised content).
+// revision. The base's checksum is the same as a file plan's (the hex SHA-256 of the
+// text), what the tools take; the patch's checksum is the protocol's ("sha256:" + hex of
+// the LF-normalised text), computed when the patch is made.
 func (s *Service) readRemote(ctx context.Context, key string, p config.Plan) (*Snapshot, error) {
 	status, body, err := s.remoteDo(ctx, remoteCall{plan: key, p: p, method: http.MethodGet, url: p.URL, request: "GET " + p.URL}, s.remoteBodyLimit())
 	if err != nil {
@@ -270,7 +272,7 @@ func (s *Service) readRemote(ctx context.Context, key string, p config.Plan) (*S
 		return nil, fmt.Errorf("plan %q: the document has %d bytes, more than the %d the engine takes: %w", key, len(doc.Content), s.maxBytes, werkbaum.ErrTooLarge)
 	}
 	text := doc.Content
-	return &Snapshot{Text: text, Base: Base{Revision: doc.Version, Checksum: werkbaum.DocumentChecksum(text)}, Lines: countLines(text)}, nil
+	return &Snapshot{Text: text, Base: Base{Revision: doc.Version, Checksum: werkbaum.Checksum([]byte(text))}, Lines: countLines(text)}, nil
 }
 
 // writeRemote is Write for a document plan, one write at a time per document (the lane is
@@ -338,8 +340,8 @@ func (s *Service) remoteWrite(ctx context.Context, key string, p config.Plan, re
 	}
 	res.Changed = true
 	entry.State = statePending
-	entry.NewChecksum = werkbaum.DocumentChecksum(newText)
-	entry.Remote = &remotePatch{BaseVersion: snap.Base.Revision, Checksum: snap.Base.Checksum, ClientID: s.agentClientID,
+	entry.NewChecksum = werkbaum.Checksum([]byte(newText))
+	entry.Remote = &remotePatch{BaseVersion: snap.Base.Revision, Checksum: werkbaum.DocumentChecksum(snap.Text), ClientID: s.agentClientID,
 		DisplayName: remoteDisplayName(p, req.Author), Milestone: true, Ops: ops}
 	entry.Result, _ = json.Marshal(res)
 	if err := s.recordRemotePending(key, entry); err != nil {

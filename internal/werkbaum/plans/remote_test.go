@@ -269,7 +269,7 @@ func TestRemoteRead(t *testing.T) {
 	f.p.TokenEnv = "H3_DOC_TOKEN"
 	f.svc = f.open(t)
 	snap := f.read(t)
-	if snap.Text != planText || snap.Base.Revision != 1 || snap.Base.Checksum != werkbaum.DocumentChecksum(planText) || snap.Lines != 4 {
+	if snap.Text != planText || snap.Base.Revision != 1 || snap.Base.Checksum != werkbaum.Checksum([]byte(planText)) || snap.Lines != 4 {
 		t.Fatalf("read = %+v", snap)
 	}
 	if got := f.doc.auth[len(f.doc.auth)-1]; got != "Bearer doc-token-0123" {
@@ -309,7 +309,7 @@ func TestRemoteWriteAndReplay(t *testing.T) {
 	if content != want || v != 2 {
 		t.Fatalf("server content v%d:\n%s", v, content)
 	}
-	if !res.Changed || res.Revision != 2 || res.Base != (Base{Revision: 2, Checksum: werkbaum.DocumentChecksum(want)}) {
+	if !res.Changed || res.Revision != 2 || res.Base != (Base{Revision: 2, Checksum: werkbaum.Checksum([]byte(want))}) {
 		t.Fatalf("result = %+v", res)
 	}
 	if f.doc.authors[1] != "Claude Code" {
@@ -397,7 +397,7 @@ func TestRemoteRaceWithAnotherWriter(t *testing.T) {
 	if !strings.Contains(content, "(edited)") || !strings.Contains(content, "[x] #auth") || v != 3 {
 		t.Fatalf("rebase lost a change (v%d):\n%s", v, content)
 	}
-	if res.Revision != 3 || res.Base != (Base{Revision: 3, Checksum: werkbaum.DocumentChecksum(content)}) {
+	if res.Revision != 3 || res.Base != (Base{Revision: 3, Checksum: werkbaum.Checksum([]byte(content))}) {
 		t.Fatalf("result after rebase = %+v", res)
 	}
 
