@@ -528,58 +528,22 @@
 
   // ---- applyOps (§25) -----------------------------------------------------------------
 
-  function isInt(v) {
-    return typeof v === 'number' && isFinite(v) && Math.floor(v) === v;
-  }
-
   function applyOps(text, ops) {
     if (!Array.isArray(ops)) throw inputError('badOps', 'ops must be a list of {op, index, count, lines}');
     var doc = splitDoc(text);
-    var base = doc.rows;
-    var rows = [];
-    var cursor = 0;
-    for (var i = 0; i < ops.length; i++) {
-      var op = ops[i];
-      var where = 'op ' + (i + 1);
-      if (op === null || typeof op !== 'object') throw inputError('badOps', where + ' is not an object');
-      if (op.op !== 'insert' && op.op !== 'replace' && op.op !== 'delete') {
-        throw inputError('badOps', where + ': op must be insert, replace or delete, not ' + JSON.stringify(op.op));
-      }
-      if (!isInt(op.index) || op.index < 0) throw inputError('badOps', where + ': index must be a whole number ≥ 0');
-      var removed = 0;
-      if (op.op !== 'insert') {
-        if (!isInt(op.count) || op.count < 0) {
-          throw inputError('badOps', where + ' (' + op.op + '): count must be a whole number ≥ 0');
-        }
-        removed = op.count;
-      }
-      var lines = [];
-      if (op.op !== 'delete') {
-        if (!Array.isArray(op.lines)) throw inputError('badOps', where + ' (' + op.op + '): lines must be a list of strings');
-        lines = op.lines;
-        for (var j = 0; j < lines.length; j++) {
-          if (typeof lines[j] !== 'string') throw inputError('badOps', where + ': lines[' + j + '] is not a string');
-          if (BREAK_RE.test(lines[j])) {
-            throw inputError('badOps', where + ': lines[' + j + '] contains a line break; give one array entry per line');
-          }
-        }
-      }
-      var end = op.index + removed;
-      if (op.index < cursor) {
-        throw inputError('badOps', where + ': ops must be sorted by index and must not overlap (index ' +
-          op.index + ' < ' + cursor + ')');
-      }
-      if (op.index > base.length || end > base.length) {
-        throw inputError('badOps', where + ': range ' + op.index + '…' + end + ' is outside the text (' +
-          base.length + ' lines, indices 0…' + (base.length - 1) + ')');
-      }
-      for (var k = cursor; k < op.index; k++) rows.push(base[k]);
-      for (var l = 0; l < lines.length; l++) rows.push({ c: lines[l], e: '' });
-      cursor = end;
-    }
-    for (var r = cursor; r < base.length; r++) rows.push(base[r]);
+    // The one apply walk of §25 (58_lines.js), over rows that keep their line endings; new
+    // rows get the document's. Every failure here is the agent's malformed request: badOps.
+    var rows = W.doc._applyCore(doc.rows, ops, editWhere, newRow, 'badOps');
     if (!rows.length) return doc.bom;
     return joinRows(rows, doc.eol, doc.bom);
+  }
+
+  function editWhere(i) {
+    return 'op ' + (i + 1);
+  }
+
+  function newRow(line) {
+    return { c: line, e: '' };
   }
 
   // ---- write --------------------------------------------------------------------------
