@@ -413,3 +413,6 @@ func (s *Server) documentURL(ctx context.Context, key string) string {
 	}
 	return "http://" + s.listenAddr + documentsPrefix + "/documents/" + id
 }
+
+// The plan service is the document store (checked at compile time).
+var _ documentStore = (*plans.Service)(nil)

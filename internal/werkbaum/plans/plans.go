@@ -86,6 +86,11 @@ type Service struct {
 	maxBytes    int64         // the largest plan file read (the engine's input limit)
 	lockTimeout time.Duration // the longest wait for the plan folder's lock
 	cache       *cache
+
+	// docs is the document store's memory (documents*.go); agentClientID is the document
+	// client id of this process's agent writes ("mcp-<random>", one per process).
+	docs          *docStore
+	agentClientID string
 }
 
 // Errors of the service.
@@ -101,6 +106,7 @@ func New(opts Options) (*Service, error) {
 		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState, plans: make(map[string]config.Plan),
 		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
 	}
+	s.docs, s.agentClientID = newDocStore(), newAgentClientID()
 	if s.maxBytes <= 0 {
 		s.maxBytes = werkbaum.DefaultMaxInputBytes
 	}
@@ -189,6 +195,7 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 		}
 		s.forgetFile(key)
 	}
+	s.noteVersion(key, rev, text)
 	return &Snapshot{Text: text, Base: Base{Revision: rev, Checksum: sum}, Lines: countLines(text)}, nil
 }
 
