@@ -416,4 +416,3 @@ func merge2(a, b map[string]string) map[string]string {
 	}
 	return m
 }
-
