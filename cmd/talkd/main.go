@@ -203,6 +203,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Held long polls of the document feed answer 204 at shutdown instead of holding it up.
+	httpSrv.RegisterOnShutdown(srv.EndPolls)
 	info := speaker.Info()
 	log.Info("listening", "addr", ln.Addr().String(), "config", cfg.Source, "provider", info.Provider, "sink", info.Sink, "version", version)
 

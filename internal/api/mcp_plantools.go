@@ -29,7 +29,7 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget)}
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
-		Description: "Lists the Werkbaum plans you may use: key, access (read or write), revision, node and warning counts.",
+		Description: "Lists the Werkbaum plans you may use: key, access (read or write), revision, node and warning counts, document URL.",
 		Annotations: readOnly,
 		Heavy:       true, // a summary per plan comes from the engine
 		Call:        pt.list,
@@ -335,6 +335,9 @@ func (pt planTools) list(ctx context.Context, caller Caller, _ noArgs, _ json.Ra
 			fmt.Fprintf(&b, "%s (%s): revision %d, not analysed: %s\n", pl.Key, pl.Access, pl.Revision, pl.Error)
 		default:
 			fmt.Fprintf(&b, "%s (%s): revision %d, %d nodes, %d warnings\n", pl.Key, pl.Access, pl.Revision, pl.Nodes, pl.Warnings)
+		}
+		if pl.Document != "" {
+			fmt.Fprintf(&b, "  document: %s\n", pl.Document)
 		}
 	}
 	if len(list) == 0 {

@@ -87,8 +87,10 @@ type Service struct {
 	lockTimeout time.Duration // the longest wait for the plan folder's lock
 	cache       *cache
 
-	// agentClientID is this process's clientId in the document protocol ("mcp-<random>"),
-	// the author of agent writes as document servers record them.
+	// docs is the document store's memory (documents*.go); agentClientID is the document
+	// client id of this process's agent writes ("mcp-<random>", one per process), used
+	// for the plan's own document and for plans on document servers (remote.go).
+	docs          *docStore
 	agentClientID string
 	remote        *remoteState // HTTP client of plans kept on document servers (remote.go)
 }
@@ -105,8 +107,9 @@ func New(opts Options) (*Service, error) {
 		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
 		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState, plans: make(map[string]config.Plan),
 		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
-		agentClientID: newAgentClientID(), remote: newRemoteState(),
+		remote: newRemoteState(),
 	}
+	s.docs, s.agentClientID = newDocStore(), newAgentClientID()
 	if s.maxBytes <= 0 {
 		s.maxBytes = werkbaum.DefaultMaxInputBytes
 	}
@@ -198,6 +201,7 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 		}
 		s.forgetFile(key)
 	}
+	s.noteVersion(key, rev, text)
 	return &Snapshot{Text: text, Base: Base{Revision: rev, Checksum: sum}, Lines: countLines(text)}, nil
 }
 

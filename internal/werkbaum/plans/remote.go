@@ -10,9 +10,7 @@ package plans
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -38,24 +37,13 @@ const fallbackDisplayName = "Agent"
 // remoteState is the HTTP side of document plans.
 type remoteState struct {
 	client  *http.Client
-	timeout time.Duration // per request
+	timeout atomic.Int64 // per request, in nanoseconds (tests shorten it)
 }
 
 func newRemoteState() *remoteState {
-	return &remoteState{client: &http.Client{}, timeout: remoteTimeout}
-}
-
-// newAgentClientID makes this process's clientId, "mcp-" and 16 random hex digits: random
-// and pseudonymous, as the protocol asks, and new in every process (its seq is kept in
-// the journal's database, so no (clientId, seq) is ever sent for two different patches).
-func newAgentClientID() string {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		// crypto/rand does not fail on the platforms Go supports; the time still gives a
-		// process its own id.
-		binary.BigEndian.PutUint64(b[:], uint64(time.Now().UnixNano()))
-	}
-	return "mcp-" + hex.EncodeToString(b[:])
+	r := &remoteState{client: &http.Client{}}
+	r.timeout.Store(int64(remoteTimeout))
+	return r
 }
 
 // remotePatch is the body of PATCH …/content (DOCUMENTS.md ContentPatch).
@@ -126,6 +114,15 @@ func (e *RemoteError) Error() string {
 	return b.String()
 }
 
+// RemotePlanError answers a document request for a plan that lives on a document
+// server: talkd serves the documents of its file plans only, not another server's; URL is
+// where the document lives (plans_list shows it).
+type RemotePlanError struct{ Key, URL string }
+
+func (e *RemotePlanError) Error() string {
+	return fmt.Sprintf("plan %q is the document %s on another server; talkd does not serve it", e.Key, e.URL)
+}
+
 // remoteCall is one HTTP exchange with a document server.
 type remoteCall struct {
 	plan    string
@@ -139,7 +136,7 @@ type remoteCall struct {
 // do sends the call and returns the status and the body (limited to limit bytes). A
 // transport error, a timeout or a body over the limit comes back as a *RemoteError.
 func (s *Service) remoteDo(ctx context.Context, c remoteCall, limit int64) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.remote.timeout)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(s.remote.timeout.Load()))
 	defer cancel()
 	server := hostOf(c.url)
 	fail := func(status int, detail string, timeout bool) *RemoteError {

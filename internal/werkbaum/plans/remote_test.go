@@ -44,8 +44,8 @@ type fakeDocServer struct {
 	compact  uint64        // versions below this are compacted (422)
 	delay    time.Duration // before answering anything
 	dropNext int           // apply, then drop the answer of this many PATCHes
-	// beforePatch runs (unlocked) when a PATCH arrives, before it is handled: another
-	// writer's change landing between talkd's read and its PATCH.
+	// beforePatch runs once (unlocked) when a PATCH arrives, before it is handled:
+	// another writer's change landing between talkd's read and its PATCH.
 	beforePatch func()
 }
 
@@ -98,10 +98,32 @@ func problem(status int, detail string) fakeAnswer {
 	return fakeAnswer{status, map[string]any{"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail}}
 }
 
+// seen is what the server recorded, copied under its lock: the display name of each
+// version, the seqs of the patches it applied or refused, and the clientIds.
+func (f *fakeDocServer) seen() (authors []string, seqs []int64, clients map[string]bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	clients = map[string]bool{}
+	for c := range f.clients {
+		clients[c] = true
+	}
+	return append([]string(nil), f.authors...), append([]int64(nil), f.seqs...), clients
+}
+
+// set changes the server's behaviour while requests may run.
+func (f *fakeDocServer) set(change func(*fakeDocServer)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(f)
+}
+
 func (f *fakeDocServer) serve(w http.ResponseWriter, r *http.Request) {
-	if f.delay > 0 {
+	f.mu.Lock()
+	delay := f.delay
+	f.mu.Unlock()
+	if delay > 0 {
 		select {
-		case <-time.After(f.delay):
+		case <-time.After(delay):
 		case <-r.Context().Done():
 			return
 		}
@@ -122,8 +144,12 @@ func (f *fakeDocServer) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"id": fakeDocID, "title": "Plan", "content": content, "version": v,
 			"createdAt": "2026-12-01T20:00:00Z", "updatedAt": "2026-12-01T20:00:00Z"})
 	case r.Method == http.MethodPatch && r.URL.Path == doc+"/content":
-		if f.beforePatch != nil {
-			f.beforePatch()
+		f.mu.Lock()
+		before := f.beforePatch
+		f.beforePatch = nil // once
+		f.mu.Unlock()
+		if before != nil {
+			before()
 		}
 		a, drop := f.patch(r)
 		if drop {
@@ -220,7 +246,9 @@ type remoteFixture struct {
 	p   config.Plan
 }
 
-func newRemoteFixture(t *testing.T, content string) *remoteFixture {
+// newRemoteFixture starts the fake server with content and opens the store on it; the
+// setups run before the store is opened (its start reads the plan in the background).
+func newRemoteFixture(t *testing.T, content string, setups ...func(*remoteFixture)) *remoteFixture {
 	t.Helper()
 	eng, err := werkbaum.NewEngine(werkbaum.Options{})
 	if err != nil {
@@ -234,6 +262,9 @@ func newRemoteFixture(t *testing.T, content string) *remoteFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.db.Close() })
+	for _, setup := range setups {
+		setup(f)
+	}
 	f.svc = f.open(t)
 	return f
 }
@@ -263,18 +294,22 @@ func setDone(base Base, id, requestID string) WriteRequest {
 }
 
 func TestRemoteRead(t *testing.T) {
-	f := newRemoteFixture(t, planText)
-	f.doc.token = "doc-token-0123"
 	t.Setenv("H3_DOC_TOKEN", "doc-token-0123")
-	f.p.TokenEnv = "H3_DOC_TOKEN"
-	f.svc = f.open(t)
+	f := newRemoteFixture(t, planText, func(f *remoteFixture) {
+		f.doc.token = "doc-token-0123"
+		f.p.TokenEnv = "H3_DOC_TOKEN"
+	})
 	snap := f.read(t)
 	if snap.Text != planText || snap.Base.Revision != 1 || snap.Base.Checksum != werkbaum.Checksum([]byte(planText)) || snap.Lines != 4 {
 		t.Fatalf("read = %+v", snap)
 	}
-	if got := f.doc.auth[len(f.doc.auth)-1]; got != "Bearer doc-token-0123" {
-		t.Fatalf("Authorization = %q", got)
+	f.doc.mu.Lock()
+	for _, got := range f.doc.auth {
+		if got != "Bearer doc-token-0123" {
+			t.Errorf("Authorization = %q", got)
+		}
 	}
+	f.doc.mu.Unlock()
 	ins, err := f.svc.Inspect(context.Background(), "p", werkbaum.InspectOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -312,8 +347,8 @@ func TestRemoteWriteAndReplay(t *testing.T) {
 	if !res.Changed || res.Revision != 2 || res.Base != (Base{Revision: 2, Checksum: werkbaum.Checksum([]byte(want))}) {
 		t.Fatalf("result = %+v", res)
 	}
-	if f.doc.authors[1] != "Claude Code" {
-		t.Fatalf("displayName = %q", f.doc.authors[1])
+	if authors, _, _ := f.doc.seen(); authors[1] != "Claude Code" {
+		t.Fatalf("displayName = %q", authors[1])
 	}
 	// The same request id is answered from the journal: no second PATCH.
 	again, err := f.svc.Write(ctx, "p", setDone(snap.Base, "auth", "r1"))
@@ -336,14 +371,15 @@ func TestRemoteWriteAndReplay(t *testing.T) {
 	if content, _ := f.doc.current(); !strings.Contains(content, "[x] #docs") || !strings.Contains(content, "[x] #auth") {
 		t.Fatalf("second write lost:\n%s", content)
 	}
-	if f.doc.authors[2] != "Agent" {
-		t.Fatalf("fallback displayName = %q", f.doc.authors[2])
+	authors, seqs, clients := f.doc.seen()
+	if authors[2] != "Agent" {
+		t.Fatalf("fallback displayName = %q", authors[2])
 	}
 	// Both patches came from one clientId with increasing seqs.
-	if len(f.doc.clients) != 1 || len(f.doc.seqs) != 2 || f.doc.seqs[1] <= f.doc.seqs[0] {
-		t.Fatalf("clients %v, seqs %v", f.doc.clients, f.doc.seqs)
+	if len(clients) != 1 || len(seqs) != 2 || seqs[1] <= seqs[0] {
+		t.Fatalf("clients %v, seqs %v", clients, seqs)
 	}
-	for c := range f.doc.clients {
+	for c := range clients {
 		if !strings.HasPrefix(c, "mcp-") || c != f.svc.agentClientID {
 			t.Fatalf("clientId %q", c)
 		}
@@ -351,14 +387,12 @@ func TestRemoteWriteAndReplay(t *testing.T) {
 }
 
 func TestRemoteDisplayNameOverride(t *testing.T) {
-	f := newRemoteFixture(t, planText)
-	f.p.DisplayName = "Build bot"
-	f.svc = f.open(t)
+	f := newRemoteFixture(t, planText, func(f *remoteFixture) { f.p.DisplayName = "Build bot" })
 	if _, err := f.svc.Write(context.Background(), "p", setDone(f.read(t).Base, "auth", "d1")); err != nil {
 		t.Fatal(err)
 	}
-	if f.doc.authors[1] != "Build bot" {
-		t.Fatalf("displayName = %q", f.doc.authors[1])
+	if authors, _, _ := f.doc.seen(); authors[1] != "Build bot" {
+		t.Fatalf("displayName = %q", authors[1])
 	}
 }
 
@@ -388,7 +422,7 @@ func TestRemoteRaceWithAnotherWriter(t *testing.T) {
 	f := newRemoteFixture(t, planText)
 	ctx := context.Background()
 	foreign := strings.Replace(planText, "%% test plan", "%% test plan (edited)", 1)
-	f.doc.beforePatch = func() { f.doc.edit(foreign, "Jörg"); f.doc.beforePatch = nil }
+	f.doc.set(func(d *fakeDocServer) { d.beforePatch = func() { f.doc.edit(foreign, "Jörg") } })
 	res, err := f.svc.Write(ctx, "p", setDone(f.read(t).Base, "auth", "x1"))
 	if err != nil {
 		t.Fatal(err)
@@ -402,7 +436,7 @@ func TestRemoteRaceWithAnotherWriter(t *testing.T) {
 	}
 
 	overlap := strings.Replace(content, "Docs @Müller", "Docs by hand @Müller", 1)
-	f.doc.beforePatch = func() { f.doc.edit(overlap, "Jörg"); f.doc.beforePatch = nil }
+	f.doc.set(func(d *fakeDocServer) { d.beforePatch = func() { f.doc.edit(overlap, "Jörg") } })
 	_, err = f.svc.Write(ctx, "p", setDone(res.Base, "docs", "x2"))
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) || conflict.Current.Text != overlap || conflict.Current.Base.Revision != 4 {
@@ -420,14 +454,15 @@ func TestRemoteRaceWithAnotherWriter(t *testing.T) {
 // a conflict.
 func TestRemote422IsAConflict(t *testing.T) {
 	f := newRemoteFixture(t, planText)
-	f.doc.beforePatch = func() {
-		f.doc.mu.Lock()
-		f.doc.versions = append(f.doc.versions, planText)
-		f.doc.authors = append(f.doc.authors, "compactor")
-		f.doc.compact = uint64(len(f.doc.versions))
-		f.doc.mu.Unlock()
-		f.doc.beforePatch = nil
-	}
+	f.doc.set(func(d *fakeDocServer) {
+		d.beforePatch = func() {
+			f.doc.set(func(d *fakeDocServer) {
+				d.versions = append(d.versions, planText)
+				d.authors = append(d.authors, "compactor")
+				d.compact = uint64(len(d.versions))
+			})
+		}
+	})
 	_, err := f.svc.Write(context.Background(), "p", setDone(f.read(t).Base, "auth", "c1"))
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) || conflict.Current.Base.Revision != 2 || conflict.Current.Text != planText {
@@ -462,8 +497,8 @@ func TestRemoteServerDown(t *testing.T) {
 
 func TestRemoteSlowServerTimesOut(t *testing.T) {
 	f := newRemoteFixture(t, planText)
-	f.svc.remote.timeout = 200 * time.Millisecond
-	f.doc.delay = 5 * time.Second
+	f.svc.remote.timeout.Store(int64(200 * time.Millisecond))
+	f.doc.set(func(d *fakeDocServer) { d.delay = 5 * time.Second })
 	start := time.Now()
 	_, err := f.svc.Read(context.Background(), "p")
 	var re *RemoteError
@@ -474,7 +509,7 @@ func TestRemoteSlowServerTimesOut(t *testing.T) {
 		t.Fatalf("the timeout took %v", d)
 	}
 	// The caller's context is honoured as well.
-	f.svc.remote.timeout = time.Minute
+	f.svc.remote.timeout.Store(int64(time.Minute))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start = time.Now()
@@ -490,7 +525,7 @@ func TestRemoteLostAnswerRetried(t *testing.T) {
 	f := newRemoteFixture(t, planText)
 	ctx := context.Background()
 	base := f.read(t).Base
-	f.doc.dropNext = 1
+	f.doc.set(func(d *fakeDocServer) { d.dropNext = 1 })
 	_, err := f.svc.Write(ctx, "p", setDone(base, "auth", "l1"))
 	var re *RemoteError
 	if !errors.As(err, &re) || !re.MaybeApplied || !strings.Contains(err.Error(), "same request_id") {
@@ -518,11 +553,12 @@ func TestRemotePendingSettledAfterRestart(t *testing.T) {
 	f := newRemoteFixture(t, planText)
 	ctx := context.Background()
 	base := f.read(t).Base
-	f.doc.dropNext = 1
+	f.doc.set(func(d *fakeDocServer) { d.dropNext = 1 })
 	if _, err := f.svc.Write(ctx, "p", setDone(base, "auth", "k1")); err == nil {
 		t.Fatal("lost answer not reported")
 	}
-	firstClient, firstSeq := f.svc.agentClientID, f.doc.seqs[0]
+	_, seqs, _ := f.doc.seen()
+	firstClient, firstSeq := f.svc.agentClientID, seqs[0]
 	f.svc.Close()
 	f.svc = f.open(t)
 	if f.svc.agentClientID == firstClient {
@@ -538,8 +574,8 @@ func TestRemotePendingSettledAfterRestart(t *testing.T) {
 	if _, err := f.svc.Write(ctx, "p", setDone(res.Base, "docs", "k2")); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.doc.seqs) != 2 || f.doc.seqs[1] <= firstSeq {
-		t.Fatalf("seqs %v: the restarted process reused a seq", f.doc.seqs)
+	if _, seqs, _ := f.doc.seen(); len(seqs) != 2 || seqs[1] <= firstSeq {
+		t.Fatalf("seqs %v: the restarted process reused a seq", seqs)
 	}
 }
 
@@ -566,9 +602,9 @@ func TestRemoteGuardRefusesBeforePatch(t *testing.T) {
 }
 
 func TestRemoteRefusalsNameTheServer(t *testing.T) {
-	f := newRemoteFixture(t, planText)
-	f.p.URL = f.doc.srv.URL + "/api/v1/documents/00000000-0000-4000-8000-000000000000"
-	f.svc = f.open(t)
+	f := newRemoteFixture(t, planText, func(f *remoteFixture) {
+		f.p.URL = f.doc.srv.URL + "/api/v1/documents/00000000-0000-4000-8000-000000000000"
+	})
 	_, err := f.svc.Read(context.Background(), "p")
 	var re *RemoteError
 	if !errors.As(err, &re) || re.Status != 404 || !strings.Contains(err.Error(), "does not exist") {

@@ -183,12 +183,17 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 	}
 	entry.State = StateApplied
 	meta := planMeta{Revision: res.Revision, Checksum: newSum}
+	// The write is a version of the plan's document, recorded in the settle's transaction.
+	doc, pv := s.agentVersion(key, req.Author, res.Revision, newText)
 	err = s.commit.Do(func(tx Tx) error {
 		b := tx.Bucket(bucketName(key))
 		if err := s.putEntry(b, entry); err != nil {
 			return err
 		}
-		return writeMeta(b, meta)
+		if err := writeMeta(b, meta); err != nil {
+			return err
+		}
+		return s.putAgentVersion(tx, key, doc, pv)
 	})
 	if err != nil {
 		// The file is written: the write is applied and the caller gets the truth. The
@@ -199,6 +204,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		s.keepApplied(key, entry, meta)
 	} else {
 		s.mem.metaSaved(key, meta)
+		s.agentVersionSaved(key, doc, pv)
 	}
 	if s.after != nil {
 		p := s.plans[key]

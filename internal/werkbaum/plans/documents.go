@@ -1,0 +1,430 @@
+package plans
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"talkd/internal/werkbaum"
+)
+
+// The document store serves every plan as a Werkbaum live document (DOCUMENTS.md): a
+// stable UUID, a version that is the plan's revision (the one counter agents see as
+// base.revision), a bounded version log with the texts needed for rebasing and history,
+// line-diff PATCHes from editors in the plan's write lane, and a change feed. Editor
+// PATCHes and agent writes go through the same lane, the same journal and the same
+// revision counter, so neither can lose the other's line; every revision, whoever made
+// it (an editor, an agent, an edit outside talkd that a read notices), is a version with
+// its author.
+
+// Document is a plan as the document protocol shows it. Content is the normalised text
+// (LF line endings, no byte order mark); the file keeps its own line endings and BOM.
+type Document struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Content   string    `json:"content"`
+	Version   uint64    `json:"version"`
+	CreatedAt time.Time `json:"createdAt"` // when talkd first saw the plan as a document
+	UpdatedAt time.Time `json:"updatedAt"` // the time of the newest version
+}
+
+// ContentPatch is one editor PATCH of a document's content (DOCUMENTS.md ContentPatch).
+type ContentPatch struct {
+	BaseVersion uint64
+	// Checksum is werkbaum.DocumentChecksum of the base text the ops refer to.
+	Checksum    string
+	ClientID    string
+	Seq         int64
+	DisplayName string
+	Milestone   bool
+	Ops         []werkbaum.LineOp
+}
+
+// PatchResult is the 200 answer of a PATCH: the new version, and the ops that other
+// writers made since the patch's base (empty when the base was current), so the client
+// can bring its shadow copy forward.
+type PatchResult struct {
+	Version      uint64            `json:"version"`
+	OpsSinceBase []werkbaum.LineOp `json:"opsSinceBase"`
+}
+
+// PatchConflict is the 409 answer: the patch's ops overlap ops made since its base;
+// nothing was applied. OpsSinceBase is the diff from the patch's base to CurrentVersion.
+type PatchConflict struct {
+	CurrentVersion uint64            `json:"currentVersion"`
+	OpsSinceBase   []werkbaum.LineOp `json:"opsSinceBase"`
+}
+
+func (e *PatchConflict) Error() string {
+	return fmt.Sprintf("conflict: the patch overlaps changes made since its base (the document is at version %d); nothing was applied", e.CurrentVersion)
+}
+
+// ChangeEvent is one version in the change feed.
+type ChangeEvent struct {
+	Version     uint64 `json:"version"`
+	ChangeType  string `json:"changeType"`
+	ClientID    string `json:"clientId,omitempty"`
+	DisplayName string `json:"displayName,omitempty"`
+	Title       string `json:"title,omitempty"` // RENAMED only: the new title
+}
+
+// ChangeFeed is the answer of the long poll: ops from FromVersion when the store still
+// has that version's text, else the whole Content; Events lists the versions since.
+type ChangeFeed struct {
+	FromVersion    *uint64           `json:"fromVersion,omitempty"`
+	CurrentVersion uint64            `json:"currentVersion"`
+	Ops            []werkbaum.LineOp `json:"ops,omitempty"`
+	Content        *string           `json:"content,omitempty"`
+	Events         []ChangeEvent     `json:"events"`
+}
+
+// HistoryEntry is one user-visible state of a document.
+type HistoryEntry struct {
+	DocumentID  string    `json:"documentId"`
+	Version     uint64    `json:"version"`
+	Title       string    `json:"title"`
+	Content     string    `json:"content"`
+	ChangeType  string    `json:"changeType"`
+	Timestamp   time.Time `json:"timestamp"`
+	ClientID    string    `json:"clientId,omitempty"`
+	DisplayName string    `json:"displayName,omitempty"`
+}
+
+// Change types of DOCUMENTS.md that a file-backed plan produces.
+const (
+	ChangeCreated = "CREATED"
+	ChangeUpdated = "UPDATED"
+	ChangeRenamed = "RENAMED"
+)
+
+// Errors of the document store.
+var (
+	// ErrUnknownDocument: no plan has this document id (404).
+	ErrUnknownDocument = errors.New("unknown document")
+	// ErrPatchUnapplicable: the patch cannot be applied (422): checksum mismatch, an op
+	// out of range, or a base version that is no longer kept. Wrapped with the reason.
+	ErrPatchUnapplicable = errors.New("the patch does not apply")
+	// ErrStaleVersion: an expectedVersion that is not the current version (409).
+	ErrStaleVersion = errors.New("stale version")
+)
+
+// outsideName is the display name of a version made outside talkd (an editor saving the
+// file, a git checkout) that a read noticed.
+const outsideName = "outside talkd"
+
+// agentName is the display name of an agent write whose MCP host sent no name.
+const agentName = "Agent"
+
+// maxTitle and maxClientField are the contract's bounds (DOCUMENTS.md).
+const (
+	maxTitle       = 255
+	maxClientField = 64
+)
+
+// DocumentID returns the plan's document id, creating it (a random UUID v4, kept in the
+// state database) on first use.
+func (s *Service) DocumentID(ctx context.Context, key string) (string, error) {
+	if _, ok := s.Plan(key); !ok {
+		return "", fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	}
+	return s.docs.idOf(s, key)
+}
+
+// DocumentKey returns the plan key of a document id (any case), if a configured plan has it.
+func (s *Service) DocumentKey(id string) (key string, ok bool) {
+	id = strings.ToLower(id)
+	if !validUUID(id) {
+		return "", false
+	}
+	key, ok = s.docs.keyOf(s, id)
+	if !ok {
+		return "", false
+	}
+	if _, ok := s.Plan(key); !ok {
+		return "", false
+	}
+	return key, true
+}
+
+// docPlan resolves a document id to its plan key, or ErrUnknownDocument.
+func (s *Service) docPlan(id string) (string, error) {
+	key, ok := s.DocumentKey(id)
+	if !ok {
+		return "", fmt.Errorf("%w %q", ErrUnknownDocument, id)
+	}
+	return key, nil
+}
+
+// Document returns the document as it is now (a change made outside talkd is noticed
+// and becomes a version first).
+func (s *Service) Document(ctx context.Context, id string) (*Document, error) {
+	key, err := s.docPlan(id)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.Read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return s.documentOf(key, id, snap)
+}
+
+func (s *Service) documentOf(key, id string, snap *Snapshot) (*Document, error) {
+	st, err := s.docState(key)
+	if err != nil {
+		return nil, err
+	}
+	d := &Document{ID: id, Content: docText(snap.Text), Version: snap.Base.Revision}
+	s.docs.mu.Lock()
+	d.Title, d.CreatedAt = st.title, st.created
+	for i := len(st.records) - 1; i >= 0; i-- {
+		if r := st.records[i]; r.Version <= snap.Base.Revision {
+			d.UpdatedAt = r.At
+			break
+		}
+	}
+	s.docs.mu.Unlock()
+	if d.Title == "" {
+		d.Title = s.defaultTitle(key)
+	}
+	if d.UpdatedAt.IsZero() {
+		d.UpdatedAt = d.CreatedAt
+	}
+	return d, nil
+}
+
+// defaultTitle is the title of a plan never renamed: its file name without .werkbaum.
+func (s *Service) defaultTitle(key string) string {
+	p, _ := s.Plan(key)
+	name := strings.TrimSuffix(filepath.Base(p.Path), ".werkbaum")
+	if name == "" || name == "." || name == "/" {
+		return key
+	}
+	return name
+}
+
+// checkTitle enforces the contract's 1–255 characters, on one line.
+func checkTitle(title string) error {
+	n := utf8.RuneCountInString(title)
+	switch {
+	case !utf8.ValidString(title):
+		return &werkbaum.InputError{Code: "badTitle", Message: "title: not valid UTF-8"}
+	case strings.TrimSpace(title) == "":
+		return &werkbaum.InputError{Code: "badTitle", Message: "title: must not be empty"}
+	case n > maxTitle:
+		return &werkbaum.InputError{Code: "badTitle", Message: fmt.Sprintf("title: %d characters, at most %d allowed", n, maxTitle)}
+	case strings.IndexFunc(title, unicode.IsControl) >= 0:
+		return &werkbaum.InputError{Code: "badTitle", Message: "title: must not contain control characters (line breaks, tabs)"}
+	}
+	return nil
+}
+
+// SetTitle renames the document: a new version of type RENAMED with the same content.
+// expectedVersion must be the current version (else ErrStaleVersion). The title is kept
+// in the state database; the plan file is not touched.
+func (s *Service) SetTitle(ctx context.Context, id, title string, expectedVersion uint64, who Author) (*Document, error) {
+	if err := checkTitle(title); err != nil {
+		return nil, err
+	}
+	key, err := s.docPlan(id)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := s.Plan(key)
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownDocument, id)
+	}
+	var doc *Document
+	err = s.lanes.Do(ctx, p.Path, func() error {
+		var err error
+		doc, err = s.setTitle(ctx, key, id, title, expectedVersion, who)
+		return err
+	})
+	return doc, err
+}
+
+func (s *Service) setTitle(ctx context.Context, key, id, title string, expected uint64, who Author) (*Document, error) {
+	snap, err := s.Read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	rev := snap.Base.Revision
+	if expected != rev {
+		s.log.Info("document rename refused: stale expectedVersion", "plan", key, "expected", expected, "version", rev)
+		return nil, fmt.Errorf("%w: expectedVersion %d, but the document is at version %d", ErrStaleVersion, expected, rev)
+	}
+	st, err := s.docState(key)
+	if err != nil {
+		return nil, err
+	}
+	s.docs.mu.Lock()
+	same := st.title == title || (st.title == "" && title == s.defaultTitle(key))
+	s.docs.mu.Unlock()
+	if same {
+		return s.documentOf(key, id, snap)
+	}
+	pv := &pendingVersion{rec: versionRecord{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.Client,
+		DisplayName: who.Agent, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(snap.Text), title: &title}
+	meta := planMeta{Revision: rev + 1, Checksum: snap.Base.Checksum}
+	err = s.commit.Do(func(tx Tx) error {
+		b := tx.Bucket(bucketName(key))
+		var cur planMeta
+		if err := readMeta(b, &cur); err != nil {
+			return err
+		}
+		if cur = s.mem.newerMeta(key, cur); cur.Revision != rev || cur.Checksum != snap.Base.Checksum {
+			return errFileMoved
+		}
+		if err := writeMeta(b, meta); err != nil {
+			return err
+		}
+		return s.putVersion(tx, key, st, pv)
+	})
+	if errors.Is(err, errFileMoved) {
+		return nil, fmt.Errorf("%w: the document changed while it was renamed; read it again", ErrStaleVersion)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("document %s: record the new title: %w", id, err)
+	}
+	s.mem.metaSaved(key, meta)
+	s.versionSaved(key, st, pv)
+	s.log.Info("document renamed", "plan", key, "version", rev+1, "client", who.Client)
+	snap.Base.Revision = rev + 1
+	return s.documentOf(key, id, snap)
+}
+
+// Changes is the long poll of the change feed. since < current answers at once: the
+// ops from since when its text is still kept (FromVersion = since), else the whole
+// content, and the events of the versions after since. since ≥ current waits until a
+// new version is recorded, wait passes or ctx ends; (nil, nil) means nothing new.
+//
+// A waiter costs no goroutine and no polling: each plan has one channel that is closed
+// (and replaced) whenever a version is recorded, and waiters select on it with a timer.
+// A change made outside talkd becomes a version when a read notices it (any read of the
+// plan: a tool call, /status, a document GET, the start of a long poll); until then it
+// does not wake waiters.
+func (s *Service) Changes(ctx context.Context, id string, since uint64, wait time.Duration) (*ChangeFeed, error) {
+	key, err := s.docPlan(id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.docState(key)
+	if err != nil {
+		return nil, err
+	}
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		// The channel is taken before the read: a version recorded after it closes it.
+		s.docs.mu.Lock()
+		changed := st.changed
+		s.docs.mu.Unlock()
+		snap, err := s.Read(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if since < snap.Base.Revision {
+			return s.feed(ctx, key, st, since, snap)
+		}
+		if wait <= 0 {
+			return nil, nil
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (s *Service) feed(ctx context.Context, key string, st *docState, since uint64, snap *Snapshot) (*ChangeFeed, error) {
+	cur := snap.Base.Revision
+	now := docText(snap.Text)
+	f := &ChangeFeed{CurrentVersion: cur, Events: []ChangeEvent{}}
+	s.docs.mu.Lock()
+	for _, r := range st.records {
+		if r.Version > since && r.Version <= cur {
+			ev := ChangeEvent{Version: r.Version, ChangeType: r.ChangeType, ClientID: r.ClientID, DisplayName: r.DisplayName}
+			if r.ChangeType == ChangeRenamed {
+				ev.Title = r.Title
+			}
+			f.Events = append(f.Events, ev)
+		}
+	}
+	s.docs.mu.Unlock()
+	if since > 0 {
+		if base, ok, err := s.versionText(key, since); err != nil {
+			return nil, err
+		} else if ok {
+			ops, err := s.engine.DiffLines(ctx, base, now)
+			if err != nil {
+				return nil, fmt.Errorf("document feed: diff from version %d: %w", since, err)
+			}
+			from := since
+			f.FromVersion, f.Ops = &from, ops
+			if f.Ops == nil {
+				f.Ops = []werkbaum.LineOp{}
+			}
+			return f, nil
+		}
+	}
+	f.Content = &now
+	return f, nil
+}
+
+// History lists the document's milestones oldest first (agent writes, milestone
+// PATCHes, renames, changes made outside talkd, the first version seen) whose text the
+// store still keeps, plus always the newest state. Non-milestone PATCH versions are
+// short-lived sync states and are left out once a newer version exists.
+func (s *Service) History(ctx context.Context, id string) ([]HistoryEntry, error) {
+	key, err := s.docPlan(id)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.Read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.docState(key)
+	if err != nil {
+		return nil, err
+	}
+	s.docs.mu.Lock()
+	var picked []versionRecord
+	kept := keptTexts(st.records)
+	for i, r := range st.records {
+		newest := i == len(st.records)-1
+		if (r.Milestone || newest) && kept[r.Version] && r.Version <= snap.Base.Revision {
+			picked = append(picked, r)
+		}
+	}
+	s.docs.mu.Unlock()
+	texts, err := s.versionTexts(key, picked)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HistoryEntry, 0, len(picked))
+	for i, r := range picked {
+		title := r.Title
+		if title == "" {
+			title = s.defaultTitle(key)
+		}
+		out = append(out, HistoryEntry{DocumentID: id, Version: r.Version, Title: title, Content: texts[i],
+			ChangeType: r.ChangeType, Timestamp: r.At, ClientID: r.ClientID, DisplayName: r.DisplayName})
+	}
+	return out, nil
+}

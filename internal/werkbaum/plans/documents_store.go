@@ -1,0 +1,575 @@
+package plans
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"talkd/internal/werkbaum"
+)
+
+// Layout of the document store in the state database:
+//
+//	bucket "documents":   k:<plan key> → document id;  i:<document id> → plan key
+//	bucket "doc:<key>":   m            → docMeta {title, createdAt}
+//	                      v:<version>  → versionRecord (8-byte big-endian version)
+//	                      t:<version>  → the version's normalised text
+//
+// Bounds, per plan: the records of the newest maxRecords versions (the feed's events and
+// the history's attribution), and texts only for
+//   - the newest keepVersions versions, as long as their texts add up to at most
+//     keepBytes (the newest is always kept): the bases a PATCH can still be rebased
+//     from and a feed client can still get ops from. 64 versions is minutes of live
+//     typing by several people (editors send a PATCH per pause), enough for any client
+//     that is online; one that was away longer gets the full content, which the
+//     protocol allows (422 "compacted", feed with content);
+//   - the newest keepMilestones milestones, again within keepBytes: the history. A
+//     milestone is a state a person or agent meant (agent write, milestone PATCH,
+//     rename, outside edit), so it outlives the sync states between them.
+//
+// So a plan's texts cost at most 2·keepBytes (8 MiB) plus the newest, however long it
+// lives and however fast it is edited. A version whose text is dropped is "compacted".
+const (
+	maxRecords     = 512
+	keepVersions   = 64
+	keepMilestones = 32
+	keepBytes      = 4 << 20
+)
+
+var (
+	docIndexBucket = []byte("documents")
+	docKeyMeta     = []byte("m")
+)
+
+func docBucketName(key string) []byte { return []byte("doc:" + key) }
+
+func versionKey(prefix byte, v uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = prefix
+	binary.BigEndian.PutUint64(k[1:], v)
+	return k
+}
+
+type docMeta struct {
+	Title     string    `json:"title,omitempty"` // "" = the file's base name
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// versionRecord is what the store keeps of one version.
+type versionRecord struct {
+	Version     uint64    `json:"version"`
+	ChangeType  string    `json:"changeType"`
+	ClientID    string    `json:"clientId,omitempty"`    // the document client id (mcp-… for agents)
+	DisplayName string    `json:"displayName,omitempty"` // a claim, not proof
+	Client      string    `json:"client,omitempty"`      // the authenticated talkd client, if any
+	Milestone   bool      `json:"milestone,omitempty"`
+	At          time.Time `json:"at"`
+	Checksum    string    `json:"checksum"` // werkbaum.DocumentChecksum of the text
+	Size        int       `json:"size"`     // bytes of the text
+	Title       string    `json:"title,omitempty"`
+}
+
+// pendingVersion is a version about to be recorded in a transaction.
+type pendingVersion struct {
+	rec   versionRecord
+	text  string  // normalised
+	title *string // set by a rename
+}
+
+// docState is what the store keeps in memory of one plan's document: loaded from the
+// database on first use, then changed only after a committed transaction.
+type docState struct {
+	title   string
+	created time.Time
+	records []versionRecord // oldest first, at most maxRecords
+	changed chan struct{}   // closed and replaced when a version is recorded
+	failed  uint64          // the revision whose recording last failed (not retried on every read)
+}
+
+func (st *docState) last() uint64 {
+	if len(st.records) == 0 {
+		return 0
+	}
+	return st.records[len(st.records)-1].Version
+}
+
+// docStore is the document store's memory: ids and the per-plan states.
+type docStore struct {
+	mu     sync.Mutex
+	ids    map[string]string // plan key → document id
+	keys   map[string]string // document id → plan key
+	states map[string]*docState
+}
+
+func newDocStore() *docStore {
+	return &docStore{ids: map[string]string{}, keys: map[string]string{}, states: map[string]*docState{}}
+}
+
+// newAgentClientID is the document client id of this process's agent writes.
+func newAgentClientID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "mcp-" + hex.EncodeToString(b[:])
+}
+
+// newUUID is a random UUID version 4 in lower case.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// validUUID reports whether id looks like a lower-case UUID (36 characters, hyphens at
+// 8, 13, 18, 23, hex digits elsewhere).
+func validUUID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// idOf returns the plan's document id, creating it on first use.
+func (d *docStore) idOf(s *Service, key string) (string, error) {
+	d.mu.Lock()
+	id, ok := d.ids[key]
+	d.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	err := s.db.View(func(tx Tx) error {
+		if b := tx.Bucket(docIndexBucket); b != nil {
+			id = string(b.Get([]byte("k:" + key)))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("plan %s: read document id: %w", key, err)
+	}
+	if id == "" {
+		fresh := newUUID()
+		err = s.commit.Do(func(tx Tx) error {
+			b, err := tx.CreateBucket(docIndexBucket)
+			if err != nil {
+				return err
+			}
+			if cur := b.Get([]byte("k:" + key)); cur != nil {
+				id = string(cur) // created meanwhile
+				return nil
+			}
+			id = fresh
+			if err := b.Put([]byte("k:"+key), []byte(id)); err != nil {
+				return err
+			}
+			return b.Put([]byte("i:"+id), []byte(key))
+		})
+		if err != nil {
+			return "", fmt.Errorf("plan %s: create document id: %w", key, err)
+		}
+		if id == fresh {
+			s.log.Info("document id created", "plan", key, "document", id)
+		}
+	}
+	d.mu.Lock()
+	d.ids[key], d.keys[id] = id, key
+	d.mu.Unlock()
+	return id, nil
+}
+
+// keyOf returns the plan key that has the document id (lower case), if any.
+func (d *docStore) keyOf(s *Service, id string) (string, bool) {
+	d.mu.Lock()
+	key, ok := d.keys[id]
+	d.mu.Unlock()
+	if ok {
+		return key, true
+	}
+	err := s.db.View(func(tx Tx) error {
+		if b := tx.Bucket(docIndexBucket); b != nil {
+			key = string(b.Get([]byte("i:" + id)))
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("document id lookup failed", "document", id, "err", err)
+		return "", false
+	}
+	if key == "" {
+		return "", false
+	}
+	d.mu.Lock()
+	d.ids[key], d.keys[id] = id, key
+	d.mu.Unlock()
+	return key, true
+}
+
+// docState returns the plan's document state, loading it from the database on first use.
+func (s *Service) docState(key string) (*docState, error) {
+	d := s.docs
+	d.mu.Lock()
+	st := d.states[key]
+	d.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	loaded := &docState{changed: make(chan struct{})}
+	err := s.db.View(func(tx Tx) error {
+		b := tx.Bucket(docBucketName(key))
+		if b == nil {
+			return nil
+		}
+		if raw := b.Get(docKeyMeta); raw != nil {
+			var m docMeta
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return fmt.Errorf("document meta: %w", err)
+			}
+			loaded.title, loaded.created = m.Title, m.CreatedAt
+		}
+		return b.Scan([]byte("v"), func(k, v []byte) error {
+			var r versionRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("version record %x: %w", k, err)
+			}
+			loaded.records = append(loaded.records, r)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: read the document's versions: %w", key, err)
+	}
+	if n := len(loaded.records); n > maxRecords {
+		loaded.records = append([]versionRecord(nil), loaded.records[n-maxRecords:]...)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st := d.states[key]; st != nil {
+		return st, nil // loaded meanwhile
+	}
+	d.states[key] = loaded
+	return loaded, nil
+}
+
+// keptTexts applies the retention rule (see the layout above) to records, oldest first:
+// the versions whose text the store keeps.
+func keptTexts(recs []versionRecord) map[uint64]bool {
+	kept := make(map[uint64]bool, keepVersions)
+	n, bytes := 0, 0
+	for i := len(recs) - 1; i >= 0 && n < keepVersions; i-- {
+		bytes += recs[i].Size
+		if n > 0 && bytes > keepBytes {
+			break
+		}
+		kept[recs[i].Version] = true
+		n++
+	}
+	n, bytes = 0, 0
+	for i := len(recs) - 1; i >= 0 && n < keepMilestones; i-- {
+		if !recs[i].Milestone {
+			continue
+		}
+		bytes += recs[i].Size
+		if bytes > keepBytes {
+			break
+		}
+		kept[recs[i].Version] = true
+		n++
+	}
+	return kept
+}
+
+// putVersion records pv in tx: its record and text, the document meta (created on the
+// first version, renamed by a rename), and drops the records and texts the bounds no
+// longer keep. st must be the plan's loaded state; it is changed only by versionSaved,
+// after the commit (tx may run more than once).
+func (s *Service) putVersion(tx Tx, key string, st *docState, pv *pendingVersion) error {
+	b, err := tx.CreateBucket(docBucketName(key))
+	if err != nil {
+		return err
+	}
+	var m docMeta
+	if raw := b.Get(docKeyMeta); raw != nil {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("document meta: %w", err)
+		}
+	}
+	metaChanged := false
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt, metaChanged = pv.rec.At, true
+	}
+	if pv.title != nil {
+		m.Title, metaChanged = *pv.title, true
+	}
+	if metaChanged {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(docKeyMeta, raw); err != nil {
+			return err
+		}
+	}
+	rec := pv.rec
+	rec.Title = m.Title
+	rec.Size = len(pv.text)
+	rec.Checksum = werkbaum.DocumentChecksum(pv.text)
+	pv.rec = rec
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(versionKey('v', rec.Version), raw); err != nil {
+		return err
+	}
+	if err := b.Put(versionKey('t', rec.Version), []byte(pv.text)); err != nil {
+		return err
+	}
+
+	s.docs.mu.Lock()
+	old := st.records
+	s.docs.mu.Unlock()
+	all := make([]versionRecord, 0, len(old)+1)
+	all = append(all, old...)
+	all = append(all, rec)
+	var dropped []versionRecord
+	if len(all) > maxRecords {
+		dropped, all = all[:len(all)-maxRecords], all[len(all)-maxRecords:]
+	}
+	for _, r := range dropped {
+		if err := b.Delete(versionKey('v', r.Version)); err != nil {
+			return err
+		}
+		if err := b.Delete(versionKey('t', r.Version)); err != nil {
+			return err
+		}
+	}
+	before, after := keptTexts(old), keptTexts(all)
+	for v := range before {
+		if !after[v] {
+			if err := b.Delete(versionKey('t', v)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// versionSaved updates the memory after pv's transaction committed and wakes the feed's
+// waiters. A version not newer than the last one known is already there.
+func (s *Service) versionSaved(key string, st *docState, pv *pendingVersion) {
+	s.docs.mu.Lock()
+	defer s.docs.mu.Unlock()
+	s.addRecord(st, pv.rec)
+	if pv.title != nil {
+		st.title = *pv.title
+	}
+}
+
+// addRecord appends r to st (under docs.mu) and wakes the waiters.
+func (s *Service) addRecord(st *docState, r versionRecord) {
+	if r.Version <= st.last() {
+		return
+	}
+	if st.created.IsZero() {
+		st.created = r.At
+	}
+	st.records = append(st.records, r)
+	if n := len(st.records); n > maxRecords {
+		st.records = append([]versionRecord(nil), st.records[n-maxRecords:]...)
+	}
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+// versionText returns the normalised text of a version, if the store still keeps it.
+func (s *Service) versionText(key string, v uint64) (string, bool, error) {
+	var text string
+	var ok bool
+	err := s.db.View(func(tx Tx) error {
+		if b := tx.Bucket(docBucketName(key)); b != nil {
+			if raw := b.Get(versionKey('t', v)); raw != nil {
+				text, ok = string(raw), true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("plan %s: read version %d: %w", key, v, err)
+	}
+	return text, ok, nil
+}
+
+// versionTexts returns the texts of recs in one transaction ("" for one not kept).
+func (s *Service) versionTexts(key string, recs []versionRecord) ([]string, error) {
+	out := make([]string, len(recs))
+	err := s.db.View(func(tx Tx) error {
+		b := tx.Bucket(docBucketName(key))
+		if b == nil {
+			return nil
+		}
+		for i, r := range recs {
+			out[i] = string(b.Get(versionKey('t', r.Version)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: read versions: %w", key, err)
+	}
+	return out, nil
+}
+
+// noteVersion makes sure the revision a read found is a version of the document. A
+// revision that the store has no record of was given by the read to a change made outside
+// talkd (or is the first one seen, or was settled by a crash recovery): it is recorded as
+// such, and the feed's waiters wake. Writes inside talkd record their versions in their
+// own transaction, so a record found in the database (committed by another writer just
+// now) is taken as it is. It costs a map lookup when the revision is known. A failure to
+// record is logged and does not fail the read.
+func (s *Service) noteVersion(key string, rev uint64, text string) {
+	if rev == 0 {
+		return
+	}
+	st, err := s.docState(key)
+	if err != nil {
+		s.log.Warn("document: versions unreadable", "plan", key, "err", err)
+		return
+	}
+	s.docs.mu.Lock()
+	last, failed := st.last(), st.failed
+	s.docs.mu.Unlock()
+	if rev <= last || rev == failed {
+		return
+	}
+	ct := ChangeUpdated
+	name := outsideName
+	if last == 0 {
+		ct, name = ChangeCreated, ""
+	}
+	pv := &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ct, DisplayName: name, Milestone: true, At: s.now().UTC()},
+		text: docText(text)}
+	var found *versionRecord
+	skip := false
+	err = s.commit.Do(func(tx Tx) error {
+		found, skip = nil, false
+		if b := tx.Bucket(docBucketName(key)); b != nil {
+			if raw := b.Get(versionKey('v', rev)); raw != nil {
+				var r versionRecord
+				if err := json.Unmarshal(raw, &r); err != nil {
+					return err
+				}
+				found = &r
+				return nil
+			}
+			if b.Get(versionKey('v', rev+1)) != nil {
+				skip = true // a newer version is recorded already; this read was late
+				return nil
+			}
+		}
+		return s.putVersion(tx, key, st, pv)
+	})
+	s.docs.mu.Lock()
+	defer s.docs.mu.Unlock()
+	switch {
+	case err != nil:
+		st.failed = rev
+		s.log.Warn("document: recording a version failed; it has no record (its text is not kept for rebasing)", "plan", key, "version", rev, "err", err)
+	case found != nil:
+		s.addRecord(st, *found)
+	case !skip:
+		s.addRecord(st, pv.rec)
+		if ct == ChangeUpdated {
+			s.log.Info("document: a change made outside talkd is a new version", "plan", key, "version", rev)
+		}
+	}
+}
+
+// docText is the document content of a plan file's text: without a byte order mark,
+// line endings normalised to LF.
+func docText(raw string) string {
+	return werkbaum.NormalizeLineEndings(strings.TrimPrefix(raw, "\ufeff"))
+}
+
+// fileStyle is how a plan file writes its lines: BOM and line ending. A PATCH's result
+// is written back in the file's style, so an editor's change to a CRLF file does not
+// rewrite every line; a file with mixed endings gets its most common one.
+type fileStyle struct {
+	bom bool
+	eol string
+}
+
+func styleOf(raw string) fileStyle {
+	st := fileStyle{bom: strings.HasPrefix(raw, "\ufeff"), eol: "\n"}
+	crlf := strings.Count(raw, "\r\n")
+	cr := strings.Count(raw, "\r") - crlf
+	lf := strings.Count(raw, "\n") - crlf
+	switch {
+	case crlf > 0 && crlf >= lf && crlf >= cr:
+		st.eol = "\r\n"
+	case cr > lf:
+		st.eol = "\r"
+	}
+	return st
+}
+
+// encode writes the normalised text in the file's style.
+func (st fileStyle) encode(text string) []byte {
+	if st.eol != "\n" {
+		text = strings.ReplaceAll(text, "\n", st.eol)
+	}
+	if st.bom {
+		text = "\ufeff" + text
+	}
+	return []byte(text)
+}
+
+// agentVersion prepares the version record of an agent write (Write): the process's
+// agent client id, the MCP host's name (or "Agent"), the authenticated client, a
+// milestone. doc is nil when the document's state cannot be read; the write then goes
+// on without a record (a later read records the revision as seen).
+func (s *Service) agentVersion(key string, who Author, rev uint64, text string) (*docState, *pendingVersion) {
+	st, err := s.docState(key)
+	if err != nil {
+		s.log.Warn("document: versions unreadable; the agent write gets no version record", "plan", key, "err", err)
+		return nil, nil
+	}
+	name := who.Agent
+	if name == "" {
+		name = agentName
+	}
+	return st, &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ChangeUpdated, ClientID: s.agentClientID,
+		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(text)}
+}
+
+// putAgentVersion records an agent write's version in its settle transaction.
+func (s *Service) putAgentVersion(tx Tx, key string, st *docState, pv *pendingVersion) error {
+	if st == nil {
+		return nil
+	}
+	return s.putVersion(tx, key, st, pv)
+}
+
+// agentVersionSaved updates the memory once the settle committed.
+func (s *Service) agentVersionSaved(key string, st *docState, pv *pendingVersion) {
+	if st != nil {
+		s.versionSaved(key, st, pv)
+	}
+}
