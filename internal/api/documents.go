@@ -407,6 +407,9 @@ func (s *Server) documentURL(ctx context.Context, key string) string {
 		return ""
 	}
 	id, err := st.DocumentID(ctx, key)
+	if rp := (*plans.RemotePlanError)(nil); errors.As(err, &rp) {
+		return rp.URL // a plan on a document server: its document is there
+	}
 	if err != nil {
 		s.log.Warn("plan has no document id", "plan", key, "err", err)
 		return ""
