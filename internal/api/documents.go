@@ -387,7 +387,7 @@ func (s *Server) documentError(ctx context.Context, key string, err error) *Erro
 	case errors.Is(err, plans.ErrStaleVersion):
 		return &Error{Status: http.StatusConflict, Code: "stale_version", Message: err.Error()}
 	case errors.Is(err, plans.ErrPatchUnapplicable):
-		return &Error{Status: http.StatusUnprocessableEntity, Code: "unapplicable", Message: err.Error() + "; reload the document and send the change again"}
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "unapplicable", Message: err.Error()}
 	case errors.As(err, &input):
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidField, Field: "ops", Message: input.Message}
 	case errors.Is(err, plans.ErrUnknownDocument):

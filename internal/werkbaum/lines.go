@@ -213,6 +213,9 @@ func (e *Engine) ApplyLines(ctx context.Context, base string, ops []LineOp) (str
 	if err := e.checkOpsInput("ops", ops); err != nil {
 		return "", err
 	}
+	if ops == nil {
+		ops = []LineOp{} // a list, not null
+	}
 	args := struct {
 		Ops []LineOp `json:"ops"`
 	}{ops}

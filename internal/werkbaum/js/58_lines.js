@@ -142,6 +142,82 @@ var Werkbaum = (typeof Werkbaum === 'object' && Werkbaum) || {};
     return applyCore(lines(base), ops, docWhere, same, 'opOutOfRange').join('\n');
   }
 
+  // suffixLCS returns lcs(i, j), the length of the longest common subsequence of A[i..]
+  // and B[j..] (arrays of line ids), for 0 ≤ i ≤ n, 0 ≤ j ≤ m: the table §25's diff walks.
+  // It is not filled cell by cell (a million cells took over a second in goja): the rows
+  // come from the bit-parallel LCS of Crochemore et al. over the reversed sequences, 32
+  // columns per step. After k lines of reverse(A), bit t of V is 0 exactly where the DP row
+  // steps up at column t of reverse(B), so lcs(i, j) is the number of zero bits among the
+  // low m−j bits of the row for k = n−i. js/test/lines.test.js checks it against the
+  // plain table, cell for cell and through the walk.
+  function suffixLCS(A, B) {
+    var n = A.length;
+    var m = B.length;
+    var W = (m + 31) >>> 5;
+    var masks = new Map();
+    var t, w;
+    for (t = 0; t < m; t++) {
+      var bid = B[m - 1 - t];
+      if (bid < 0) continue;
+      var mk = masks.get(bid);
+      if (!mk) {
+        mk = new Int32Array(W);
+        masks.set(bid, mk);
+      }
+      mk[t >>> 5] |= 1 << (t & 31);
+    }
+    var rows = new Array(n + 1);
+    var cums = new Array(n + 1);
+    var V = new Int32Array(W);
+    for (w = 0; w < W; w++) V[w] = -1;
+    rows[0] = V;
+    cums[0] = prefixOnes(V);
+    for (var k = 0; k < n; k++) {
+      var M = masks.get(A[n - 1 - k]);
+      if (!M) { // no match in B: the row does not change (rows are never written again)
+        rows[k + 1] = V;
+        cums[k + 1] = cums[k];
+        continue;
+      }
+      var NV = new Int32Array(W);
+      var carry = 0;
+      for (w = 0; w < W; w++) {
+        var v = V[w];
+        var u = v & M[w];
+        var sum = (v >>> 0) + (u >>> 0) + carry;
+        carry = sum > 0xffffffff ? 1 : 0;
+        NV[w] = (sum | 0) | (v & ~u);
+      }
+      V = NV;
+      rows[k + 1] = V;
+      cums[k + 1] = prefixOnes(V);
+    }
+    return function (i, j) {
+      var r = n - i;
+      var bits = m - j;
+      var word = bits >>> 5;
+      var ones = cums[r][word];
+      var rest = bits & 31;
+      if (rest) ones += popcount(rows[r][word] & ((1 << rest) - 1));
+      return bits - ones;
+    };
+  }
+
+  // prefixOnes returns c with c[w] = number of one bits in V[0..w).
+  function prefixOnes(V) {
+    var c = new Int32Array(V.length + 1);
+    for (var w = 0; w < V.length; w++) c[w + 1] = c[w] + popcount(V[w]);
+    return c;
+  }
+
+  function popcount(x) {
+    x >>>= 0;
+    x = x - ((x >>> 1) & 0x55555555);
+    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+    x = (x + (x >>> 4)) & 0x0f0f0f0f;
+    return (x * 0x01010101) >>> 24;
+  }
+
   // computeOps is the diff of §25, exactly: strip the common prefix and suffix; one insert
   // or delete when a side's middle is empty; one replace of the whole middle when the
   // middles' line counts multiply to more than 1,000,000; else an LCS table over the middle,
@@ -181,21 +257,7 @@ var Werkbaum = (typeof Werkbaum === 'object' && Werkbaum) || {};
       id = ids.get(b[p + j]);
       B[j] = id === undefined ? -1 : id;
     }
-    // lcs[i][j] (flat, row width m+1) = length of the LCS of A[i..] and B[j..].
-    var w = m + 1;
-    var lcs = new Int32Array((n + 1) * w);
-    for (i = n - 1; i >= 0; i--) {
-      var row = i * w;
-      var below = row + w;
-      for (j = m - 1; j >= 0; j--) {
-        if (A[i] === B[j]) lcs[row + j] = lcs[below + j + 1] + 1;
-        else {
-          var down = lcs[below + j];
-          var right = lcs[row + j + 1];
-          lcs[row + j] = down >= right ? down : right;
-        }
-      }
-    }
+    var lcs = suffixLCS(A, B);
     var ops = [];
     i = 0;
     j = 0;
@@ -208,7 +270,7 @@ var Werkbaum = (typeof Werkbaum === 'object' && Werkbaum) || {};
       var start = i;
       var ins = [];
       while ((i < n || j < m) && !(i < n && j < m && A[i] === B[j])) {
-        if (j < m && (i === n || lcs[i * w + j + 1] >= lcs[(i + 1) * w + j])) ins.push(b[p + j++]);
+        if (j < m && (i === n || lcs(i, j + 1) >= lcs(i + 1, j))) ins.push(b[p + j++]);
         else i++;
       }
       var removed = i - start;

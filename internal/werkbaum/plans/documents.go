@@ -334,7 +334,10 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 		if err != nil {
 			return nil, err
 		}
-		if since < snap.Base.Revision {
+		s.docs.mu.Lock()
+		settling := st.writing == snap.Base.Revision && st.last() < snap.Base.Revision
+		s.docs.mu.Unlock()
+		if since < snap.Base.Revision && !settling {
 			return s.feed(ctx, key, st, since, snap)
 		}
 		if wait <= 0 {

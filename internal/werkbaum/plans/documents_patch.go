@@ -217,6 +217,7 @@ func (s *Service) patchOnce(ctx context.Context, key, path, reqID string, p Cont
 	if err := s.record(key, entry); err != nil {
 		return nil, nil, err
 	}
+	defer s.docWriting(key, res.Version)()
 	if werr := s.writeAtomic(key, path, data, snap.Base.Checksum); werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			if err := s.forget(key, entry); err != nil {

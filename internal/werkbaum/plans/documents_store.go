@@ -89,6 +89,10 @@ type docState struct {
 	records []versionRecord // oldest first, at most maxRecords
 	changed chan struct{}   // closed and replaced when a version is recorded
 	failed  uint64          // the revision whose recording last failed (not retried on every read)
+	// writing is the revision a writer in the plan's lane is renaming into place and will
+	// record itself (0: none). A read that sees the new file before the writer's settle
+	// must not record that revision as a change made outside talkd.
+	writing uint64
 }
 
 func (st *docState) last() uint64 {
@@ -454,9 +458,9 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 		return
 	}
 	s.docs.mu.Lock()
-	last, failed := st.last(), st.failed
+	last, failed, writing := st.last(), st.failed, st.writing
 	s.docs.mu.Unlock()
-	if rev <= last || rev == failed {
+	if rev <= last || rev == failed || rev == writing {
 		return
 	}
 	ct := ChangeUpdated
@@ -571,5 +575,28 @@ func (s *Service) putAgentVersion(tx Tx, key string, st *docState, pv *pendingVe
 func (s *Service) agentVersionSaved(key string, st *docState, pv *pendingVersion) {
 	if st != nil {
 		s.versionSaved(key, st, pv)
+	}
+}
+
+// docWriting marks rev as being written by a writer that records its version itself,
+// until the returned func is called (after the settle). The end wakes the feed's waiters,
+// which wait for the record of a revision being written (Changes) even when the settle
+// failed to record it.
+func (s *Service) docWriting(key string, rev uint64) func() {
+	st, err := s.docState(key)
+	if err != nil {
+		return func() {}
+	}
+	s.docs.mu.Lock()
+	st.writing = rev
+	s.docs.mu.Unlock()
+	return func() {
+		s.docs.mu.Lock()
+		defer s.docs.mu.Unlock()
+		if st.writing == rev {
+			st.writing = 0
+			close(st.changed)
+			st.changed = make(chan struct{})
+		}
 	}
 }

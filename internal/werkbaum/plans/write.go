@@ -160,6 +160,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		return nil, err
 	}
 
+	defer s.docWriting(key, res.Revision)() // this write records its document version itself
 	if werr := s.writeAtomic(key, path, []byte(newText), snap.Base.Checksum); werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			// Someone saved the plan while the engine worked: their text stands and this

@@ -1,0 +1,627 @@
+package plans
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"talkd/internal/werkbaum"
+)
+
+// docFixture is a plan store with one plan and its document id.
+type docFixture struct {
+	*fixture
+	id string
+}
+
+func newDocFixture(t *testing.T, text string) *docFixture {
+	t.Helper()
+	f := newFixture(t, text)
+	id, err := f.svc.DocumentID(context.Background(), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &docFixture{fixture: f, id: id}
+}
+
+func (f *docFixture) doc(t *testing.T) *Document {
+	t.Helper()
+	d, err := f.svc.Document(context.Background(), f.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// patchOn builds a patch of ops against d.
+func patchOn(d *Document, client string, seq int64, ops ...werkbaum.LineOp) ContentPatch {
+	return ContentPatch{BaseVersion: d.Version, Checksum: werkbaum.DocumentChecksum(d.Content), ClientID: client,
+		Seq: seq, DisplayName: "Jörg im Browser", Ops: ops}
+}
+
+func replace(i int, lines ...string) werkbaum.LineOp {
+	return werkbaum.LineOp{Op: "replace", Index: i, Count: 1, Lines: lines}
+}
+
+func insert(i int, lines ...string) werkbaum.LineOp {
+	return werkbaum.LineOp{Op: "insert", Index: i, Lines: lines}
+}
+
+func (f *docFixture) setStatus(t *testing.T, id, status, agent string) *WriteResult {
+	t.Helper()
+	res, err := f.svc.Write(context.Background(), "p", WriteRequest{Tool: "werkbaum_set_status", RequestID: fmt.Sprintf("%s-%s-%d", id, status, time.Now().UnixNano()),
+		ArgsHash: "h", Base: f.read(t).Base, Verb: werkbaum.SetStatus{ID: id, Status: status}, Author: Author{Client: "local", Agent: agent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestDocumentIDStableAcrossRestart(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	if !validUUID(f.id) || f.id[14] != '4' {
+		t.Fatalf("id %q is not a UUID v4", f.id)
+	}
+	again, _ := f.svc.DocumentID(ctx, "p")
+	if again != f.id {
+		t.Fatalf("second DocumentID %q, first %q", again, f.id)
+	}
+	if key, ok := f.svc.DocumentKey(strings.ToUpper(f.id)); !ok || key != "p" {
+		t.Fatalf("DocumentKey(upper) = %q %v", key, ok)
+	}
+	if _, ok := f.svc.DocumentKey("00000000-0000-4000-8000-000000000000"); ok {
+		t.Fatal("an unknown id has a plan")
+	}
+	if _, err := f.svc.Document(ctx, "not-a-uuid"); !errors.Is(err, ErrUnknownDocument) {
+		t.Fatalf("unknown document: %v", err)
+	}
+	d := f.doc(t)
+	if _, err := f.svc.PatchContent(ctx, f.id, patchOn(d, "c1", 1, replace(2, "  - [x] #auth: Login @jörg (S)"))); err != nil {
+		t.Fatal(err)
+	}
+	f.setStatus(t, "docs", "done", "Claude Code")
+
+	// A new process on the same state database and file.
+	f.svc.Close()
+	svc2 := f.open(t)
+	id2, err := svc2.DocumentID(ctx, "p")
+	if err != nil || id2 != f.id {
+		t.Fatalf("after restart: id %q (%v), was %q", id2, err, f.id)
+	}
+	d2, err := svc2.Document(ctx, strings.ToUpper(id2))
+	if err != nil || d2.Version != 3 || !d2.CreatedAt.Equal(d.CreatedAt) {
+		t.Fatalf("after restart: %+v %v (created was %v)", d2, err, d.CreatedAt)
+	}
+	hist, err := svc2.History(ctx, id2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// v1 first seen, v2 a non-milestone patch (left out: not the newest), v3 the agent.
+	if len(hist) != 2 || hist[0].Version != 1 || hist[0].ChangeType != ChangeCreated || hist[1].Version != 3 ||
+		hist[1].DisplayName != "Claude Code" || !strings.HasPrefix(hist[1].ClientID, "mcp-") || hist[1].Content != d2.Content {
+		t.Fatalf("history after restart: %+v", hist)
+	}
+	if svc2.agentClientID == f.svc.agentClientID {
+		t.Error("the agent client id is the same in two processes")
+	}
+}
+
+func TestPatchCurrentBase(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	d := f.doc(t)
+	if d.Version != 1 || d.Content != planText || d.Title != "plan" {
+		t.Fatalf("document %+v", d)
+	}
+	res, err := f.svc.PatchContent(ctx, f.id, patchOn(d, "c1", 1, insert(4, "  - [ ] #müller: Grüße an @Müller (M)")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != 2 || res.OpsSinceBase == nil || len(res.OpsSinceBase) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	want := planText + "  - [ ] #müller: Grüße an @Müller (M)\n"
+	if got := f.fileText(t); got != want {
+		t.Fatalf("file:\n%q\nwant\n%q", got, want)
+	}
+	// The agents' revision is the document's version.
+	if snap := f.read(t); snap.Base.Revision != 2 || snap.Base.Checksum != werkbaum.Checksum([]byte(want)) {
+		t.Fatalf("agents see %+v", snap.Base)
+	}
+	d2 := f.doc(t)
+	if d2.Version != 2 || d2.Content != want || d2.UpdatedAt.Before(d.UpdatedAt) {
+		t.Fatalf("document after patch %+v", d2)
+	}
+	// The agent's view of the new node works through the engine.
+	ins, err := f.svc.Inspect(ctx, "p", werkbaum.InspectOptions{})
+	if err != nil || !strings.Contains(string(ins.JSON), "Grüße") {
+		t.Fatalf("inspect after patch: %v", err)
+	}
+}
+
+func TestPatchRebasesOverAnAgentWrite(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	d := f.doc(t) // the editor's shadow: version 1
+	f.setStatus(t, "auth", "done", "Claude")
+	// The editor changes another line on its old base: rebased, not lost.
+	res, err := f.svc.PatchContent(ctx, f.id, patchOn(d, "c1", 1, replace(3, "  - [~] #docs: Docs @Müller (XS)"), insert(5, "neu")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != 3 || len(res.OpsSinceBase) != 1 || res.OpsSinceBase[0].Index != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	want := "%% test plan\n[~] #root: Release (L)\n  - [x] #auth: Login @jörg (S)\n  - [~] #docs: Docs @Müller (XS)\n\nneu"
+	if got := f.fileText(t); got != want {
+		t.Fatalf("file:\n%q\nwant\n%q", got, want)
+	}
+	// The client brings its shadow forward with opsSinceBase and its own ops and gets the
+	// server's text.
+	shadow, err := f.eng.ApplyLines(ctx, d.Content, res.OpsSinceBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shadow, "[x] #auth") {
+		t.Fatalf("opsSinceBase does not carry the agent's change: %q", shadow)
+	}
+}
+
+func TestPatchConflict(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	d := f.doc(t)
+	f.setStatus(t, "auth", "done", "Claude")
+	before := f.fileText(t)
+	p := patchOn(d, "c1", 7, replace(2, "  - [!] #auth: Login @jörg (S)"))
+	_, err := f.svc.PatchContent(ctx, f.id, p)
+	var c *PatchConflict
+	if !errors.As(err, &c) || c.CurrentVersion != 2 || len(c.OpsSinceBase) != 1 || c.OpsSinceBase[0].Op != "replace" {
+		t.Fatalf("conflict: %v %+v", err, c)
+	}
+	if f.fileText(t) != before || f.doc(t).Version != 2 {
+		t.Fatal("a conflicting patch changed the plan")
+	}
+	// The same (clientId, seq) again: the same answer, even though nothing changed since.
+	_, err = f.svc.PatchContent(ctx, f.id, p)
+	var c2 *PatchConflict
+	if !errors.As(err, &c2) || c2.CurrentVersion != 2 {
+		t.Fatalf("repeat of a conflict: %v", err)
+	}
+}
+
+func TestPatchIdempotentBySeq(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	d := f.doc(t)
+	p := patchOn(d, "c1", 1, insert(1, "inserted once"))
+	first, err := f.svc.PatchContent(ctx, f.id, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.svc.PatchContent(ctx, f.id, p)
+	if err != nil || again.Version != first.Version {
+		t.Fatalf("repeat: %+v %v", again, err)
+	}
+	if n := strings.Count(f.fileText(t), "inserted once"); n != 1 {
+		t.Fatalf("the line is in the file %d times", n)
+	}
+	if v := f.doc(t).Version; v != 2 {
+		t.Fatalf("version %d after a repeat", v)
+	}
+	// Another client may use the same seq.
+	if _, err := f.svc.PatchContent(ctx, f.id, patchOn(f.doc(t), "c2", 1, insert(1, "second"))); err != nil {
+		t.Fatal(err)
+	}
+	if f.doc(t).Version != 3 {
+		t.Fatal("another client's seq 1 was taken for a repeat")
+	}
+	// A repeated 422 stays a 422 even when the base became valid meanwhile.
+	bad := patchOn(f.doc(t), "c3", 1, insert(99, "x"))
+	if _, err := f.svc.PatchContent(ctx, f.id, bad); !errors.Is(err, ErrPatchUnapplicable) {
+		t.Fatalf("out of range: %v", err)
+	}
+	if _, err := f.svc.PatchContent(ctx, f.id, bad); !errors.Is(err, ErrPatchUnapplicable) {
+		t.Fatalf("repeat of a 422: %v", err)
+	}
+}
+
+func TestPatchUnapplicable(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	d := f.doc(t)
+	cases := map[string]ContentPatch{
+		"checksum mismatch": {BaseVersion: 1, Checksum: werkbaum.DocumentChecksum("other"), ClientID: "c", Seq: 1, Ops: []werkbaum.LineOp{insert(0, "x")}},
+		"do not apply":      patchOn(d, "c", 2, insert(6, "x")),
+		"base version 9":    {BaseVersion: 9, Checksum: werkbaum.DocumentChecksum(d.Content), ClientID: "c", Seq: 3, Ops: []werkbaum.LineOp{insert(0, "x")}},
+	}
+	for want, p := range cases {
+		_, err := f.svc.PatchContent(ctx, f.id, p)
+		if !errors.Is(err, ErrPatchUnapplicable) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", want, err)
+		}
+	}
+	if f.fileText(t) != planText || f.doc(t).Version != 1 {
+		t.Fatal("a refused patch changed the plan")
+	}
+}
+
+func TestPatchMalformed(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	d := f.doc(t)
+	cases := map[string][]werkbaum.LineOp{
+		"unsorted":    {insert(3, "a"), insert(1, "b")},
+		"overlapping": {{Op: "replace", Index: 1, Count: 2, Lines: []string{"x"}}, {Op: "delete", Index: 2, Count: 1}},
+		"negative":    {{Op: "delete", Index: -1, Count: 1}},
+		"unknown op":  {{Op: "move", Index: 1}},
+	}
+	for name, ops := range cases {
+		_, err := f.svc.PatchContent(ctx, f.id, patchOn(d, "c", 1, ops...))
+		var ie *werkbaum.InputError
+		if !errors.As(err, &ie) {
+			t.Errorf("%s: %v, want an InputError", name, err)
+		}
+	}
+	p := patchOn(d, "", 1, insert(0, "x"))
+	if _, err := f.svc.PatchContent(ctx, f.id, p); !errors.Is(err, werkbaum.ErrBadInput) || !strings.Contains(err.Error(), "clientId") {
+		t.Errorf("no clientId: %v", err)
+	}
+	if f.fileText(t) != planText {
+		t.Fatal("a malformed patch changed the plan")
+	}
+}
+
+func TestPatchKeepsCRLFAndBOM(t *testing.T) {
+	raw := "\ufeff" + strings.ReplaceAll(planText, "\n", "\r\n")
+	f := newDocFixture(t, raw)
+	ctx := context.Background()
+	d := f.doc(t)
+	if d.Content != planText {
+		t.Fatalf("content is not normalised: %q", d.Content)
+	}
+	if _, err := f.svc.PatchContent(ctx, f.id, patchOn(d, "c", 1, replace(3, "  - [x] #docs: Docs @Müller (XS)"))); err != nil {
+		t.Fatal(err)
+	}
+	want := "\ufeff" + strings.ReplaceAll(strings.Replace(planText, "[ ] #docs", "[x] #docs", 1), "\n", "\r\n")
+	if got := f.fileText(t); got != want {
+		t.Fatalf("file:\n%q\nwant\n%q", got, want)
+	}
+	if d2 := f.doc(t); d2.Version != 2 || strings.ContainsAny(d2.Content, "\r\ufeff") {
+		t.Fatalf("document after patch %+v", d2)
+	}
+}
+
+func TestSetTitle(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	d, err := f.svc.SetTitle(ctx, f.id, "Veröffentlichung", 1, Author{Client: "c9", Agent: "Jörg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Title != "Veröffentlichung" || d.Version != 2 || d.Content != planText {
+		t.Fatalf("renamed %+v", d)
+	}
+	if f.read(t).Base.Revision != 2 || f.fileText(t) != planText {
+		t.Fatal("a rename must be a new revision with the same file")
+	}
+	if _, err := f.svc.SetTitle(ctx, f.id, "again", 1, Author{}); !errors.Is(err, ErrStaleVersion) {
+		t.Fatalf("stale expectedVersion: %v", err)
+	}
+	for _, bad := range []string{"", "  ", strings.Repeat("x", 256), "a\nb"} {
+		if _, err := f.svc.SetTitle(ctx, f.id, bad, 2, Author{}); !errors.Is(err, werkbaum.ErrBadInput) {
+			t.Errorf("title %q: %v", bad, err)
+		}
+	}
+	feed, err := f.svc.Changes(ctx, f.id, 1, 0)
+	if err != nil || feed == nil || len(feed.Events) != 1 || feed.Events[0].ChangeType != ChangeRenamed ||
+		feed.Events[0].Title != "Veröffentlichung" || feed.Events[0].DisplayName != "Jörg" || len(feed.Ops) != 0 || feed.FromVersion == nil {
+		t.Fatalf("feed after rename: %+v %v", feed, err)
+	}
+	// An agent write right after keeps working on the new revision.
+	if res := f.setStatus(t, "auth", "done", "A"); res.Revision != 3 {
+		t.Fatalf("agent write after rename: %+v", res)
+	}
+}
+
+func TestChangesFeed(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	d := f.doc(t)
+	// since 0: the whole content.
+	feed, err := f.svc.Changes(ctx, f.id, 0, 0)
+	if err != nil || feed.Content == nil || *feed.Content != planText || feed.FromVersion != nil || feed.CurrentVersion != 1 {
+		t.Fatalf("feed from 0: %+v %v", feed, err)
+	}
+	// Nothing new: (nil, nil) after the wait.
+	start := time.Now()
+	if feed, err := f.svc.Changes(ctx, f.id, 1, 50*time.Millisecond); feed != nil || err != nil || time.Since(start) < 50*time.Millisecond {
+		t.Fatalf("idle feed: %+v %v", feed, err)
+	}
+	// A waiter is woken by a patch, and by an agent write.
+	type answer struct {
+		feed *ChangeFeed
+		err  error
+	}
+	wait := func(since uint64) chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			feed, err := f.svc.Changes(ctx, f.id, since, 10*time.Second)
+			ch <- answer{feed, err}
+		}()
+		time.Sleep(20 * time.Millisecond) // let it wait
+		return ch
+	}
+	ch := wait(1)
+	if _, err := f.svc.PatchContent(ctx, f.id, patchOn(d, "c1", 1, insert(1, "x"))); err != nil {
+		t.Fatal(err)
+	}
+	a := <-ch
+	if a.err != nil || a.feed.CurrentVersion != 2 || a.feed.FromVersion == nil || *a.feed.FromVersion != 1 ||
+		len(a.feed.Ops) != 1 || a.feed.Ops[0].Op != "insert" || len(a.feed.Events) != 1 || a.feed.Events[0].ClientID != "c1" ||
+		a.feed.Events[0].DisplayName != "Jörg im Browser" {
+		t.Fatalf("woken feed: %+v %v", a.feed, a.err)
+	}
+	ch = wait(2)
+	f.setStatus(t, "auth", "done", "Claude")
+	a = <-ch
+	if a.err != nil || a.feed.CurrentVersion != 3 || a.feed.Events[0].DisplayName != "Claude" || a.feed.Events[0].ClientID != f.svc.agentClientID {
+		t.Fatalf("feed after the agent: %+v %v", a.feed, a.err)
+	}
+	// A change outside talkd wakes waiters once a read notices it.
+	ch = wait(3)
+	if err := os.WriteFile(f.path, []byte(planText+"- outside\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	f.read(t)
+	a = <-ch
+	if a.err != nil || a.feed.CurrentVersion != 4 || a.feed.Events[0].DisplayName != outsideName || a.feed.Events[0].ClientID != "" {
+		t.Fatalf("feed after an outside edit: %+v %v", a.feed, a.err)
+	}
+	// Events since 1 list every version once, in order.
+	feed, _ = f.svc.Changes(ctx, f.id, 1, 0)
+	var vs []uint64
+	for _, e := range feed.Events {
+		vs = append(vs, e.Version)
+	}
+	if fmt.Sprint(vs) != "[2 3 4]" {
+		t.Fatalf("events since 1: %v", vs)
+	}
+	// ctx ending ends the wait.
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if feed, err := f.svc.Changes(cctx, f.id, 4, time.Minute); feed != nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled wait: %+v %v", feed, err)
+	}
+}
+
+func TestCompaction(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	first := f.doc(t)
+	d := first
+	for i := 0; i < keepVersions+2; i++ {
+		res, err := f.svc.PatchContent(ctx, f.id, patchOn(d, "c", int64(i+1), replace(0, fmt.Sprintf("%%%% edit %d", i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d = f.doc(t)
+		if d.Version != res.Version {
+			t.Fatalf("version %d, answer %d", d.Version, res.Version)
+		}
+	}
+	// Version 1 (a milestone: the first seen) is still kept for the history, version 2 (a
+	// sync state) is compacted.
+	second := patchOn(first, "late", 1, insert(1, "late"))
+	second.BaseVersion, second.Checksum = 2, "sha256:whatever"
+	if _, err := f.svc.PatchContent(ctx, f.id, second); !errors.Is(err, ErrPatchUnapplicable) || !strings.Contains(err.Error(), "compacted") {
+		t.Fatalf("patch on a compacted base: %v", err)
+	}
+	feed, err := f.svc.Changes(ctx, f.id, 2, 0)
+	if err != nil || feed.Content == nil || *feed.Content != d.Content || feed.FromVersion != nil {
+		t.Fatalf("feed from a compacted version: %+v %v", feed, err)
+	}
+	// The bound holds in the database.
+	var texts int
+	f.svc.db.View(func(tx Tx) error {
+		return tx.Bucket(docBucketName("p")).Scan([]byte("t"), func(k, v []byte) error { texts++; return nil })
+	})
+	if texts > keepVersions+1 {
+		t.Fatalf("%d texts kept, bound %d (+1 milestone)", texts, keepVersions)
+	}
+	// A recent base still rebases.
+	recent := f.doc(t)
+	f.setStatus(t, "auth", "done", "A")
+	if _, err := f.svc.PatchContent(ctx, f.id, patchOn(recent, "c", 999, insert(1, "still fine"))); err != nil {
+		t.Fatalf("recent base: %v", err)
+	}
+}
+
+func TestHistoryMilestones(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	patch := func(seq int64, milestone bool, line string) {
+		p := patchOn(f.doc(t), "ed", seq, insert(1, line))
+		p.Milestone = milestone
+		if _, err := f.svc.PatchContent(ctx, f.id, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patch(1, false, "sync 1")          // v2: left out
+	f.setStatus(t, "auth", "done", "") // v3: agent, no name → "Agent"
+	patch(2, true, "milestone")        // v4
+	patch(3, false, "sync 2")          // v5: the newest, so listed
+	hist, err := f.svc.History(ctx, f.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hist {
+		got = append(got, fmt.Sprintf("%d:%s:%s", h.Version, h.ChangeType, h.DisplayName))
+		if h.DocumentID != f.id || h.Title != "plan" || h.Content == "" {
+			t.Errorf("entry %+v", h)
+		}
+	}
+	want := "[1:CREATED: 3:UPDATED:Agent 4:UPDATED:Jörg im Browser 5:UPDATED:Jörg im Browser]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("history %v\nwant    %s", got, want)
+	}
+	if !strings.Contains(hist[3].Content, "sync 2") || strings.Contains(hist[1].Content, "milestone") {
+		t.Fatal("history contents are not the versions' texts")
+	}
+}
+
+// TestPatchesAndAgentWritesRace runs editor PATCHes (appending lines, on whatever base
+// they last saw) and agent writes (status changes) on one plan at once: every line and
+// the last status survive, every version is recorded once.
+func TestPatchesAndAgentWritesRace(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	const editors, perEditor, agentWrites = 2, 8, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, editors+1)
+	for e := 0; e < editors; e++ {
+		wg.Add(1)
+		go func(e int) {
+			defer wg.Done()
+			d, err := f.svc.Document(ctx, f.id)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := 0; i < perEditor; i++ {
+				line := fmt.Sprintf("  - [ ] editor %d line %d @jörg", e, i)
+				// Insert before the final empty line of the base the editor has.
+				n := strings.Count(d.Content, "\n")
+				p := patchOn(d, fmt.Sprintf("ed%d", e), int64(i+1), insert(n, line))
+				res, err := f.svc.PatchContent(ctx, f.id, p)
+				var c *PatchConflict
+				if errors.As(err, &c) || errors.Is(err, ErrPatchUnapplicable) {
+					errs <- fmt.Errorf("editor %d line %d: %v (inserts never conflict)", e, i, err)
+					return
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				// Bring the shadow forward as a live client does: foreign ops, then its own
+				// op rebased; here simply reload when others wrote in between.
+				if len(res.OpsSinceBase) > 0 {
+					if d, err = f.svc.Document(ctx, f.id); err != nil {
+						errs <- err
+						return
+					}
+				} else {
+					d.Content, _ = f.eng.ApplyLines(ctx, d.Content, p.Ops)
+					d.Version = res.Version
+				}
+			}
+		}(e)
+	}
+	wg.Add(1)
+	statuses := []string{"done", "progress", "skeleton", "highrisk"}
+	go func() {
+		defer wg.Done()
+		for i := 0; i < agentWrites; i++ {
+			for {
+				snap, err := f.svc.Read(ctx, "p")
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, err = f.svc.Write(ctx, "p", WriteRequest{Tool: "werkbaum_set_status", RequestID: fmt.Sprintf("a%d-%d", i, snap.Base.Revision),
+					ArgsHash: "h", Base: snap.Base, Verb: werkbaum.SetStatus{ID: "auth", Status: statuses[i%len(statuses)]}, Author: Author{Client: "local", Agent: "Claude"}})
+				var ce *ConflictError
+				if errors.As(err, &ce) {
+					continue // an editor wrote in between: read again, as an agent does
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				break
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	text := f.fileText(t)
+	for e := 0; e < editors; e++ {
+		for i := 0; i < perEditor; i++ {
+			if n := strings.Count(text, fmt.Sprintf("editor %d line %d @", e, i)); n != 1 {
+				t.Errorf("editor %d line %d is in the file %d times", e, i, n)
+			}
+		}
+	}
+	// The cycle's last status is "highrisk" ([!]).
+	if last := statuses[(agentWrites-1)%len(statuses)]; last != "highrisk" || !strings.Contains(text, "[!] #auth") {
+		t.Errorf("the agent's last status is lost:\n%s", text)
+	}
+	// One version per write, each recorded once, in order.
+	d := f.doc(t)
+	if want := uint64(1 + editors*perEditor + agentWrites); d.Version != want {
+		t.Fatalf("version %d, want %d", d.Version, want)
+	}
+	feed, err := f.svc.Changes(ctx, f.id, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := 0
+	for i, e := range feed.Events {
+		if e.Version != uint64(i+2) {
+			t.Fatalf("events %+v", feed.Events)
+		}
+		if e.DisplayName == "Claude" {
+			agents++
+		}
+	}
+	if agents != agentWrites {
+		t.Fatalf("%d agent versions, want %d", agents, agentWrites)
+	}
+}
+
+// TestReadBetweenRenameAndSettle: a read that sees a writer's new file before the writer
+// recorded its version must not record that version as a change outside talkd, and the
+// feed waits for the writer's record instead of sending the version without its event.
+func TestReadBetweenRenameAndSettle(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	if d := f.doc(t); d.Version != 1 {
+		t.Fatalf("document %+v", d)
+	}
+	done := f.svc.docWriting("p", 2)
+	// As if the writer had renamed its file and not settled yet.
+	if err := os.WriteFile(f.path, []byte(planText+"- new\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if rev := f.read(t).Base.Revision; rev != 2 {
+		t.Fatalf("revision %d, file %q, recorded %+v", rev, f.fileText(t), f.svc.docs.states["p"].records)
+	}
+	st, _ := f.svc.docState("p")
+	if st.last() != 1 {
+		t.Fatalf("a read recorded the writer's version: %+v", st.records)
+	}
+	if feed, err := f.svc.Changes(ctx, f.id, 1, 0); feed != nil || err != nil {
+		t.Fatalf("feed during the settle: %+v %v", feed, err)
+	}
+	ch := make(chan *ChangeFeed, 1)
+	go func() {
+		feed, _ := f.svc.Changes(ctx, f.id, 1, 10*time.Second)
+		ch <- feed
+	}()
+	time.Sleep(20 * time.Millisecond)
+	done() // the writer ended without a record (its settle failed): the next read records it
+	feed := <-ch
+	if feed == nil || feed.CurrentVersion != 2 || len(feed.Events) != 1 || feed.Events[0].DisplayName != outsideName {
+		t.Fatalf("feed after the writer ended: %+v", feed)
+	}
+}
