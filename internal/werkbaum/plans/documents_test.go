@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -623,5 +624,112 @@ func TestReadBetweenRenameAndSettle(t *testing.T) {
 	feed := <-ch
 	if feed == nil || feed.CurrentVersion != 2 || len(feed.Events) != 1 || feed.Events[0].DisplayName != outsideName {
 		t.Fatalf("feed after the writer ended: %+v", feed)
+	}
+}
+
+// randomOps makes sorted, non-overlapping ops on a base of n lines, with new lines named
+// tag-k (unique), as an editor would send them.
+func randomOps(r *rand.Rand, n int, tag string) []werkbaum.LineOp {
+	var ops []werkbaum.LineOp
+	k := 0
+	newLines := func() []string {
+		out := make([]string, 1+r.IntN(2))
+		for i := range out {
+			k++
+			out[i] = fmt.Sprintf("  - [ ] %s-%d @jörg", tag, k)
+		}
+		return out
+	}
+	for i := 0; i <= n; {
+		switch c := r.IntN(6); {
+		case c == 0:
+			ops = append(ops, werkbaum.LineOp{Op: "insert", Index: i, Lines: newLines()})
+			i++
+		case c == 1 && i < n:
+			cnt := 1 + r.IntN(min(2, n-i))
+			ops = append(ops, werkbaum.LineOp{Op: "delete", Index: i, Count: cnt})
+			i += cnt + 1
+		case c == 2 && i < n:
+			cnt := 1 + r.IntN(min(2, n-i))
+			ops = append(ops, werkbaum.LineOp{Op: "replace", Index: i, Count: cnt, Lines: newLines()})
+			i += cnt + 1
+		default:
+			i += 1 + r.IntN(3)
+		}
+		if len(ops) == 3 {
+			break
+		}
+	}
+	return ops
+}
+
+// TestPatchRebaseKeepsBothSides: two editors patch the same base; the second one's patch
+// is rebased over the first's. When the server accepts it, the result holds every line
+// both inserted, none that either removed, and the other base lines in their order.
+func TestPatchRebaseKeepsBothSides(t *testing.T) {
+	base := planText + "  - [ ] #a: A\n  - [ ] #b: B\n  - [ ] #c: C\n  - [ ] #d: D\n  - [ ] #e: E\n  - [ ] #f: F\n"
+	f := newDocFixture(t, base)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(18, 1))
+	rebased, conflicts := 0, 0
+	for trial := 0; trial < 40; trial++ {
+		if err := os.WriteFile(f.path, []byte(base), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		d0 := f.doc(t)
+		lines := strings.Split(d0.Content, "\n")
+		a := randomOps(r, len(lines), fmt.Sprintf("a%d", trial))
+		b := randomOps(r, len(lines), fmt.Sprintf("b%d", trial))
+		if _, err := f.svc.PatchContent(ctx, f.id, patchOn(d0, "A", int64(trial+1), a...)); err != nil {
+			t.Fatalf("trial %d: first patch %v: %v", trial, a, err)
+		}
+		_, err := f.svc.PatchContent(ctx, f.id, patchOn(d0, "B", int64(trial+1), b...))
+		var c *PatchConflict
+		if errors.As(err, &c) {
+			conflicts++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("trial %d: second patch %v: %v", trial, b, err)
+		}
+		rebased++
+		got := strings.Split(f.doc(t).Content, "\n")
+		removed := map[int]bool{}
+		want := map[string]bool{}
+		for _, op := range append(append([]werkbaum.LineOp{}, a...), b...) {
+			if op.Op != "insert" {
+				for i := op.Index; i < op.Index+op.Count; i++ {
+					removed[i] = true
+				}
+			}
+			if op.Op != "delete" {
+				for _, l := range op.Lines {
+					want[l] = true
+				}
+			}
+		}
+		var kept []string
+		for i, l := range lines {
+			if !removed[i] {
+				kept = append(kept, l)
+			}
+		}
+		seen := 0
+		for _, l := range got {
+			if want[l] {
+				delete(want, l)
+				continue
+			}
+			if seen >= len(kept) || kept[seen] != l {
+				t.Fatalf("trial %d: base lines out of order or resurrected at %q\na=%v\nb=%v\ngot=%q", trial, l, a, b, got)
+			}
+			seen++
+		}
+		if len(want) > 0 || seen != len(kept) {
+			t.Fatalf("trial %d: lost inserted %v or base lines (%d of %d)\na=%v\nb=%v\ngot=%q", trial, want, seen, len(kept), a, b, got)
+		}
+	}
+	if rebased < 10 || conflicts == 0 {
+		t.Fatalf("%d rebased, %d conflicts: the trials do not cover both", rebased, conflicts)
 	}
 }
