@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -381,4 +382,93 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestRemotePlanTokenAndFailures: a remote plan's token (token_env) reaches the document
+// server, display_name names talkd's writes there, talkd -check-config lists the plan and
+// refuses a missing token variable by name, and a wrong token or a server that is gone
+// give the agent a remote_failed tool error naming the server and the status (and a log
+// line), never a hang.
+func TestRemotePlanTokenAndFailures(t *testing.T) {
+	t.Parallel()
+	talkd, _ := binaries(t)
+	const text = "%% remote plan of @jörg\n- [~] #top: Release\n  - [ ] #a: Login @Müller (S)\n"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.werkbaum")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	token := "b-" + strings.Repeat("7", 40)
+	a := startDaemon(t, daemonOptions{Env: map[string]string{"TOK_B": token}, Config: fmt.Sprintf(
+		"version = 1\n[[plans]]\nkey = \"p\"\npath = %q\nlang = \"en\"\n[[clients]]\nid = \"talkd-b\"\ntoken_env = \"TOK_B\"\nwrite = [\"p\"]\n", path)})
+	ca := newMCPClient(a)
+	ca.headers = map[string]string{"Authorization": "Bearer " + token}
+	docURL := a.URL + docPathOf(t, a, ca, "p")
+	cfgB := fmt.Sprintf("version = 1\n[[plans]]\nkey = \"p\"\nurl = %q\ntoken_env = \"A_TOKEN\"\ndisplay_name = \"talkd B\"\n", docURL)
+
+	// -check-config lists the remote plan, and refuses a token variable that is not set.
+	checkConfig := func(env map[string]string) (string, int) {
+		home := t.TempDir()
+		cdir := filepath.Join(home, ".config", "talk")
+		os.MkdirAll(cdir, 0o700)
+		os.WriteFile(filepath.Join(cdir, "config.toml"), []byte(cfgB), 0o600)
+		cmd := exec.Command(talkd, "--check-config")
+		cmd.Env = daemonEnv(home, env)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := checkConfig(map[string]string{"A_TOKEN": token}); code != 0 || !strings.Contains(out, "plan p: document "+docURL) ||
+		!strings.Contains(out, "$A_TOKEN") || !strings.Contains(out, `"talkd B"`) || strings.Contains(out, token) {
+		t.Errorf("--check-config: %d %q", code, out)
+	}
+	if out, code := checkConfig(nil); code != 1 || !strings.Contains(out, "plans[0].token_env") || !strings.Contains(out, "A_TOKEN") {
+		t.Errorf("--check-config without A_TOKEN: %d %q", code, out)
+	}
+
+	// With the token, B reads and writes A's document; A records the write as "talkd B".
+	b := startDaemon(t, daemonOptions{Config: cfgB, Env: map[string]string{"A_TOKEN": token}})
+	cb := newMCPClient(b)
+	cb.headers = map[string]string{"X-Talk-Agent": "Claude Code"}
+	r := cb.read(t, "p")
+	if r.Text != text {
+		t.Fatalf("B's read: %+v", r)
+	}
+	var w writeAnswer
+	cb.ok(t, "werkbaum_set_status", writeArgs("p", r.Base, "b-1", map[string]any{"id": "a", "status": "done"}), &w)
+	want := strings.Replace(text, "[ ] #a", "[x] #a", 1)
+	if got := string(readFile(t, path)); got != want || !w.Changed || w.Revision != 2 || w.Base.Checksum != sha([]byte(want)) {
+		t.Fatalf("B's write: %+v; A's file:\n%s", w, got)
+	}
+	status, _, raw := a.request(t, "GET", strings.TrimPrefix(docURL, a.URL)+"/history", "", map[string]string{"Authorization": "Bearer " + token})
+	if status != 200 || !strings.Contains(string(raw), `"displayName":"talkd B"`) {
+		t.Errorf("A's history: %d %s", status, raw)
+	}
+
+	// A wrong token: 401 from A, named in B's tool error and log.
+	bad := startDaemon(t, daemonOptions{Config: cfgB, Env: map[string]string{"A_TOKEN": "wrong-" + strings.Repeat("x", 40)}})
+	fail := newMCPClient(bad).must(t, "werkbaum_read", map[string]any{"plan": "p"})
+	if !fail.IsError || fail.Map["error"] != "remote_failed" || !strings.Contains(fail.Text, "401") || !strings.Contains(fail.Text, "$A_TOKEN") || !strings.Contains(fail.Text, a.Addr) {
+		t.Errorf("read with a wrong token: %s %s", fail.Text, fail.Structured)
+	}
+	if !strings.Contains(bad.logs(), "document plan unreadable") {
+		t.Errorf("no log line for the refused read:\n%s", bad.logs())
+	}
+
+	// A is gone: B's read and write say so at once, and nothing is written anywhere.
+	a.terminate(t)
+	start := time.Now()
+	fail = cb.must(t, "werkbaum_read", map[string]any{"plan": "p"})
+	if !fail.IsError || fail.Map["error"] != "remote_failed" || !strings.Contains(fail.Text, "unreachable") || !strings.Contains(fail.Text, a.Addr) {
+		t.Errorf("read of a server that is gone: %s %s", fail.Text, fail.Structured)
+	}
+	fail = cb.must(t, "werkbaum_set_status", writeArgs("p", w.Base, "b-2", map[string]any{"id": "top", "status": "done"}))
+	if !fail.IsError || fail.Map["error"] != "remote_failed" || !strings.Contains(fail.Text, "nothing was changed") {
+		t.Errorf("write to a server that is gone: %s %s", fail.Text, fail.Structured)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the failures took %v", d)
+	}
+	if got := string(readFile(t, path)); got != want {
+		t.Errorf("A's file changed after A stopped:\n%s", got)
+	}
 }
