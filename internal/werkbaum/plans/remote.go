@@ -442,6 +442,9 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 		return nil, fmt.Errorf("plan %q: pending journal entry %q has no document patch to send", key, e.RequestID)
 	}
 	request := "PATCH " + p.URL + "/content"
+	// Once sent, the PATCH is seen through even if the caller hangs up (bounded by the
+	// request timeout): its answer settles the entry instead of leaving it pending.
+	ctx = context.WithoutCancel(ctx)
 	status, body, err := s.remoteDo(ctx, remoteCall{plan: key, p: p, method: http.MethodPatch, url: p.URL + "/content", request: request, body: e.Remote}, 1<<20+s.remoteBodyLimit())
 	if err != nil {
 		var re *RemoteError
@@ -453,6 +456,7 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 		return nil, err
 	}
 	settled := *e
+	settled.Remote = nil // kept only while pending: a settled entry needs no patch (and a whole text's ops are large)
 	switch {
 	case status == http.StatusOK:
 		var ans patchAnswer

@@ -362,6 +362,10 @@ func TestRemoteWriteAndReplay(t *testing.T) {
 	if err != nil || op.State != StateApplied || op.Revision != 2 {
 		t.Fatalf("operation = %+v, %v", op, err)
 	}
+	// A settled entry does not keep its patch (the ops of a whole text can be large).
+	if e, err := f.svc.entry("p", entryKey("local", "r1")); err != nil || e == nil || e.Remote != nil {
+		t.Fatalf("journal entry = %+v, %v", e, err)
+	}
 	// The next write goes on from the answered base; an agent without a name is "Agent".
 	req := setDone(res.Base, "docs", "r2")
 	req.Author.Agent = ""
