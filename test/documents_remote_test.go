@@ -433,6 +433,21 @@ func TestRemotePlanTokenAndFailures(t *testing.T) {
 	if r.Text != text {
 		t.Fatalf("B's read: %+v", r)
 	}
+	// B's plans_list names the remote document as the plan's document (B does not serve it).
+	var list struct {
+		Plans []struct {
+			Key      string `json:"key"`
+			Revision uint64 `json:"revision"`
+			Document string `json:"document"`
+		} `json:"plans"`
+	}
+	cb.ok(t, "plans_list", map[string]any{}, &list)
+	if len(list.Plans) != 1 || list.Plans[0].Document != docURL || list.Plans[0].Revision != 1 {
+		t.Errorf("B's plans_list: %+v", list)
+	}
+	if status, _, raw := b.request(t, "GET", strings.TrimPrefix(docURL, a.URL), "", nil); status != 404 {
+		t.Errorf("B serves the remote document itself: %d %s", status, raw)
+	}
 	var w writeAnswer
 	cb.ok(t, "werkbaum_set_status", writeArgs("p", r.Base, "b-1", map[string]any{"id": "a", "status": "done"}), &w)
 	want := strings.Replace(text, "[ ] #a", "[x] #a", 1)
