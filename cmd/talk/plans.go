@@ -154,7 +154,9 @@ func (a *app) printResult(r *toolResult) {
 func plansCommand() command {
 	return command{
 		name: "plans", usage: "plans", summary: "list the Werkbaum plans you may use", data: true,
-		detail: `Calls the MCP tool plans_list. --json prints its structuredContent {"plans":[…]} unchanged.`,
+		detail: `Calls the MCP tool plans_list. DOCUMENT is the plan's live-document URL: open it in the Werkbaum
+editor to edit the plan live beside the agents. --json prints its structuredContent
+{"plans":[…]} unchanged.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			return func(ctx context.Context, args []string) int {
 				a.neutraliseTerminal()
@@ -180,9 +182,13 @@ func plansCommand() command {
 					fmt.Fprintln(a.stdout, "no plans are configured for you (see [[plans]] in the talkd config)")
 					return exitOK
 				}
-				fmt.Fprintf(a.stdout, "%-16s %-6s %8s %6s %6s %8s\n", "KEY", "ACCESS", "REVISION", "LINES", "NODES", "WARNINGS")
+				fmt.Fprintf(a.stdout, "%-16s %-6s %8s %6s %6s %8s  %s\n", "KEY", "ACCESS", "REVISION", "LINES", "NODES", "WARNINGS", "DOCUMENT")
 				for _, p := range doc.Plans {
-					fmt.Fprintf(a.stdout, "%-16s %-6s %8d %6d %6d %8d", p.Key, p.Access, p.Revision, p.Lines, p.Nodes, p.Warnings)
+					document := p.Document
+					if document == "" {
+						document = "-"
+					}
+					fmt.Fprintf(a.stdout, "%-16s %-6s %8d %6d %6d %8d  %s", p.Key, p.Access, p.Revision, p.Lines, p.Nodes, p.Warnings, document)
 					if p.Error != "" {
 						fmt.Fprintf(a.stdout, "  error: %s", p.Error)
 					}
@@ -203,6 +209,8 @@ type planInfo struct {
 	Nodes    int    `json:"nodes"`
 	Warnings int    `json:"warnings"`
 	Error    string `json:"error"`
+	// Document is the plan's live-document URL (the Werkbaum editor opens it).
+	Document string `json:"document"`
 }
 
 // planDetail is plan's help text; its status words and boxes come from the notation's

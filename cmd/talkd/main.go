@@ -83,6 +83,9 @@ Flags:
 	if *checkConfig {
 		fmt.Fprintf(stdout, "configuration OK (%s): listen %s, provider %s, sink %s, %d plan(s), %d client(s)\n",
 			cfg.Source, cfg.Server.Listen, cfg.Voice.Provider, cfg.Voice.Sink, len(cfg.Plans), len(cfg.Clients))
+		for _, line := range cfg.RemoteSummary() {
+			fmt.Fprintln(stdout, "  "+line)
+		}
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("TALK_LOG_LEVEL"))}))
@@ -200,6 +203,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Held long polls of the document feed answer 204 at shutdown instead of holding it up.
+	httpSrv.RegisterOnShutdown(srv.EndPolls)
 	info := speaker.Info()
 	log.Info("listening", "addr", ln.Addr().String(), "config", cfg.Source, "provider", info.Provider, "sink", info.Sink, "version", version)
 

@@ -49,6 +49,10 @@ type door struct {
 	grant func(Caller) *Error
 	// rpc renders refusals as JSON-RPC errors (the MCP door) instead of {"error":{…}}.
 	rpc bool
+	// problem renders refusals as RFC 9457 problem details (the document doors).
+	problem bool
+	// corsMethods is what a preflight on a CORS door allows ("" = POST, OPTIONS).
+	corsMethods string
 }
 
 // admitted is a request that passed admission.
@@ -69,7 +73,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitte
 	listed := origin != "" && s.originListed(origin)
 	if d.origin == originCORS {
 		if r.Method == http.MethodOptions {
-			s.preflight(w, r, origin, listed)
+			s.preflight(w, r, d, origin, listed)
 			return admitted{}, false
 		}
 		if listed {
@@ -99,11 +103,15 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitte
 
 // preflight answers OPTIONS on the CORS door: CORS headers for a listed origin, none for
 // another (the browser then blocks the request).
-func (s *Server) preflight(w http.ResponseWriter, r *http.Request, origin string, listed bool) {
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request, d *door, origin string, listed bool) {
 	if listed {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
-		h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		methods := d.corsMethods
+		if methods == "" {
+			methods = "POST, OPTIONS"
+		}
+		h.Set("Access-Control-Allow-Methods", methods)
 		h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
 		h.Set("Access-Control-Max-Age", "600")
 		if strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
@@ -116,8 +124,11 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request, origin string
 // refuse answers a refused request in the door's format and logs one line a user can find:
 // door, status, code, origin and host, and the message (which never holds a token).
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d *door, e *Error) {
-	s.log.Info("request refused", "door", d.path, "status", e.Status, "code", e.Code,
-		"origin", clipHeader(r.Header.Get("Origin")), "host", clipHeader(r.Host), "message", truncate(e.Message, 200))
+	s.logRefusal(r, d, e)
+	if d.problem {
+		writeProblem(w, r, e, nil)
+		return
+	}
 	if !d.rpc {
 		writeError(w, e)
 		return
@@ -126,6 +137,12 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d *door, e *Erro
 		w.Header().Set("WWW-Authenticate", `Bearer realm="talkd"`)
 	}
 	writeRPCError(w, nil, newRPCError(rpcInvalidRequest, e.Message).withStatus(e.Status))
+}
+
+// logRefusal is refuse's log line.
+func (s *Server) logRefusal(r *http.Request, d *door, e *Error) {
+	s.log.Info("request refused", "door", d.path, "status", e.Status, "code", e.Code,
+		"origin", clipHeader(r.Header.Get("Origin")), "host", clipHeader(r.Host), "message", truncate(e.Message, 200))
 }
 
 // refuseHTTP is refuse for what a plain HTTP door's handler (or the router) refuses

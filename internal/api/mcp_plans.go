@@ -29,6 +29,9 @@ type Plans interface {
 // (werkbaum.Engine.Vocabulary): the tools' status and size words come from it.
 func (s *Server) RegisterPlans(p Plans, v werkbaum.Vocabulary) {
 	s.plans = p
+	if ds, ok := p.(documentStore); ok {
+		s.documents.store = ds
+	}
 	registerPlanTools(s, p, v)
 	s.registerPlanResources(p)
 	s.mcp.setInstructions(instructions + planInstructions)
@@ -79,6 +82,7 @@ type PlanInfo struct {
 	Analysis string `json:"analysis,omitempty" enum:"pending,failed" desc:"pending while the engine still counts nodes and warnings (then 0), failed when it could not (error says why)"`
 	Mirror   any    `json:"mirror,omitempty" type:"object" desc:"the plan's git mirror: last commit and its state"`
 	Access   string `json:"access" enum:"read,write"`
+	Document string `json:"document,omitempty" desc:"the plan's live-document URL (the Werkbaum editor opens it; DOCUMENTS.md protocol)"`
 }
 
 func planInfo(sum plans.Summary, access string) PlanInfo {
@@ -96,7 +100,9 @@ func (s *Server) planSummaries(ctx context.Context, caller Caller, p Plans) []Pl
 		if caller.CanWrite(k) {
 			access = "write"
 		}
-		out = append(out, planInfo(p.Summarize(ctx, k), access))
+		pl := planInfo(p.Summarize(ctx, k), access)
+		pl.Document = s.documentURL(ctx, k)
+		out = append(out, pl)
 	}
 	return out
 }

@@ -29,7 +29,7 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget)}
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
-		Description: "Lists the Werkbaum plans you may use: key, access (read or write), revision, node and warning counts.",
+		Description: "Lists the Werkbaum plans you may use: key, access (read or write), revision, node and warning counts, document URL.",
 		Annotations: readOnly,
 		Heavy:       true, // a summary per plan comes from the engine
 		Call:        pt.list,
@@ -336,6 +336,9 @@ func (pt planTools) list(ctx context.Context, caller Caller, _ noArgs, _ json.Ra
 		default:
 			fmt.Fprintf(&b, "%s (%s): revision %d, %d nodes, %d warnings\n", pl.Key, pl.Access, pl.Revision, pl.Nodes, pl.Warnings)
 		}
+		if pl.Document != "" {
+			fmt.Fprintf(&b, "  document: %s\n", pl.Document)
+		}
 	}
 	if len(list) == 0 {
 		b.WriteString("no plans are configured for you\n")
@@ -586,6 +589,10 @@ func planFailure(err error) *ToolError {
 		return &ToolError{Error: "request_reused", Message: err.Error(), Field: "request_id"}
 	case errors.Is(err, werkbaum.ErrTimeout):
 		return &ToolError{Error: "timeout", Message: "the notation engine ran out of time on this plan; nothing was changed"}
+	case errors.As(err, new(*plans.RemoteError)):
+		// A plan on a document server that could not be used; the message names the
+		// server, the request and the status, and whether the write may have been applied.
+		return &ToolError{Error: "remote_failed", Message: err.Error()}
 	case errors.Is(err, werkbaum.ErrTooLarge):
 		return &ToolError{Error: "too_large", Message: "the plan or the new text is larger than the engine's input limit; nothing was changed: " + err.Error()}
 	}

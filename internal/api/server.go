@@ -90,6 +90,8 @@ type Server struct {
 
 	mcp   *mcpServer
 	plans Plans // nil until RegisterPlans
+	// documents serves /api/v1 (documents.go); its store is set by RegisterPlans.
+	documents *documentDoors
 
 	// heavy holds one token per running heavy tool call (capacity Options.HeavyCalls).
 	heavy     chan struct{}
@@ -127,6 +129,7 @@ func New(opts Options) *Server {
 		s.heavyWait = DefaultHeavyWait
 	}
 	s.mcp = newMCPServer(s)
+	s.documents = newDocumentDoors(s)
 	return s
 }
 
@@ -172,6 +175,10 @@ func (s *Server) routes() map[string]route {
 func (s *Server) Handler() http.Handler {
 	routes := s.routes()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, documentsPrefix+"/") {
+			s.serveDocuments(w, r)
+			return
+		}
 		rt, ok := routes[r.URL.Path]
 		if !ok {
 			s.refuseHTTP(w, r, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint: " + r.URL.Path})

@@ -132,7 +132,16 @@ type Plan struct {
 	// Key names the plan in tools and grants: ^[a-z0-9][a-z0-9_-]{0,63}$, unique.
 	Key string `toml:"key" json:"key"`
 	// Path is absolute; Load resolves symlinks, so it names the real regular file.
+	// Empty for a plan on a document server (URL).
 	Path string `toml:"path" json:"path"`
+	// URL is the document of a plan kept on a Werkbaum document server instead of a file
+	// (https://host/api/v1/documents/<uuid>; Load normalises it, see remote.go).
+	URL string `toml:"url" json:"url,omitempty"`
+	// TokenEnv names the environment variable holding the bearer token for URL's server.
+	TokenEnv string `toml:"token_env" json:"token_env,omitempty"`
+	// DisplayName is the name the server shows for talkd's writes of URL; default the
+	// MCP host's clientInfo.name, else "Agent".
+	DisplayName string `toml:"display_name" json:"display_name,omitempty"`
 	// Lang is the language of the plan's announcements; default voice.lang.
 	Lang string `toml:"lang" json:"lang"`
 	// Mirror commits each agent write of the plan in the file's git repository.

@@ -279,8 +279,10 @@ func (l *loader) validatePlans(c *Config) {
 
 		path := l.expandHome(p.Path)
 		switch {
+		case p.URL != "" || p.TokenEnv != "" || p.DisplayName != "":
+			l.validateRemotePlan(key, p)
 		case path == "":
-			l.fail(key+".path", "is empty; give the absolute path of the plan file")
+			l.fail(key+".path", "is empty; give the absolute path of the plan file (or url = the document on a Werkbaum server)")
 		case !filepath.IsAbs(path):
 			l.fail(key+".path", "%q is not an absolute path", p.Path)
 		default:

@@ -129,8 +129,10 @@ const (
 // DocumentID returns the plan's document id, creating it (a random UUID v4, kept in the
 // state database) on first use.
 func (s *Service) DocumentID(ctx context.Context, key string) (string, error) {
-	if _, ok := s.Plan(key); !ok {
+	if p, ok := s.Plan(key); !ok {
 		return "", fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	} else if p.Remote() {
+		return "", &RemotePlanError{Key: key, URL: p.URL}
 	}
 	return s.docs.idOf(s, key)
 }
@@ -145,7 +147,7 @@ func (s *Service) DocumentKey(id string) (key string, ok bool) {
 	if !ok {
 		return "", false
 	}
-	if _, ok := s.Plan(key); !ok {
+	if p, ok := s.Plan(key); !ok || p.Remote() {
 		return "", false
 	}
 	return key, true

@@ -91,6 +91,9 @@ type journalEntry struct {
 	// only if it is still the same one (a request id that recovery forgot and that was sent
 	// again has a later place). 0 in entries written before Seq existed.
 	Seq uint64 `json:"seq,omitempty"`
+	// Remote is the PATCH of a write to a plan on a document server, kept so that a retry
+	// or the settling of a pending entry repeats it with the same (clientId, seq).
+	Remote *remotePatch `json:"remote,omitempty"`
 }
 
 // journal is the plan store's durable record: the database, the group commit every
@@ -414,6 +417,9 @@ func eachEntry(b Bucket, fn func(k []byte, e *journalEntry) error) error {
 // so that the request id is unknown and a retry runs it.
 func (s *Service) recover(p planRef) error {
 	key := p.Key
+	if p.Remote() {
+		return nil // no file to judge by: settle repeats the PATCH on the next retry or operation_get
+	}
 	p.removeStaleTemps()
 	data, err := p.readFile()
 	if err != nil {
@@ -548,7 +554,7 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 		}
 		if e != nil && e.State == statePending {
 			// Its writer is gone without settling it: the file says what happened.
-			if e, err = s.settleByFile(p, e); err != nil {
+			if e, err = s.settle(ctx, p, e); err != nil {
 				return nil, err
 			}
 		}

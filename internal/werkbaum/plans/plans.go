@@ -97,9 +97,11 @@ type Service struct {
 	cache       *cache
 
 	// docs is the document store's memory (documents*.go); agentClientID is the document
-	// client id of this process's agent writes ("mcp-<random>", one per process).
+	// client id of this process's agent writes ("mcp-<random>", one per process), used
+	// for the plan's own document and for plans on document servers (remote.go).
 	docs          *docStore
 	agentClientID string
+	remote        *remoteState // HTTP client of plans kept on document servers (remote.go)
 }
 
 // Errors of the service.
@@ -114,6 +116,7 @@ func New(opts Options) (*Service, error) {
 		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
 		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState,
 		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
+		remote: newRemoteState(),
 	}
 	s.docs, s.agentClientID = newDocStore(), newAgentClientID()
 	if s.maxBytes <= 0 {
@@ -196,6 +199,9 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 // read is Read of a plan already looked up.
 func (s *Service) read(ctx context.Context, p planRef) (*Snapshot, error) {
 	key := p.Key
+	if p.Remote() {
+		return s.readRemote(ctx, key, p.Plan)
+	}
 	var text, sum string
 	var rev uint64
 	for attempt := 0; ; attempt++ {

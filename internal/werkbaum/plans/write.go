@@ -79,6 +79,9 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 		return nil, err
 	}
 	defer p.release()
+	if p.Remote() {
+		return s.writeRemote(ctx, key, p, req)
+	}
 	if err := s.staleBase(ctx, p, req); err != nil {
 		return nil, err
 	}
@@ -133,28 +136,9 @@ func (s *Service) write(ctx context.Context, p planRef, req WriteRequest) (*Writ
 	if err := s.checkWritable(p); err != nil {
 		return nil, err
 	}
-	newText, err := s.engine.Apply(ctx, snap.Text, req.Verb)
-	if err != nil {
-		if errors.Is(err, werkbaum.ErrBadInput) {
-			entry.State, entry.Error = StateRejected, err.Error()
-			if rerr := s.record(key, entry); rerr != nil {
-				return nil, rerr
-			}
-		}
-		return nil, err
-	}
-	verdict, err := s.engine.Guard(ctx, snap.Text, newText, req.Guard)
+	newText, verdict, err := s.runVerb(ctx, key, snap, req, entry)
 	if err != nil {
 		return nil, err
-	}
-	if !verdict.OK && verdict.Refused != nil {
-		refused := &RefusedError{Refusal: *verdict.Refused}
-		entry.State, entry.Error = StateRejected, refused.Error()
-		entry.Result, _ = json.Marshal(verdict.Refused)
-		if err := s.record(key, entry); err != nil {
-			return nil, err
-		}
-		return nil, refused
 	}
 
 	res := &WriteResult{Warnings: verdict.Warnings, Added: verdict.Added, Removed: verdict.Removed}
@@ -231,6 +215,36 @@ func (s *Service) write(ctx context.Context, p planRef, req WriteRequest) (*Writ
 			Author: req.Author, Revision: res.Revision, OldText: snap.Text, NewText: newText})
 	}
 	return res, nil
+}
+
+// runVerb applies the request's verb to snap's text and runs the guards on the result,
+// the one place that does so for file and document plans. Bad input and a guard refusal
+// are recorded in the journal as rejected (entry) and answered as errors.
+func (s *Service) runVerb(ctx context.Context, key string, snap *Snapshot, req WriteRequest, entry *journalEntry) (string, *werkbaum.GuardResult, error) {
+	newText, err := s.engine.Apply(ctx, snap.Text, req.Verb)
+	if err != nil {
+		if errors.Is(err, werkbaum.ErrBadInput) {
+			entry.State, entry.Error = StateRejected, err.Error()
+			if rerr := s.record(key, entry); rerr != nil {
+				return "", nil, rerr
+			}
+		}
+		return "", nil, err
+	}
+	verdict, err := s.engine.Guard(ctx, snap.Text, newText, req.Guard)
+	if err != nil {
+		return "", nil, err
+	}
+	if !verdict.OK && verdict.Refused != nil {
+		refused := &RefusedError{Refusal: *verdict.Refused}
+		entry.State, entry.Error = StateRejected, refused.Error()
+		entry.Result, _ = json.Marshal(verdict.Refused)
+		if err := s.record(key, entry); err != nil {
+			return "", nil, err
+		}
+		return "", nil, refused
+	}
+	return newText, verdict, nil
 }
 
 // conflictDuringWrite settles a pending write whose file changed before the rename as a

@@ -1,0 +1,421 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans"
+)
+
+// The document doors: the Werkbaum live-document protocol (shared/werkbaum/DOCUMENTS.md)
+// under /api/v1 for talkd's plans, so the Werkbaum editor can edit a plan live beside the
+// agents. This file holds the routing and the handlers; documents_wire.go the request
+// decoding and the answer shapes; the store behind them (versions, rebase, feed, history)
+// is the plan service's (plans.Service, documents*.go there). Every request passes the one
+// admission layer (admission.go) with the documents' door: Host check, Origin policy with
+// CORS for the listed origins (the editor runs on another origin), caller, the plan's
+// read or write grant, body limit; refusals are problem details (RFC 9457).
+
+// documentStore is what the document doors need of the plan store: exactly the document
+// API of plans.Service.
+type documentStore interface {
+	DocumentID(ctx context.Context, key string) (string, error)
+	DocumentKey(id string) (key string, ok bool)
+	Document(ctx context.Context, id string) (*plans.Document, error)
+	PatchContent(ctx context.Context, id string, p plans.ContentPatch) (*plans.PatchResult, error)
+	SetTitle(ctx context.Context, id, title string, expectedVersion uint64, who plans.Author) (*plans.Document, error)
+	Changes(ctx context.Context, id string, since uint64, wait time.Duration) (*plans.ChangeFeed, error)
+	History(ctx context.Context, id string) ([]plans.HistoryEntry, error)
+}
+
+// The long poll of GET …/changes: wait defaults to DefaultChangesWait and is clamped to
+// [0, MaxChangesWait]. The cap keeps a held request below what proxies and the editor's
+// own fetch timeouts tolerate; the client simply polls again.
+const (
+	DefaultChangesWait = 25 * time.Second
+	MaxChangesWait     = 30 * time.Second
+	// pollSlack is added to a held poll's connection deadlines: the answer itself must
+	// still be written after the wait.
+	pollSlack = 10 * time.Second
+)
+
+// documentsPrefix is the base of the protocol's paths.
+const documentsPrefix = "/api/v1"
+
+// documentDoors holds the document doors' state: the store (nil while no plans are
+// configured) and the end of all held polls at shutdown.
+type documentDoors struct {
+	store documentStore
+	door  door
+	// polls ends when the server shuts down (EndPolls): a held long poll then answers
+	// 204 at once instead of keeping the shutdown waiting up to 30 s.
+	polls    context.Context
+	endPolls context.CancelFunc
+}
+
+func newDocumentDoors(s *Server) *documentDoors {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &documentDoors{
+		polls: ctx, endPolls: cancel,
+		// One door for all document paths: a PATCH of a whole plan must fit, like a
+		// werkbaum_write through /mcp.
+		door: door{path: documentsPrefix, origin: originCORS, limit: s.mcpMaxBody, problem: true,
+			corsMethods: "GET, HEAD, PATCH, OPTIONS"},
+	}
+}
+
+// EndPolls answers every held long poll of GET …/changes with 204 and makes new ones
+// answer at once; call it when the HTTP server shuts down (http.Server.RegisterOnShutdown).
+func (s *Server) EndPolls() { s.documents.endPolls() }
+
+// documentRoute is what a document path names.
+type documentRoute int
+
+const (
+	routeInfo documentRoute = iota
+	routeList
+	routeDocument
+	routeContent
+	routeTitle
+	routeChanges
+	routeHistory
+	routeRestore
+)
+
+// methods lists what each route answers; the rest get 405 naming why.
+func (rt documentRoute) methods() []string {
+	switch rt {
+	case routeInfo, routeDocument, routeChanges, routeHistory:
+		return []string{http.MethodGet, http.MethodHead}
+	case routeContent, routeTitle:
+		return []string{http.MethodPatch}
+	}
+	return nil
+}
+
+// parseDocumentPath splits /api/v1/… into the route and the document id (lower case).
+func parseDocumentPath(path string) (documentRoute, string, bool) {
+	rest, ok := strings.CutPrefix(path, documentsPrefix+"/")
+	if !ok {
+		return 0, "", false
+	}
+	if rest == "info" {
+		return routeInfo, "", true
+	}
+	parts := strings.Split(rest, "/")
+	if parts[0] != "documents" || len(parts) > 3 {
+		return 0, "", false
+	}
+	if len(parts) == 1 {
+		return routeList, "", true
+	}
+	id := strings.ToLower(parts[1])
+	if id == "" {
+		return 0, "", false
+	}
+	if len(parts) == 2 {
+		return routeDocument, id, true
+	}
+	switch parts[2] {
+	case "content":
+		return routeContent, id, true
+	case "title":
+		return routeTitle, id, true
+	case "changes":
+		return routeChanges, id, true
+	case "history":
+		return routeHistory, id, true
+	case "restore":
+		return routeRestore, id, true
+	}
+	return 0, "", false
+}
+
+// serveDocuments serves every path under /api/v1.
+func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
+	dd := s.documents
+	// Caches must not hand one origin's CORS answer to another, nor keep a live document.
+	w.Header().Set("Vary", "Origin")
+	w.Header().Set("Cache-Control", "no-store")
+	rt, id, ok := parseDocumentPath(r.URL.Path)
+	if !ok {
+		s.refuse(w, r, &dd.door, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+			Message: "no such endpoint: " + r.URL.Path + "; the document protocol has /api/v1/info and /api/v1/documents/{id}[/content|/title|/changes|/history]"})
+		return
+	}
+	methods := rt.methods()
+	allowed := false
+	for _, m := range methods {
+		allowed = allowed || m == r.Method
+	}
+	d := dd.door
+	d.path = clipHeader(r.URL.Path)
+	var key string
+	if allowed && id != "" {
+		// The plan's grant: reading needs read, the PATCHes write. A document the caller
+		// may not read is indistinguishable from one that does not exist.
+		write := r.Method == http.MethodPatch
+		d.grant = func(c Caller) *Error {
+			k, e := s.documentGrant(c, id, write)
+			key = k
+			return e
+		}
+	}
+	a, ok := s.admit(w, r, &d)
+	if !ok {
+		return
+	}
+	if !allowed {
+		w.Header().Set("Allow", strings.Join(methods, ", "))
+		s.refuse(w, r, &d, methodRefusal(rt, r.Method))
+		return
+	}
+	ctx := r.Context()
+	switch rt {
+	case routeInfo:
+		writeDocJSON(w, r, http.StatusOK, infoWire{Name: "talkd", Version: s.version})
+	case routeDocument:
+		doc, err := dd.store.Document(ctx, id)
+		if err != nil {
+			s.refuse(w, r, &d, s.documentError(ctx, key, err))
+			return
+		}
+		writeDocJSON(w, r, http.StatusOK, documentOf(doc))
+	case routeContent:
+		s.patchContent(w, r, &d, id, key, a)
+	case routeTitle:
+		s.patchTitle(w, r, &d, id, key, a)
+	case routeChanges:
+		s.changes(w, r, &d, id, key)
+	case routeHistory:
+		hist, err := dd.store.History(ctx, id)
+		if err != nil {
+			s.refuse(w, r, &d, s.documentError(ctx, key, err))
+			return
+		}
+		writeDocJSON(w, r, http.StatusOK, historyOf(hist))
+	}
+}
+
+// methodRefusal says why a method is not offered: a file-backed plan is created, replaced,
+// deleted and restored in its folder or through the config, not through the protocol.
+func methodRefusal(rt documentRoute, method string) *Error {
+	msg := method + " is not allowed on this path; use " + strings.Join(rt.methods(), " or ")
+	switch {
+	case rt == routeList && method == http.MethodPost:
+		msg = "talkd does not create documents: its documents are the plan files of its config; add a [[plans]] entry to create one"
+	case rt == routeList:
+		msg = "talkd does not list documents over this protocol: plans_list (MCP) and talk plans show each plan's document URL"
+	case rt == routeRestore:
+		msg = "talkd does not restore documents: a plan is a file; restore an older version from its history or its git mirror and PATCH it"
+	case rt == routeDocument && method == http.MethodPut:
+		msg = "talkd does not replace documents with PUT: send the change as PATCH /api/v1/documents/{id}/content (line operations against a base)"
+	case rt == routeDocument && method == http.MethodDelete:
+		msg = "talkd does not delete documents: a plan is deleted in its folder and removed from the config"
+	}
+	return &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Message: msg}
+}
+
+// documentGrant resolves id to its plan key and checks the caller's grant.
+func (s *Server) documentGrant(c Caller, id string, write bool) (string, *Error) {
+	if !validDocumentID(id) {
+		return "", &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+			Message: fmt.Sprintf("%q is not a document id (a UUID like 0b6e…-…)", truncate(id, 64))}
+	}
+	var key string
+	ok := false
+	if st := s.documents.store; st != nil {
+		key, ok = st.DocumentKey(id)
+	}
+	if !ok || !c.CanRead(key) {
+		return "", unknownDocument(id)
+	}
+	if write && !c.CanWrite(key) {
+		return "", &Error{Status: http.StatusForbidden, Code: CodeForbidden,
+			Message: fmt.Sprintf("client %q has no write grant for plan %q (document %s)", c.ID, key, id)}
+	}
+	return key, nil
+}
+
+func unknownDocument(id string) *Error {
+	return &Error{Status: http.StatusNotFound, Code: CodeNotFound,
+		Message: "no document " + id + " here; plans_list and talk plans show the documents you may use"}
+}
+
+// validDocumentID reports whether id is a UUID in the 8-4-4-4-12 form (lower case here).
+func validDocumentID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *Server) patchContent(w http.ResponseWriter, r *http.Request, d *door, id, key string, a admitted) {
+	p, e := decodeContentPatch(a.body)
+	if e != nil {
+		s.refuse(w, r, d, e)
+		return
+	}
+	res, err := s.documents.store.PatchContent(r.Context(), id, p)
+	var conflict *plans.PatchConflict
+	if errors.As(err, &conflict) {
+		// 409 carries {currentVersion, opsSinceBase} beside the problem's members.
+		e := &Error{Status: http.StatusConflict, Code: "conflict",
+			Message: fmt.Sprintf("the patch overlaps changes made since its base; the document is at version %d: bring your shadow copy forward with opsSinceBase and redo your change", conflict.CurrentVersion)}
+		s.logRefusal(r, d, e)
+		writeProblem(w, r, e, &conflictMembers{CurrentVersion: conflict.CurrentVersion, OpsSinceBase: opsOf(conflict.OpsSinceBase)})
+		return
+	}
+	if err != nil {
+		s.refuse(w, r, d, s.documentError(r.Context(), key, err))
+		return
+	}
+	writeDocJSON(w, r, http.StatusOK, patchResultWire{Version: res.Version, OpsSinceBase: opsOf(res.OpsSinceBase)})
+}
+
+func (s *Server) patchTitle(w http.ResponseWriter, r *http.Request, d *door, id, key string, a admitted) {
+	t, e := decodeTitlePatch(a.body)
+	if e != nil {
+		s.refuse(w, r, d, e)
+		return
+	}
+	who := plans.Author{Client: a.caller.ID, Agent: a.caller.Agent}
+	if t.DisplayName != "" {
+		who.Agent = t.DisplayName
+	}
+	doc, err := s.documents.store.SetTitle(r.Context(), id, t.Title, t.ExpectedVersion, who)
+	if err != nil {
+		s.refuse(w, r, d, s.documentError(r.Context(), key, err))
+		return
+	}
+	writeDocJSON(w, r, http.StatusOK, documentOf(doc))
+}
+
+// changes serves the long poll. The wait is clamped, and the connection's deadlines are
+// moved past it: the server's ReadTimeout would otherwise end a held request (its
+// background read fails and cancels the request's context) before the wait is over.
+func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, key string) {
+	since, wait, e := parseChangesQuery(r.URL.Query())
+	if e != nil {
+		s.refuse(w, r, d, e)
+		return
+	}
+	if wait > 0 {
+		rc := http.NewResponseController(w)
+		deadline := time.Now().Add(wait + pollSlack)
+		if err := rc.SetReadDeadline(deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			s.log.Warn("document feed: cannot extend the read deadline", "err", err)
+		}
+		if err := rc.SetWriteDeadline(deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			s.log.Warn("document feed: cannot extend the write deadline", "err", err)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stop := context.AfterFunc(s.documents.polls, func() { cancel(errShuttingDown) })
+	defer stop()
+	feed, err := s.documents.store.Changes(ctx, id, since, wait)
+	switch {
+	case err != nil && context.Cause(ctx) == errShuttingDown:
+		w.WriteHeader(http.StatusNoContent) // nothing new; the client polls again
+	case err != nil && r.Context().Err() != nil:
+		// The client left; nobody reads an answer.
+		s.log.Debug("document feed: client left", "document", id, "err", err)
+	case err != nil:
+		s.refuse(w, r, d, s.documentError(ctx, key, err))
+	case feed == nil:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeDocJSON(w, r, http.StatusOK, feedOf(feed))
+	}
+}
+
+var errShuttingDown = errors.New("talkd is shutting down")
+
+// parseChangesQuery reads since (default 0) and wait (seconds, default 25, clamped to
+// [0, 30]).
+func parseChangesQuery(q map[string][]string) (since uint64, wait time.Duration, e *Error) {
+	wait = DefaultChangesWait
+	if v := lastValue(q, "since"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, 0, fieldError("since", fmt.Sprintf("query parameter since=%q must be a version: a whole number ≥ 0", truncate(v, 40)))
+		}
+		since = n
+	}
+	if v := lastValue(q, "wait"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f != f || f > 1e9 || f < -1e9 {
+			return 0, 0, fieldError("wait", fmt.Sprintf("query parameter wait=%q must be a number of seconds", truncate(v, 40)))
+		}
+		wait = min(max(time.Duration(f*float64(time.Second)), 0), MaxChangesWait)
+	}
+	return since, wait, nil
+}
+
+func lastValue(q map[string][]string, k string) string {
+	vs := q[k]
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[len(vs)-1]
+}
+
+// documentError maps a store error to the problem the client gets.
+func (s *Server) documentError(ctx context.Context, key string, err error) *Error {
+	var input *werkbaum.InputError
+	switch {
+	case errors.Is(err, plans.ErrStaleVersion):
+		return &Error{Status: http.StatusConflict, Code: "stale_version", Message: err.Error()}
+	case errors.Is(err, plans.ErrPatchUnapplicable):
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "unapplicable", Message: err.Error()}
+	case errors.As(err, &input):
+		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidField, Field: "ops", Message: input.Message}
+	case errors.Is(err, plans.ErrUnknownDocument):
+		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, werkbaum.ErrTimeout):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "busy", Message: "the plan store did not answer in time: " + err.Error(), RetryAfter: time.Second}
+	}
+	s.log.Error("document door", "plan", key, "err", err)
+	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the plan store failed: " + err.Error()}
+}
+
+// documentURL is the address of a plan's document, as plans_list shows it; "" when the
+// store has no documents or failed to give the plan an id (logged).
+func (s *Server) documentURL(ctx context.Context, key string) string {
+	st := s.documents.store
+	if st == nil {
+		return ""
+	}
+	id, err := st.DocumentID(ctx, key)
+	if rp := (*plans.RemotePlanError)(nil); errors.As(err, &rp) {
+		return rp.URL // a plan on a document server: its document is there
+	}
+	if err != nil {
+		s.log.Warn("plan has no document id", "plan", key, "err", err)
+		return ""
+	}
+	return "http://" + s.listenAddr + documentsPrefix + "/documents/" + id
+}
+
+// The plan service is the document store (checked at compile time).
+var _ documentStore = (*plans.Service)(nil)

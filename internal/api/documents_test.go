@@ -1,0 +1,418 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"talkd/internal/config"
+	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans"
+)
+
+// fakeDocuments is a documentStore for the doors' own laws (decoding, problem details,
+// grants, clamping); the store's behaviour is tested beside it and at the process boundary.
+type fakeDocuments struct {
+	mu      sync.Mutex
+	ids     map[string]string // id → key
+	patches []plans.ContentPatch
+	waits   []time.Duration
+	err     error // returned by every call when set
+	feed    *plans.ChangeFeed
+}
+
+const fakeID = "0b6e6f6c-1d2e-4f00-9a3b-0123456789ab"
+
+func (f *fakeDocuments) DocumentID(_ context.Context, key string) (string, error) {
+	for id, k := range f.ids {
+		if k == key {
+			return id, nil
+		}
+	}
+	return "", plans.ErrUnknownDocument
+}
+func (f *fakeDocuments) DocumentKey(id string) (string, bool) {
+	k, ok := f.ids[strings.ToLower(id)]
+	return k, ok
+}
+func (f *fakeDocuments) Document(_ context.Context, id string) (*plans.Document, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &plans.Document{ID: id, Title: "p", Content: "a\nb\n", Version: 3}, nil
+}
+func (f *fakeDocuments) PatchContent(_ context.Context, id string, p plans.ContentPatch) (*plans.PatchResult, error) {
+	f.mu.Lock()
+	f.patches = append(f.patches, p)
+	f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	if err := werkbaum.ValidateLineOps(p.Ops); err != nil {
+		return nil, err
+	}
+	return &plans.PatchResult{Version: p.BaseVersion + 1}, nil
+}
+func (f *fakeDocuments) SetTitle(_ context.Context, id, title string, v uint64, who plans.Author) (*plans.Document, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &plans.Document{ID: id, Title: title, Version: v + 1}, nil
+}
+func (f *fakeDocuments) Changes(ctx context.Context, id string, since uint64, wait time.Duration) (*plans.ChangeFeed, error) {
+	f.mu.Lock()
+	f.waits = append(f.waits, wait)
+	f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.feed != nil {
+		return f.feed, nil
+	}
+	select {
+	case <-time.After(wait):
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+func (f *fakeDocuments) History(context.Context, string) ([]plans.HistoryEntry, error) {
+	return []plans.HistoryEntry{{DocumentID: fakeID, Version: 1, ChangeType: "CREATED"}}, f.err
+}
+
+type docFixture struct {
+	t     *testing.T
+	srv   *Server
+	url   string
+	store *fakeDocuments
+}
+
+func newDocFixture(t *testing.T, edit func(*config.Config)) *docFixture {
+	t.Helper()
+	f := newMCPFixture(t, edit)
+	st := &fakeDocuments{ids: map[string]string{fakeID: "p", "11111111-2222-4333-8444-555555555555": "secret"}}
+	f.srv.documents.store = st
+	return &docFixture{t: t, srv: f.srv, url: f.http.URL, store: st}
+}
+
+func (f *docFixture) do(method, path, body string, h map[string]string) (*http.Response, map[string]any) {
+	f.t.Helper()
+	req, err := http.NewRequest(method, f.url+path, strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			f.t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+		}
+	}
+	return resp, m
+}
+
+// problem checks that an answer is a problem details object with this status (and a
+// detail containing want).
+func (f *docFixture) problem(resp *http.Response, body map[string]any, status int, want string) {
+	f.t.Helper()
+	if resp.StatusCode != status {
+		f.t.Fatalf("status %d, want %d: %v", resp.StatusCode, status, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+		f.t.Errorf("Content-Type %q", ct)
+	}
+	for _, k := range []string{"type", "title", "status", "detail", "instance"} {
+		if _, ok := body[k]; !ok {
+			f.t.Errorf("problem without %s: %v", k, body)
+		}
+	}
+	if body["status"] != float64(status) || !strings.HasPrefix(body["type"].(string), problemTypePrefix) {
+		f.t.Errorf("problem %v", body)
+	}
+	if d, _ := body["detail"].(string); !strings.Contains(d, want) {
+		f.t.Errorf("detail %q does not contain %q", d, want)
+	}
+}
+
+const docPath = "/api/v1/documents/" + fakeID
+
+func patchBody(extra string) string {
+	return `{"baseVersion":3,"checksum":"sha256:` + strings.Repeat("a", 64) + `","clientId":"c1","seq":1,` + extra + `}`
+}
+
+// TestDocumentPatchDecoding: every malformed ContentPatch is a 400 problem naming the
+// member; unknown members are accepted (the editor may send more) and a well-formed patch
+// reaches the store as sent.
+func TestDocumentPatchDecoding(t *testing.T) {
+	f := newDocFixture(t, nil)
+	bad := []struct{ body, field, detail string }{
+		{`[]`, "", "JSON object"},
+		{`{"checksum":"sha256:` + strings.Repeat("a", 64) + `","clientId":"c","seq":1,"ops":[]}`, "baseVersion", "required"},
+		{patchBody(`"ops":[{"op":"delete","index":1}]`), "ops[0].count", "required"},
+		{patchBody(`"ops":[{"op":"replace","index":1,"lines":["x"]}]`), "ops[0].count", "required"},
+		{patchBody(`"ops":[{"op":"insert","index":-1,"lines":["x"]}]`), "ops[0].index", "≥ 0"},
+		{patchBody(`"ops":[{"op":"delete","index":0,"count":-2}]`), "ops[0].count", "≥ 0"},
+		{patchBody(`"ops":[{"op":"insert","index":0}]`), "ops[0].lines", "required"},
+		{patchBody(`"ops":[{"op":"move","index":0,"count":1}]`), "ops[0].op", "move"},
+		{patchBody(`"ops":[{"op":"insert","index":0,"lines":["a\nb"]}]`), "ops[0].lines[0]", "line break"},
+		{patchBody(`"ops":[{"op":"insert","index":1.5,"lines":[]}]`), "ops.index", "number"},
+		{patchBody(`"ops":[{"op":"insert","index":2,"lines":["x"]},{"op":"insert","index":1,"lines":["y"]}]`), "ops", "ops[1]"},
+		{patchBody(`"ops":[{"op":"delete","index":0,"count":3},{"op":"insert","index":1,"lines":["y"]}]`), "ops", "ops[1]"},
+		{patchBody(`"ops":[], "displayName":"` + strings.Repeat("é", 65) + `"`), "displayName", "at most 64"},
+		{patchBody(`"ops":[], "displayName":"a\u0007b"`), "displayName", "control"},
+		{`{"baseVersion":3,"checksum":"sha256:` + strings.Repeat("a", 64) + `","clientId":"` + strings.Repeat("c", 65) + `","seq":1,"ops":[]}`, "clientId", "1 to 64"},
+		{`{"baseVersion":3,"checksum":"sha256:` + strings.Repeat("a", 64) + `","clientId":"","seq":1,"ops":[]}`, "clientId", "1 to 64"},
+		{`{"baseVersion":3,"checksum":"md5:00","clientId":"c","seq":1,"ops":[]}`, "checksum", "sha256"},
+		{`{"baseVersion":3,"checksum":"sha256:` + strings.Repeat("a", 64) + `","clientId":"c","seq":-1,"ops":[]}`, "seq", "≥ 0"},
+		{patchBody(`"milestone":true`), "ops", "required"},
+		{patchBody(`"ops":[]} {`), "", "exactly one"},
+		{patchBody(`"ops":[{"op":"insert","index":0,"lines":["` + "\xff" + `"]}]`), "ops[0].lines[0]", "UTF-8"},
+	}
+	for _, tc := range bad {
+		resp, body := f.do(http.MethodPatch, docPath+"/content", tc.body, nil)
+		f.problem(resp, body, http.StatusBadRequest, tc.detail)
+		if got, _ := body["field"].(string); got != tc.field {
+			t.Errorf("%s: field %q, want %q (%v)", tc.body, got, tc.field, body["detail"])
+		}
+	}
+	f.store.patches = nil
+	good := patchBody(`"displayName":"Jörg Müller","milestone":true,"editorState":{"cursor":3},` +
+		`"ops":[{"op":"insert","index":0,"count":0,"lines":["- [ ] #n: Neu @jörg"]},{"op":"delete","index":1,"count":1,"lines":null},{"op":"replace","index":4,"count":2,"lines":["x"]}]`)
+	resp, body := f.do(http.MethodPatch, docPath+"/content", good, map[string]string{"Content-Type": "application/json"})
+	if resp.StatusCode != http.StatusOK || body["version"] != float64(4) {
+		t.Fatalf("good patch: %d %v", resp.StatusCode, body)
+	}
+	if ops, ok := body["opsSinceBase"].([]any); !ok || len(ops) != 0 {
+		t.Errorf("opsSinceBase must be an empty array: %v", body)
+	}
+	p := f.store.patches[0]
+	want := []werkbaum.LineOp{{Op: "insert", Index: 0, Lines: []string{"- [ ] #n: Neu @jörg"}}, {Op: "delete", Index: 1, Count: 1}, {Op: "replace", Index: 4, Count: 2, Lines: []string{"x"}}}
+	if p.BaseVersion != 3 || p.ClientID != "c1" || p.Seq != 1 || p.DisplayName != "Jörg Müller" || !p.Milestone || len(p.Ops) != 3 {
+		t.Fatalf("patch reached the store as %+v", p)
+	}
+	for i := range want {
+		if p.Ops[i].Op != want[i].Op || p.Ops[i].Index != want[i].Index || p.Ops[i].Count != want[i].Count || strings.Join(p.Ops[i].Lines, "|") != strings.Join(want[i].Lines, "|") {
+			t.Errorf("ops[%d] = %+v, want %+v", i, p.Ops[i], want[i])
+		}
+	}
+}
+
+// TestDocumentStoreErrors: the store's answers become the protocol's statuses; a 409
+// carries currentVersion and opsSinceBase beside the problem's members.
+func TestDocumentStoreErrors(t *testing.T) {
+	f := newDocFixture(t, nil)
+	cases := []struct {
+		err    error
+		status int
+		detail string
+	}{
+		{&plans.PatchConflict{CurrentVersion: 9, OpsSinceBase: []werkbaum.LineOp{{Op: "delete", Index: 2, Count: 1}}}, http.StatusConflict, "version 9"},
+		{wrapErr(plans.ErrPatchUnapplicable, "checksum mismatch"), http.StatusUnprocessableEntity, "checksum mismatch"},
+		{&werkbaum.InputError{Code: "badOps", Message: "ops[2]: index 9 is past the end (7 lines)"}, http.StatusBadRequest, "index 9"},
+		{plans.ErrUnknownDocument, http.StatusNotFound, "unknown"},
+		{context.DeadlineExceeded, http.StatusServiceUnavailable, "in time"},
+		{io.ErrUnexpectedEOF, http.StatusInternalServerError, "failed"},
+	}
+	for _, tc := range cases {
+		f.store.err = tc.err
+		resp, body := f.do(http.MethodPatch, docPath+"/content", patchBody(`"ops":[]`), nil)
+		f.problem(resp, body, tc.status, tc.detail)
+		if tc.status == http.StatusConflict {
+			ops, _ := body["opsSinceBase"].([]any)
+			if body["currentVersion"] != float64(9) || len(ops) != 1 || ops[0].(map[string]any)["lines"] == nil {
+				t.Errorf("409 members: %v", body)
+			}
+		}
+	}
+	f.store.err = wrapErr(plans.ErrStaleVersion, "expectedVersion 2 is not current (5)")
+	resp, body := f.do(http.MethodPatch, docPath+"/title", `{"title":"Neu","expectedVersion":2}`, nil)
+	f.problem(resp, body, http.StatusConflict, "not current")
+}
+
+type wrapped struct {
+	base error
+	msg  string
+}
+
+func (w wrapped) Error() string { return w.base.Error() + ": " + w.msg }
+func (w wrapped) Unwrap() error { return w.base }
+
+func wrapErr(base error, msg string) error { return wrapped{base, msg} }
+
+// TestDocumentRoutes: unknown paths and ids are 404, the methods a file-backed plan does
+// not offer are 405 saying why, and the title and info doors answer.
+func TestDocumentRoutes(t *testing.T) {
+	f := newDocFixture(t, nil)
+	for _, tc := range []struct{ method, path, detail string }{
+		{http.MethodGet, "/api/v1/documents", "plans_list"},
+		{http.MethodPost, "/api/v1/documents", "[[plans]]"},
+		{http.MethodPut, docPath, "PATCH"},
+		{http.MethodDelete, docPath, "deleted in its folder"},
+		{http.MethodPost, docPath + "/restore", "history"},
+		{http.MethodGet, docPath + "/content", "PATCH"},
+	} {
+		resp, body := f.do(tc.method, tc.path, `{"title":"x","content":""}`, nil)
+		f.problem(resp, body, http.StatusMethodNotAllowed, tc.detail)
+	}
+	for _, p := range []string{"/api/v1/documents/not-a-uuid", "/api/v1/documents/99999999-2222-4333-8444-555555555555", "/api/v1/nothing", docPath + "/more/deep"} {
+		resp, body := f.do(http.MethodGet, p, "", nil)
+		f.problem(resp, body, http.StatusNotFound, "")
+	}
+	// Any case of the UUID names the same document.
+	resp, body := f.do(http.MethodGet, docPath[:18]+strings.ToUpper(fakeID), "", nil)
+	if resp.StatusCode != http.StatusOK || body["id"] != fakeID || body["content"] != "a\nb\n" || body["version"] != float64(3) {
+		t.Errorf("GET upper-case id: %d %v", resp.StatusCode, body)
+	}
+	resp, body = f.do(http.MethodPatch, docPath+"/title", `{"title":"Neuer Plan für @jörg","expectedVersion":3}`, nil)
+	if resp.StatusCode != http.StatusOK || body["title"] != "Neuer Plan für @jörg" || body["version"] != float64(4) {
+		t.Errorf("title: %d %v", resp.StatusCode, body)
+	}
+	for _, bad := range []string{`{"title":"","expectedVersion":3}`, `{"title":"` + strings.Repeat("t", 256) + `","expectedVersion":3}`, `{"title":"x"}`, `{"title":"a\nb","expectedVersion":1}`} {
+		resp, body = f.do(http.MethodPatch, docPath+"/title", bad, nil)
+		f.problem(resp, body, http.StatusBadRequest, "")
+	}
+	resp, body = f.do(http.MethodGet, "/api/v1/info", "", nil)
+	if resp.StatusCode != http.StatusOK || body["name"] != "talkd" || body["version"] != "test" {
+		t.Errorf("info: %d %v", resp.StatusCode, body)
+	}
+	resp, _ = f.do(http.MethodGet, docPath+"/history", "", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("history: %d", resp.StatusCode)
+	}
+}
+
+// TestDocumentChangesWait: wait defaults to 25 s and is clamped to [0, 30 s]; a bad value is
+// a 400; nothing new is 204; EndPolls answers held polls at once.
+func TestDocumentChangesWait(t *testing.T) {
+	f := newDocFixture(t, nil)
+	for _, q := range []string{"?since=3&wait=0", "?since=3&wait=-5"} {
+		resp, _ := f.do(http.MethodGet, docPath+"/changes"+q, "", nil)
+		if resp.StatusCode != http.StatusNoContent {
+			t.Errorf("%s: %d, want 204", q, resp.StatusCode)
+		}
+	}
+	for _, q := range []string{"?since=-1", "?since=x", "?wait=soon", "?wait=NaN"} {
+		resp, body := f.do(http.MethodGet, docPath+"/changes"+q, "", nil)
+		f.problem(resp, body, http.StatusBadRequest, "")
+	}
+	// The default and the clamp, seen by the store; EndPolls ends the held polls.
+	done := make(chan int, 2)
+	for _, q := range []string{"?since=3", "?since=3&wait=3600"} {
+		go func() {
+			resp, _ := f.do(http.MethodGet, docPath+"/changes"+q, "", nil)
+			done <- resp.StatusCode
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f.store.mu.Lock()
+		n := len(f.store.waits)
+		f.store.mu.Unlock()
+		if n == 4 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	f.store.mu.Lock()
+	waits := append([]time.Duration(nil), f.store.waits[2:]...)
+	f.store.mu.Unlock()
+	if len(waits) != 2 || !((waits[0] == DefaultChangesWait && waits[1] == MaxChangesWait) || (waits[1] == DefaultChangesWait && waits[0] == MaxChangesWait)) {
+		t.Fatalf("waits the store saw: %v", waits)
+	}
+	start := time.Now()
+	f.srv.EndPolls()
+	for range 2 {
+		if st := <-done; st != http.StatusNoContent {
+			t.Errorf("held poll ended by EndPolls: %d", st)
+		}
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("EndPolls took %v", el)
+	}
+	// A feed: ops exactly when fromVersion is there, content when not.
+	from := uint64(3)
+	f.store.feed = &plans.ChangeFeed{FromVersion: &from, CurrentVersion: 4, Events: []plans.ChangeEvent{{Version: 4, ChangeType: "UPDATED", ClientID: "mcp-1", DisplayName: "Claude"}}}
+	resp, body := f.do(http.MethodGet, docPath+"/changes?since=3", "", nil)
+	if ops, ok := body["ops"].([]any); resp.StatusCode != 200 || !ok || len(ops) != 0 || body["content"] != nil || body["fromVersion"] != float64(3) {
+		t.Errorf("feed with fromVersion: %d %v", resp.StatusCode, body)
+	}
+	content := "x\n"
+	f.store.feed = &plans.ChangeFeed{CurrentVersion: 4, Content: &content}
+	_, body = f.do(http.MethodGet, docPath+"/changes?since=0", "", nil)
+	if _, has := body["ops"]; has || body["content"] != content || body["fromVersion"] != nil {
+		t.Errorf("feed with content: %v", body)
+	}
+	if ev, ok := body["events"].([]any); !ok || len(ev) != 0 {
+		t.Errorf("events must be an array: %v", body)
+	}
+}
+
+// TestDocumentAdmission: in shared mode a token is needed, reading needs the plan's read
+// grant (an unreadable plan's document does not exist), PATCH its write grant; CORS for the
+// listed origin with a preflight allowing PATCH; an unlisted origin is refused.
+func TestDocumentAdmission(t *testing.T) {
+	f := newDocFixture(t, func(c *config.Config) {
+		c.Server.AllowedOrigins = []string{"https://editor.example"}
+		c.Clients = []config.Client{
+			{ID: "reader", Token: "tok-reader-" + strings.Repeat("r", 30), Read: []string{"p"}},
+			{ID: "writer", Token: "tok-writer-" + strings.Repeat("w", 30), Write: []string{"p"}},
+		}
+	})
+	reader := map[string]string{"Authorization": "Bearer tok-reader-" + strings.Repeat("r", 30)}
+	writer := map[string]string{"Authorization": "Bearer tok-writer-" + strings.Repeat("w", 30)}
+	resp, body := f.do(http.MethodGet, docPath, "", nil)
+	f.problem(resp, body, http.StatusUnauthorized, "Bearer")
+	if resp, _ := f.do(http.MethodGet, docPath, "", reader); resp.StatusCode != http.StatusOK {
+		t.Errorf("reader GET: %d", resp.StatusCode)
+	}
+	resp, body = f.do(http.MethodGet, "/api/v1/documents/11111111-2222-4333-8444-555555555555", "", writer)
+	f.problem(resp, body, http.StatusNotFound, "no document")
+	resp, body = f.do(http.MethodPatch, docPath+"/content", patchBody(`"ops":[]`), reader)
+	f.problem(resp, body, http.StatusForbidden, "no write grant")
+	if resp, body := f.do(http.MethodPatch, docPath+"/content", patchBody(`"ops":[]`), writer); resp.StatusCode != http.StatusOK {
+		t.Errorf("writer PATCH: %d %v", resp.StatusCode, body)
+	}
+
+	pre := map[string]string{"Origin": "https://editor.example", "Access-Control-Request-Method": "PATCH",
+		"Access-Control-Request-Headers": "content-type, authorization"}
+	resp, _ = f.do(http.MethodOptions, docPath+"/content", "", pre)
+	h := resp.Header
+	if resp.StatusCode != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "https://editor.example" ||
+		!strings.Contains(h.Get("Access-Control-Allow-Methods"), "PATCH") || !strings.Contains(h.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("preflight: %d %v", resp.StatusCode, h)
+	}
+	resp, _ = f.do(http.MethodGet, docPath, "", merge2(writer, map[string]string{"Origin": "https://editor.example"}))
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "https://editor.example" || !strings.Contains(resp.Header.Get("Vary"), "Origin") {
+		t.Errorf("listed origin GET: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, body = f.do(http.MethodGet, docPath, "", merge2(writer, map[string]string{"Origin": "https://evil.example"}))
+	f.problem(resp, body, http.StatusForbidden, "allowed_origins")
+	resp, _ = f.do(http.MethodOptions, docPath+"/content", "", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "PATCH"})
+	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("preflight from an unlisted origin got CORS headers: %v", resp.Header)
+	}
+}
+
+func merge2(a, b map[string]string) map[string]string {
+	m := map[string]string{}
+	for k, v := range a {
+		m[k] = v
+	}
+	for k, v := range b {
+		m[k] = v
+	}
+	return m
+}
