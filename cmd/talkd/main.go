@@ -157,7 +157,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 		Config: cfg, Voice: q, Engines: engines{speaker}, Version: version, Log: log,
 	})
 	var gitMirror *mirror.Mirror
-	if len(cfg.Plans) > 0 {
+	if len(cfg.Plans) > 0 || len(cfg.Roots) > 0 {
 		// A large plan (thousands of nodes) needs a few hundred ms per call on a busy two-core
 		// machine; 5 s keeps such plans usable while a runaway input still costs only one error.
 		engine, err := werkbaum.NewEngine(werkbaum.Options{Timeout: 5 * time.Second})
@@ -170,7 +170,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 		}
 		// Plan announcements pass the same speak validation as every other announcement.
 		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: planVoice{srv.Announcements()}, Log: log})
-		store, err := plans.New(plans.Options{Plans: cfg.Plans, Engine: engine, DB: plans.Bolt(db), Lanes: &queue.Lanes{}, Log: log,
+		store, err := plans.New(plans.Options{Plans: cfg.Plans, Roots: cfg.Roots, Engine: engine, DB: plans.Bolt(db), Lanes: &queue.Lanes{}, Log: log,
 			AfterWrite: recorder.AfterWrite, MirrorState: recorder.State})
 		if err != nil {
 			return err

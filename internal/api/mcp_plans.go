@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -13,6 +14,9 @@ import (
 // Plans is what the MCP plan tools need of the plan store.
 type Plans interface {
 	Keys() []string
+	// Lookup says whether a key names a plan now (configured, or a file below a root);
+	// its error says why not, for keys below a root (plans.AddressError).
+	Lookup(key string) error
 	Read(ctx context.Context, key string) (*plans.Snapshot, error)
 	Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*plans.Inspected, error)
 	Summarize(ctx context.Context, key string) plans.Summary
@@ -43,15 +47,14 @@ func planArg(caller Caller, p Plans, key string, write bool) *Error {
 	if key == "" {
 		return fieldError("plan", `field "plan" is required: the key of a plan (see plans_list)`)
 	}
-	known := false
-	for _, k := range p.Keys() {
-		if k == key {
-			known = true
-			break
+	err := p.Lookup(key)
+	if err != nil || !caller.CanRead(key) {
+		// A plan the caller may not read is indistinguishable from one that does not exist;
+		// a key below a root (local mode only) says what is wrong with it.
+		var addr *plans.AddressError
+		if errors.As(err, &addr) && caller.CanRead(key) {
+			return fieldError("plan", addr.Error()+"; plans_list shows the plans you may use")
 		}
-	}
-	if !known || !caller.CanRead(key) {
-		// A plan the caller may not read is indistinguishable from one that does not exist.
 		return fieldError("plan", fmt.Sprintf("unknown plan %q; plans_list shows the plans you may use", key))
 	}
 	if write && !caller.CanWrite(key) {

@@ -15,6 +15,7 @@ type Config struct {
 	Voice   Voice    `toml:"voice" json:"voice"`
 	Rules   Rules    `toml:"rules" json:"rules"`
 	Plans   []Plan   `toml:"plans" json:"plans"`
+	Roots   []Root   `toml:"roots" json:"roots"`
 	Clients []Client `toml:"clients" json:"clients"`
 
 	// Source names where the configuration came from: the file path, or

@@ -84,6 +84,7 @@ func defaults(stateDir string) Config {
 			HistorySize: DefaultHistorySize,
 		},
 		Plans:   []Plan{},
+		Roots:   []Root{},
 		Clients: []Client{},
 	}
 }

@@ -45,6 +45,7 @@ func (l *loader) validate(c *Config) {
 	l.validateVoice(c)
 	l.validateRules(c)
 	l.validatePlans(c)
+	l.validateRoots(c)
 	l.validateClients(c)
 }
 

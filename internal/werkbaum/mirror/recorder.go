@@ -7,6 +7,7 @@ package mirror
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
@@ -16,8 +17,10 @@ import (
 // Recorder is the plan store's AfterWrite hook: per plan, the git mirror and the
 // announcements its configuration asks for.
 type Recorder struct {
-	engine   *werkbaum.Engine
-	plans    map[string]config.Plan
+	engine *werkbaum.Engine
+	// plans is the configured plans by key (SetPlans swaps it when the config is
+	// reloaded); plans below a root are in no map: neither mirrored nor announced.
+	plans    atomic.Pointer[map[string]config.Plan]
 	mirror   *Mirror
 	announce *Announcer
 	log      *slog.Logger
@@ -36,17 +39,25 @@ type Options struct {
 
 // New returns the hook for the configured plans.
 func New(opts Options) *Recorder {
-	r := &Recorder{engine: opts.Engine, plans: make(map[string]config.Plan), mirror: opts.Mirror, log: opts.Log}
+	r := &Recorder{engine: opts.Engine, mirror: opts.Mirror, log: opts.Log}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range opts.Plans {
-		r.plans[p.Key] = p
-	}
+	r.SetPlans(opts.Plans)
 	if opts.Voice != nil {
 		r.announce = NewAnnouncer(opts.Voice, r.log)
 	}
 	return r
+}
+
+// SetPlans replaces the plans whose writes are mirrored and announced (a reloaded
+// config). A write already past its lookup keeps the settings it saw.
+func (r *Recorder) SetPlans(plans []config.Plan) {
+	m := make(map[string]config.Plan, len(plans))
+	for _, p := range plans {
+		m[p.Key] = p
+	}
+	r.plans.Store(&m)
 }
 
 // AfterWrite handles one applied write (plans.Options.AfterWrite) in the plan's write
@@ -55,7 +66,7 @@ func New(opts Options) *Recorder {
 // by the store after the lane is released, is the write result's "mirror" field; nil
 // when the plan is not mirrored.
 func (r *Recorder) AfterWrite(ctx context.Context, ev plans.WriteEvent) func(context.Context) string {
-	p := r.plans[ev.Plan]
+	p := (*r.plans.Load())[ev.Plan]
 	announce := p.Announce && r.announce != nil
 	mirror := p.Mirror && r.mirror != nil
 	if !announce && !mirror {
@@ -82,7 +93,7 @@ func (r *Recorder) AfterWrite(ctx context.Context, ev plans.WriteEvent) func(con
 // State is the mirror state of a plan for plans_list and /status (plans.Options.MirrorState);
 // nil when the plan is not mirrored.
 func (r *Recorder) State(key string) any {
-	if p, ok := r.plans[key]; !ok || !p.Mirror || r.mirror == nil {
+	if p, ok := (*r.plans.Load())[key]; !ok || !p.Mirror || r.mirror == nil {
 		return nil
 	}
 	return r.mirror.State(key)

@@ -36,8 +36,12 @@ var errPlanSwapped = errors.New("the plan file was replaced while it was opened"
 // path: they reach clients (in shared mode over the network), and the folders of the
 // daemon's host are none of their business; the caller logs the path for the daemon's
 // owner.
-func openPlan(key, path string, limit int64) (*planFile, error) {
-	li, err := os.Lstat(path)
+//
+// A root plan is opened through its root (planRef.openRead), which refuses every path
+// that leads out of the root's folder, at this very open.
+func openPlan(p planRef, limit int64) (*planFile, error) {
+	key := p.Key
+	li, err := p.lstat()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("the file of plan %q is missing (moved or deleted?); the daemon's log names its path", key)
@@ -47,7 +51,7 @@ func openPlan(key, path string, limit int64) (*planFile, error) {
 	if err := checkKind(key, li, limit); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow, 0)
+	f, err := p.openRead()
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

@@ -64,9 +64,10 @@ func newCache() *cache {
 
 // load returns the plan's text and checksum, reading and hashing the file only when its
 // identity says it may have changed.
-func (s *Service) load(key, path string) (text, sum string, err error) {
+func (s *Service) load(p planRef) (text, sum string, err error) {
+	key := p.Key
 	started := time.Now()
-	pf, err := openPlan(key, path, s.maxBytes)
+	pf, err := openPlan(p, s.maxBytes)
 	if err != nil {
 		return "", "", err
 	}
@@ -182,17 +183,20 @@ func withBase(base Base, inspect json.RawMessage) json.RawMessage {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
-// summary returns the summary of this content: at once when known, after at most
-// summaryWait when being computed, else nil (the caller says "pending"). A content not
-// seen yet starts its computation in the background.
-func (s *Service) summary(ctx context.Context, key string, snap *Snapshot) *summaryEntry {
+// summary returns the summary of this content: at once when known, after at most wait
+// when being computed, else nil (the caller says "pending"). A content not seen yet
+// starts its computation in the background.
+func (s *Service) summary(ctx context.Context, key string, snap *Snapshot, wait time.Duration) *summaryEntry {
 	ent := s.startSummary(key, snap)
 	select {
 	case <-ent.done:
 		return ent
 	default:
 	}
-	t := time.NewTimer(summaryWait)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-ent.done:
@@ -242,10 +246,10 @@ func (s *Service) computeSummary(key string, snap *Snapshot, ent *summaryEntry) 
 	ent.nodes, ent.warnings = len(counts.Nodes), len(counts.Warnings)
 }
 
-// warmSummaries computes the summary of every plan in the background (at start), so the
-// first /status finds them.
-func (s *Service) warmSummaries() {
-	for _, k := range s.keys {
+// warmSummaries computes the summary of these plans in the background (the configured
+// ones at start, the added ones after Reconfigure), so the first /status finds them.
+func (s *Service) warmSummaries(keys []string) {
+	for _, k := range keys {
 		snap, err := s.Read(context.Background(), k)
 		if err != nil {
 			continue

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -132,7 +131,7 @@ func memKey(plan string, ek []byte) string { return plan + "\x00" + string(ek) }
 
 // openJournal prepares the plans' buckets (migrating older layouts) and settles the
 // entries a crash left pending.
-func (s *Service) openJournal(db Database) error {
+func (s *Service) openJournal(db Database, set *planSet) error {
 	if db == nil {
 		return errors.New("plan journal: no database")
 	}
@@ -140,25 +139,14 @@ func (s *Service) openJournal(db Database) error {
 		inflight: map[string]int{}, entries: map[string]unsavedEntry{}, metas: map[string]planMeta{},
 		stop: make(chan struct{}), saved: make(chan struct{}),
 	}}
-	err := db.Update(func(tx Tx) error {
-		for _, k := range s.keys {
-			b, err := tx.CreateBucket(bucketName(k))
-			if err != nil {
-				return err
-			}
-			if err := migrateJournal(b); err != nil {
-				return fmt.Errorf("plan %s: %w", k, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("prepare plan journal: %w", err)
+	if err := s.createBuckets(set.keys); err != nil {
+		return err
 	}
-	for _, k := range s.keys {
-		if err := s.recover(k); err != nil {
+	for _, k := range set.keys {
+		if err := s.recover(planRef{Plan: set.plans[k]}); err != nil {
 			return fmt.Errorf("plan %s: recover journal: %w", k, err)
 		}
+		s.ready.Store(k, struct{}{})
 	}
 	return nil
 }
@@ -232,7 +220,8 @@ var errFileMoved = errors.New("the plan file changed while it was read")
 // spend revisions on it (errFileMoved instead). When the new revision cannot be saved
 // (the state disk is full or read-only) it is kept in memory and saved later: a read
 // must not fail because the state cannot be written.
-func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
+func (s *Service) revisionFor(p planRef, sum string) (uint64, error) {
+	key := p.Key
 	var meta planMeta
 	err := s.db.View(func(tx Tx) error {
 		return readMeta(tx.Bucket(bucketName(key)), &meta)
@@ -253,7 +242,7 @@ func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 		}
 		meta = s.mem.newerMeta(key, meta)
 		if meta.Checksum != sum || meta.Revision == 0 {
-			if err := fileIs(path, sum); err != nil {
+			if err := p.fileIs(sum); err != nil {
 				return err
 			}
 			meta, wrote = planMeta{Revision: meta.Revision + 1, Checksum: sum}, true
@@ -274,7 +263,7 @@ func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 	merr := s.db.View(func(tx Tx) error { return readMeta(tx.Bucket(bucketName(key)), &saved) })
 	var rev uint64
 	if merr == nil {
-		rev, merr = s.mem.bumpInMemory(key, path, sum, saved)
+		rev, merr = s.mem.bumpInMemory(p, sum, saved)
 	}
 	if merr != nil {
 		if errors.Is(merr, errFileMoved) {
@@ -287,9 +276,9 @@ func (s *Service) revisionFor(key, path, sum string) (uint64, error) {
 	return rev, nil
 }
 
-// fileIs reports errFileMoved unless the file at path has the checksum sum.
-func fileIs(path, sum string) error {
-	data, err := os.ReadFile(path)
+// fileIs reports errFileMoved unless the plan's file has the checksum sum.
+func (p planRef) fileIs(sum string) error {
+	data, err := p.readFile()
 	if err != nil {
 		return fmt.Errorf("read plan file: %w", err)
 	}
@@ -423,10 +412,10 @@ func eachEntry(b Bucket, fn func(k []byte, e *journalEntry) error) error {
 // recover settles the pending entries a crash left: the write happened if the file now
 // has the checksum it would have produced; otherwise it did not, and the entry is removed
 // so that the request id is unknown and a retry runs it.
-func (s *Service) recover(key string) error {
-	p := s.plans[key]
-	removeStaleTemps(p.Path)
-	data, err := os.ReadFile(p.Path)
+func (s *Service) recover(p planRef) error {
+	key := p.Key
+	p.removeStaleTemps()
+	data, err := p.readFile()
 	if err != nil {
 		// A missing plan file is reported on use; it must not keep the daemon from starting.
 		s.log.Warn("plan file unreadable at start", "plan", key, "err", err)
@@ -470,8 +459,9 @@ func (s *Service) recover(key string) error {
 // was lost) by the checksum rule of recover: applied if the file has the text the write
 // produced, else not applied (nil). The applied settle is saved, or kept in memory and
 // saved in the background when the database cannot be written now.
-func (s *Service) settleByFile(key string, e *journalEntry) (*journalEntry, error) {
-	_, sum, err := s.load(key, s.plans[key].Path)
+func (s *Service) settleByFile(p planRef, e *journalEntry) (*journalEntry, error) {
+	key := p.Key
+	_, sum, err := s.load(p)
 	if err != nil {
 		return nil, err
 	}
@@ -535,8 +525,9 @@ type OperationStatus struct {
 // Operation reports what became of a write request of client (request ids are each
 // client's own; "" or config.LocalClientID is the local client).
 func (s *Service) Operation(ctx context.Context, key, client, requestID string) (*OperationStatus, error) {
-	if _, ok := s.plans[key]; !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	p, err := s.resolve(key)
+	if err != nil {
+		return nil, err
 	}
 	ek := entryKey(client, requestID)
 	e, err := s.entry(key, ek)
@@ -556,7 +547,7 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 		}
 		if e != nil && e.State == statePending {
 			// Its writer is gone without settling it: the file says what happened.
-			if e, err = s.settleByFile(key, e); err != nil {
+			if e, err = s.settleByFile(p, e); err != nil {
 				return nil, err
 			}
 		}
@@ -816,10 +807,11 @@ func (m *journalMemory) metaSaved(key string, saved planMeta) {
 
 // bumpInMemory gives the file's current content (checksum sum) the next revision after
 // saved in memory, when the database cannot be written to record it.
-func (m *journalMemory) bumpInMemory(key, path, sum string, saved planMeta) (uint64, error) {
+func (m *journalMemory) bumpInMemory(p planRef, sum string, saved planMeta) (uint64, error) {
+	key := p.Key
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := fileIs(path, sum); err != nil {
+	if err := p.fileIs(sum); err != nil {
 		return 0, err
 	}
 	cur := saved

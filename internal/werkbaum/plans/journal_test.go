@@ -386,7 +386,7 @@ func TestSettleByFileSaysOnlyWhatItDid(t *testing.T) {
 	if err := svc.record("p", entry); err != nil {
 		t.Fatal(err)
 	}
-	got, err := svc.settleByFile("p", &pending)
+	got, err := svc.settleByFile(mustRef(t, svc, "p"), &pending)
 	if err != nil || got == nil || got.State != StateApplied {
 		t.Fatalf("settle of an entry settled meanwhile: %+v %v", got, err)
 	}
@@ -476,7 +476,7 @@ func TestSettleByFileKeepsALaterRevision(t *testing.T) {
 		}
 	}
 	db.before.Store(&hook)
-	got, err := f.svc.settleByFile("p", entry)
+	got, err := f.svc.settleByFile(mustRef(t, f.svc, "p"), entry)
 	if err != nil || got == nil || got.State != StateApplied {
 		t.Fatalf("settle: %+v %v", got, err)
 	}
@@ -511,7 +511,7 @@ func TestSettleByFileKeepsAnUnsavedRevision(t *testing.T) {
 		t.Fatalf("read while unwritable: %+v (failed updates %d)", snap.Base, db.failed.Load())
 	}
 	db.heal()
-	if got, err := f.svc.settleByFile("p", entry); err != nil || got == nil || got.State != StateApplied {
+	if got, err := f.svc.settleByFile(mustRef(t, f.svc, "p"), entry); err != nil || got == nil || got.State != StateApplied {
 		t.Fatalf("settle: %+v %v", got, err)
 	}
 	var saved planMeta

@@ -22,27 +22,20 @@ import (
 //
 // The wait is bounded (timeout): a process that holds the lock forever must not hang the
 // plan's write lane.
-func lockFolder(dir string, timeout time.Duration) (func(), error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open the plan's folder to lock it: %w", err)
-	}
+//
+// d is the open folder; the caller closes it after the release.
+func lockFolder(d *os.File, timeout time.Duration) (func(), error) {
 	deadline := time.Now().Add(timeout)
 	wait := time.Millisecond
 	for {
-		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return func() {
-				syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
-				d.Close()
-			}, nil
+			return func() { syscall.Flock(int(d.Fd()), syscall.LOCK_UN) }, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			d.Close()
 			return nil, fmt.Errorf("lock the plan's folder: %w", err)
 		}
 		if time.Now().After(deadline) {
-			d.Close()
 			return nil, fmt.Errorf("the plan's folder stayed locked by another process (another talkd, or a tool holding flock on it) for %s; nothing was written", timeout)
 		}
 		time.Sleep(wait)

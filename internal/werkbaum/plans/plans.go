@@ -16,9 +16,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"talkd/internal/config"
@@ -32,7 +33,10 @@ type Serializer interface {
 
 // Options wire a Service.
 type Options struct {
-	Plans  []config.Plan
+	Plans []config.Plan
+	// Roots are folders whose *.werkbaum files are plans named <root>:<path> (local
+	// mode only; config refuses them with clients).
+	Roots  []config.Root
 	Engine *werkbaum.Engine
 	DB     Database
 	Lanes  Serializer
@@ -80,8 +84,13 @@ type Service struct {
 	limit  int
 	after  func(ctx context.Context, ev WriteEvent) func(context.Context) string
 	mirror func(key string) any
-	plans  map[string]config.Plan
-	keys   []string
+
+	// set is the plan set now served (Reconfigure swaps it); look plans up only
+	// through resolve (or Plan), once per request.
+	set     atomic.Pointer[planSet]
+	reconf  sync.Mutex // one Reconfigure at a time
+	ready   sync.Map   // plan key → struct{}: journal bucket made and recovered by this process
+	readyMu sync.Mutex // held while a bucket is made and recovered
 
 	maxBytes    int64         // the largest plan file read (the engine's input limit)
 	lockTimeout time.Duration // the longest wait for the plan folder's lock
@@ -98,7 +107,7 @@ var (
 func New(opts Options) (*Service, error) {
 	s := &Service{
 		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
-		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState, plans: make(map[string]config.Plan),
+		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState,
 		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
 	}
 	if s.maxBytes <= 0 {
@@ -116,26 +125,32 @@ func New(opts Options) (*Service, error) {
 	if s.limit <= 0 {
 		s.limit = 10000
 	}
-	for _, p := range opts.Plans {
-		s.plans[p.Key] = p
-		s.keys = append(s.keys, p.Key)
+	set, err := newPlanSet(opts.Plans, opts.Roots)
+	if err != nil {
+		return nil, fmt.Errorf("plans: %w", err)
 	}
-	if err := s.openJournal(opts.DB); err != nil {
+	s.set.Store(set)
+	if err := s.openJournal(opts.DB, set); err != nil {
 		return nil, err
 	}
 	if s.engine != nil {
-		go s.warmSummaries()
+		go s.warmSummaries(set.keys)
 	}
 	return s, nil
 }
 
-// Keys lists the configured plan keys in config order.
-func (s *Service) Keys() []string { return s.keys }
-
-// Plan returns the configuration of a plan.
+// Plan returns the configuration of a plan: a configured one, or a plan file below a
+// root (key "<root>:<path>", Lang the root's), checked as every request checks it.
 func (s *Service) Plan(key string) (config.Plan, bool) {
-	p, ok := s.plans[key]
-	return p, ok
+	p, err := s.resolve(key)
+	return p.Plan, err == nil
+}
+
+// Lookup says whether key names a plan now: nil, or an error that wraps ErrUnknownPlan
+// and, for a key below a root (*AddressError), says what is wrong with it.
+func (s *Service) Lookup(key string) error {
+	_, err := s.resolve(key)
+	return err
 }
 
 // Base identifies the content a client saw: the daemon's revision number and the SHA-256
@@ -162,17 +177,23 @@ type Snapshot struct {
 // the file's identity and checksum and gets a new revision. An unchanged file is neither
 // read nor hashed again (load).
 func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
-	p, ok := s.plans[key]
-	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	p, err := s.resolve(key)
+	if err != nil {
+		return nil, err
 	}
+	return s.read(ctx, p)
+}
+
+// read is Read of a plan already looked up.
+func (s *Service) read(ctx context.Context, p planRef) (*Snapshot, error) {
+	key := p.Key
 	var text, sum string
 	var rev uint64
 	for attempt := 0; ; attempt++ {
 		var err error
-		text, sum, err = s.load(key, p.Path)
+		text, sum, err = s.load(p)
 		if err == nil {
-			rev, err = s.revisionFor(key, p.Path, sum)
+			rev, err = s.revisionFor(p, sum)
 			if err == nil {
 				break
 			}
@@ -227,7 +248,11 @@ type Inspected struct {
 // plan by content, revision and options, so inspecting an unchanged plan costs an open,
 // a stat and a revision lookup, and hands out the cached bytes without copying them.
 func (s *Service) Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*Inspected, error) {
-	snap, err := s.Read(ctx, key)
+	p, err := s.resolve(key)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.read(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -277,18 +302,22 @@ type Summary struct {
 // as the engine running out of time, until the plan changes. A summary still being
 // computed after summaryWait is answered with Analysis "pending" and no counts.
 func (s *Service) Summarize(ctx context.Context, key string) Summary {
-	p := s.plans[key]
+	p, err := s.resolve(key)
 	sum := Summary{Key: key, Lang: p.Lang}
+	if err != nil {
+		sum.Error = err.Error()
+		return sum
+	}
 	if s.mirror != nil {
 		sum.Mirror = s.mirror(key)
 	}
-	snap, err := s.Read(ctx, key)
+	snap, err := s.read(ctx, p)
 	if err != nil {
 		sum.Error = err.Error()
 		return sum
 	}
 	sum.Revision, sum.Checksum, sum.Lines = snap.Base.Revision, snap.Base.Checksum, snap.Lines
-	ent := s.summary(ctx, key, snap)
+	ent := s.summary(ctx, key, snap, summaryWaitFor(p))
 	switch {
 	case ent == nil:
 		sum.Analysis = "pending"
@@ -312,8 +341,9 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 // talkd wrote it, nothing is renamed and the answer is errFileMoved, so an edit or
 // another daemon's acknowledged write is never replaced by a text computed from the
 // version before it.
-func (s *Service) writeAtomic(key, path string, data []byte, expect string) (err error) {
-	cur, err := openPlan(key, path, s.maxBytes)
+func (s *Service) writeAtomic(p planRef, data []byte, expect string) (err error) {
+	key := p.Key
+	cur, err := openPlan(p, s.maxBytes)
 	if errors.Is(err, errPlanSwapped) {
 		return errFileMoved
 	}
@@ -325,15 +355,13 @@ func (s *Service) writeAtomic(key, path string, data []byte, expect string) (err
 	if err := writableError(key, old); err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
+	f, tmp, err := p.createTemp()
 	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
+		return fmt.Errorf("create temp file: %w", unpath(err))
 	}
-	tmp := f.Name()
 	defer func() {
 		if err != nil {
-			os.Remove(tmp)
+			p.removeTemp(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -359,12 +387,17 @@ func (s *Service) writeAtomic(key, path string, data []byte, expect string) (err
 		return fmt.Errorf("close temp file: %w", err)
 	}
 
-	unlock, err := lockFolder(dir, s.lockTimeout)
+	folder, err := p.openFolder()
+	if err != nil {
+		return fmt.Errorf("open the plan's folder: %w", unpath(err))
+	}
+	defer folder.Close()
+	unlock, err := lockFolder(folder, s.lockTimeout)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	now, err := openPlan(key, path, s.maxBytes)
+	now, err := openPlan(p, s.maxBytes)
 	if errors.Is(err, errPlanSwapped) {
 		err = errFileMoved
 		return err
@@ -384,15 +417,11 @@ func (s *Service) writeAtomic(key, path string, data []byte, expect string) (err
 	if err = writableError(key, now.fi); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename into place: %w", err)
+	if err = p.renameTemp(tmp); err != nil {
+		return fmt.Errorf("rename into place: %w", unpath(err))
 	}
-	if d, derr := os.Open(dir); derr == nil {
-		serr := d.Sync()
-		d.Close()
-		if serr != nil {
-			return fmt.Errorf("sync folder: %w", serr)
-		}
+	if serr := folder.Sync(); serr != nil {
+		return fmt.Errorf("sync folder: %w", serr)
 	}
 	return nil
 }
@@ -424,11 +453,3 @@ func (e *readOnlyError) Unwrap() error { return errReadOnly }
 
 // tempPrefix names temp files so that recovery can find and remove ones a crash left.
 func tempPrefix(path string) string { return "." + filepath.Base(path) + ".talkd-tmp-" }
-
-// removeStaleTemps deletes temp files of earlier, interrupted writes.
-func removeStaleTemps(path string) {
-	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), tempPrefix(path)+"*"))
-	for _, m := range matches {
-		os.Remove(m)
-	}
-}

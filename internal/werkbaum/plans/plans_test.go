@@ -254,7 +254,7 @@ func TestReadRacingAWriteKeepsRevisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The late half of the racing read.
-	if _, err := f.svc.revisionFor("p", f.path, old.Base.Checksum); !errors.Is(err, errFileMoved) {
+	if _, err := f.svc.revisionFor(mustRef(t, f.svc, "p"), old.Base.Checksum); !errors.Is(err, errFileMoved) {
 		t.Fatalf("revision of a text the file no longer has: %v", err)
 	}
 	if now := f.read(t); now.Base != res.Base {
@@ -306,4 +306,14 @@ func TestJournalBoundAfterRecovery(t *testing.T) {
 	if op, _ := f.svc.Operation(ctx, "p", "", "again"); op.State != StateUnknown {
 		t.Fatalf("the re-sent request outlived the bound: %+v", op)
 	}
+}
+
+// mustRef looks a plan up as a request does.
+func mustRef(t *testing.T, svc *Service, key string) planRef {
+	t.Helper()
+	p, err := svc.resolve(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

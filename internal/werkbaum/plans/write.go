@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"talkd/internal/werkbaum"
 )
@@ -73,17 +72,19 @@ func (e *RejectedError) Error() string { return e.Message }
 // is the file's resolved path, not the key: two keys may name one file (for different
 // grants), and writes through both must not rename over each other.
 func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*WriteResult, error) {
-	p, ok := s.plans[key]
-	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	// The plan is looked up once: a Reconfigure meanwhile does not change the file this
+	// write works on.
+	p, err := s.resolve(key)
+	if err != nil {
+		return nil, err
 	}
-	if err := s.staleBase(ctx, key, req); err != nil {
+	if err := s.staleBase(ctx, p, req); err != nil {
 		return nil, err
 	}
 	var res *WriteResult
-	err := s.lanes.Do(ctx, p.Path, func() error {
+	err = s.lanes.Do(ctx, p.Path, func() error {
 		var err error
-		res, err = s.write(ctx, key, p.Path, req)
+		res, err = s.write(ctx, p, req)
 		return err
 	})
 	if res != nil && res.report != nil {
@@ -93,7 +94,8 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 	return res, err
 }
 
-func (s *Service) write(ctx context.Context, key, path string, req WriteRequest) (*WriteResult, error) {
+func (s *Service) write(ctx context.Context, p planRef, req WriteRequest) (*WriteResult, error) {
+	key, path := p.Key, p.Path
 	ek := entryKey(req.Author.Client, req.RequestID)
 	defer s.mem.begin(key, ek)()
 	prior, err := s.entry(key, ek)
@@ -104,15 +106,15 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		// This write holds the plan's lane, so the writer of that entry is gone: it
 		// failed without settling it. The file says whether it took effect; if not, the
 		// request runs now (its new record replaces the old one).
-		if prior, err = s.settleByFile(key, prior); err != nil {
+		if prior, err = s.settleByFile(p, prior); err != nil {
 			return nil, err
 		}
 	}
 	if prior != nil {
-		return s.replay(ctx, key, req, prior)
+		return s.replay(ctx, p, req, prior)
 	}
 
-	snap, err := s.Read(ctx, key)
+	snap, err := s.read(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +129,7 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		return nil, &ConflictError{Current: snap}
 	}
 
-	if err := s.checkWritable(key, path); err != nil {
+	if err := s.checkWritable(p); err != nil {
 		return nil, err
 	}
 	newText, err := s.engine.Apply(ctx, snap.Text, req.Verb)
@@ -176,15 +178,15 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		return nil, err
 	}
 
-	if werr := s.writeAtomic(key, path, []byte(newText), snap.Base.Checksum); werr != nil {
+	if werr := s.writeAtomic(p, []byte(newText), snap.Base.Checksum); werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			// Someone saved the plan while the engine worked: their text stands and this
 			// write becomes a conflict that carries it.
-			return nil, s.conflictDuringWrite(ctx, key, entry)
+			return nil, s.conflictDuringWrite(ctx, p, entry)
 		}
 		// The rename is the commit point: if it happened after all (only the folder sync
 		// failed), the write stands; otherwise the request never took effect.
-		if data, rerr := os.ReadFile(path); rerr == nil && werkbaum.Checksum(data) == newSum {
+		if data, rerr := p.readFile(); rerr == nil && werkbaum.Checksum(data) == newSum {
 			s.log.Warn("plan written but not fully synced", "plan", key, "err", werr)
 		} else {
 			if err := s.forget(key, entry); err != nil {
@@ -217,7 +219,6 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 		s.mem.metaSaved(key, meta)
 	}
 	if s.after != nil {
-		p := s.plans[key]
 		res.report = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
 			Author: req.Author, Revision: res.Revision, OldText: snap.Text, NewText: newText})
 	}
@@ -226,8 +227,9 @@ func (s *Service) write(ctx context.Context, key, path string, req WriteRequest)
 
 // conflictDuringWrite settles a pending write whose file changed before the rename as a
 // conflict and answers it with the plan as it is now.
-func (s *Service) conflictDuringWrite(ctx context.Context, key string, entry *journalEntry) error {
-	cur, err := s.Read(ctx, key)
+func (s *Service) conflictDuringWrite(ctx context.Context, p planRef, entry *journalEntry) error {
+	key := p.Key
+	cur, err := s.read(ctx, p)
 	if err != nil {
 		if ferr := s.forget(key, entry); ferr != nil {
 			s.log.Error("journal: forget failed write", "plan", key, "err", ferr)
@@ -247,12 +249,13 @@ func (s *Service) conflictDuringWrite(ctx context.Context, key string, entry *jo
 // late. Its conflict records go through the group commit (one fsync for many). A request
 // id the journal already knows, and a write whose base is current, go on to the lane,
 // which checks everything again.
-func (s *Service) staleBase(ctx context.Context, key string, req WriteRequest) error {
+func (s *Service) staleBase(ctx context.Context, p planRef, req WriteRequest) error {
+	key := p.Key
 	ek := entryKey(req.Author.Client, req.RequestID)
 	if prior, err := s.entry(key, ek); err != nil || prior != nil {
 		return nil
 	}
-	snap, err := s.Read(ctx, key)
+	snap, err := s.read(ctx, p)
 	if err != nil || snap.Base.Checksum == req.Base.Checksum {
 		return nil
 	}
@@ -277,7 +280,7 @@ func (s *Service) staleBase(ctx context.Context, key string, req WriteRequest) e
 }
 
 // replay answers a request id the journal knows.
-func (s *Service) replay(ctx context.Context, key string, req WriteRequest, e *journalEntry) (*WriteResult, error) {
+func (s *Service) replay(ctx context.Context, p planRef, req WriteRequest, e *journalEntry) (*WriteResult, error) {
 	if e.ArgsHash != req.ArgsHash {
 		return nil, fmt.Errorf("%w (request_id %q was a %s at %s); choose a new request_id for a new request",
 			ErrRequestReused, req.RequestID, e.Tool, e.At.Format("2006-01-02 15:04:05Z"))
@@ -291,7 +294,7 @@ func (s *Service) replay(ctx context.Context, key string, req WriteRequest, e *j
 		res.Replayed = true
 		return &res, nil
 	case StateConflict:
-		snap, err := s.Read(ctx, key)
+		snap, err := s.read(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -338,8 +341,9 @@ func (s *Service) forget(key string, e *journalEntry) error {
 
 // checkWritable refuses a write to a read-only plan file before any work is done (the
 // write's rename checks again under the folder lock).
-func (s *Service) checkWritable(key, path string) error {
-	pf, err := openPlan(key, path, s.maxBytes)
+func (s *Service) checkWritable(p planRef) error {
+	key, path := p.Key, p.Path
+	pf, err := openPlan(p, s.maxBytes)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,164 @@
+package plans
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"talkd/internal/config"
+	"talkd/internal/queue"
+	"talkd/internal/werkbaum"
+)
+
+// gateLanes holds every write in its lane until released, so a test can change the plan
+// set while a write is in flight.
+type gateLanes struct {
+	queue.Lanes
+	entered chan string
+	release chan struct{}
+}
+
+func (g *gateLanes) Do(ctx context.Context, key string, fn func() error) error {
+	return g.Lanes.Do(ctx, key, func() error {
+		select {
+		case g.entered <- key:
+		default: // nobody waits for it (the buffer holds an earlier write's)
+		}
+		<-g.release
+		return fn()
+	})
+}
+
+type reconfFixture struct {
+	svc   *Service
+	lanes *gateLanes
+	dir   string
+}
+
+func newReconfFixture(t *testing.T, plans []config.Plan, roots []config.Root) *reconfFixture {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := bbolt.Open(filepath.Join(t.TempDir(), "state.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	eng, err := werkbaum.NewEngine(werkbaum.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lanes := &gateLanes{entered: make(chan string, 1), release: make(chan struct{})}
+	svc, err := New(Options{Plans: plans, Roots: roots, Engine: eng, DB: Bolt(db), Lanes: lanes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	return &reconfFixture{svc: svc, lanes: lanes, dir: dir}
+}
+
+func writePlanFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A write that began before Reconfigure removed its plan finishes on the file it started
+// with; requests after it get ErrUnknownPlan, and an added plan is served at once.
+func TestReconfigureKeepsAWriteInFlight(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.werkbaum"), filepath.Join(dir, "b.werkbaum")
+	writePlanFile(t, a, planText)
+	writePlanFile(t, b, planText)
+	f := newReconfFixture(t, []config.Plan{{Key: "a", Path: a, Lang: "en"}}, nil)
+	ctx := context.Background()
+	snap, err := f.svc.Read(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.svc.Write(ctx, "a", WriteRequest{Tool: "werkbaum_set_status", RequestID: "r1", ArgsHash: "h", Base: snap.Base,
+			Verb: werkbaum.SetStatus{ID: "auth", Status: "done"}, Author: Author{Client: "local"}})
+		done <- err
+	}()
+	select {
+	case <-f.lanes.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the write never reached its lane")
+	}
+	// The write holds its lane; the plan set changes under it: "a" goes, "b" comes.
+	if err := f.svc.Reconfigure([]config.Plan{{Key: "b", Path: b, Lang: "de"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Read(ctx, "a"); !errors.Is(err, ErrUnknownPlan) {
+		t.Fatalf("read of the removed plan: %v, want ErrUnknownPlan", err)
+	}
+	if _, err := f.svc.Operation(ctx, "a", "", "r1"); !errors.Is(err, ErrUnknownPlan) {
+		t.Fatalf("operation on the removed plan: %v, want ErrUnknownPlan", err)
+	}
+	if _, ok := f.svc.Plan("a"); ok {
+		t.Fatal("Plan still knows the removed plan")
+	}
+	if p, ok := f.svc.Plan("b"); !ok || p.Lang != "de" {
+		t.Fatalf("added plan: %+v %v", p, ok)
+	}
+	if got := f.svc.Keys(); len(got) != 1 || got[0] != "b" {
+		t.Fatalf("keys after reconfigure: %v", got)
+	}
+	close(f.lanes.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the write in flight failed: %v", err)
+	}
+	if got, want := readFile(t, a), strings.Replace(planText, "[ ] #auth", "[x] #auth", 1); got != want {
+		t.Fatalf("the write in flight did not land in its file:\n%s", got)
+	}
+	if got := readFile(t, b); got != planText {
+		t.Fatalf("the added plan's file was changed:\n%s", got)
+	}
+	snapB, err := f.svc.Read(ctx, "b")
+	if err != nil || snapB.Base.Revision != 1 {
+		t.Fatalf("read of the added plan: %+v %v", snapB, err)
+	}
+	// Brought back, the plan's journal still knows the write that finished meanwhile.
+	if err := f.svc.Reconfigure([]config.Plan{{Key: "a", Path: a, Lang: "en"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	op, err := f.svc.Operation(ctx, "a", "", "r1")
+	if err != nil || op.State != StateApplied || op.Revision != 2 {
+		t.Fatalf("operation after the plan came back: %+v %v", op, err)
+	}
+}
+
+// A plan set with an error is refused whole; the old one stays.
+func TestReconfigureRefusesABadSet(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.werkbaum")
+	writePlanFile(t, a, planText)
+	f := newReconfFixture(t, []config.Plan{{Key: "a", Path: a, Lang: "en"}}, nil)
+	err := f.svc.Reconfigure([]config.Plan{{Key: "b", Path: a}, {Key: "b", Path: a}}, nil)
+	if err == nil || !strings.Contains(err.Error(), `"b" is configured twice`) {
+		t.Fatalf("duplicate keys: %v", err)
+	}
+	if _, err := f.svc.Read(context.Background(), "a"); err != nil {
+		t.Fatalf("the old set is gone after a refused one: %v", err)
+	}
+}
