@@ -57,8 +57,6 @@ type Voice struct {
 	platform platform
 
 	set atomic.Pointer[engineSet]
-	// reconf serialises Reconfigure calls (building a set looks up programs on the PATH).
-	reconf sync.Mutex
 
 	tmpDir string
 	seq    atomic.Uint64
@@ -130,15 +128,26 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 // the voice keeps its old set and the error says why. Utterances prepared before the swap
 // are played as prepared; every utterance prepared afterwards uses the new set.
 func (v *Voice) Reconfigure(cfg config.Voice) error {
-	v.reconf.Lock()
-	defer v.reconf.Unlock()
-	set, err := buildSet(cfg, v.stateDir, v.log, v.platform)
+	commit, err := v.Stage(cfg)
 	if err != nil {
 		return err
 	}
-	v.set.Store(set)
-	v.log.Info("voice reconfigured", "provider", set.info.Provider, "why", set.info.ProviderReason, "sink", set.info.Sink, "sink_why", set.info.SinkReason)
+	commit()
 	return nil
+}
+
+// Stage is Reconfigure in two steps: it builds and checks the set of cfg without using
+// it, and commit swaps it in. The daemon's reload stages every part that can fail before
+// it commits any, so an error anywhere applies nothing.
+func (v *Voice) Stage(cfg config.Voice) (commit func(), err error) {
+	set, err := buildSet(cfg, v.stateDir, v.log, v.platform)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		v.set.Store(set)
+		v.log.Info("voice reconfigured", "provider", set.info.Provider, "why", set.info.ProviderReason, "sink", set.info.Sink, "sink_why", set.info.SinkReason)
+	}, nil
 }
 
 // buildSet makes an engineSet from the validated configuration. An engine or sink that is
