@@ -133,3 +133,37 @@ func TestReloadDoor(t *testing.T) {
 		t.Errorf("reload with an unknown field: %d, want 400", st)
 	}
 }
+
+// Requests racing reloads are admitted under one settings value each: a token is either
+// valid (200) or not (401), never anything else (run with -race).
+func TestServerReconfigureConcurrent(t *testing.T) {
+	tokA, tokB := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	cfgA := &config.Config{Version: 1, Clients: []config.Client{sharedClient("a", tokA)}}
+	cfgB := &config.Config{Version: 1, Clients: []config.Client{sharedClient("b", tokB)}}
+	f := newMCPFixture(t, func(c *config.Config) { *c = *cfgA; c.Server.MaxBodyBytes = 64 << 10 })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			next := cfgA
+			if i%2 == 0 {
+				next = cfgB
+			}
+			_ = f.srv.Reconfigure(next)
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		tok := tokA
+		if i%2 == 0 {
+			tok = tokB
+		}
+		if st, body := f.do("GET", "/status", tok, "", nil); st != 200 && st != 401 {
+			t.Fatalf("status %d %v during reloads", st, body)
+		}
+	}
+}
