@@ -65,8 +65,8 @@ func reloadOutcomes(logs string) int {
 
 func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
 
-// SIGHUP with a new client: the old token is refused, the new one admitted with exactly
-// its grants; the daemon keeps its port and its queue.
+// SIGHUP with a new client and a new voice.lang: the old token is refused, the new one
+// admitted with exactly its grants, and its announcement spoken in the new language.
 func TestReloadSIGHUPTokensAndGrants(t *testing.T) {
 	tokA, tokB := "tok-a-"+strings.Repeat("a", 34), "tok-b-"+strings.Repeat("b", 34)
 	d := startDaemon(t, daemonOptions{
@@ -80,7 +80,7 @@ func TestReloadSIGHUPTokensAndGrants(t *testing.T) {
 		t.Fatalf("bravo before the reload: %d, want 401", st)
 	}
 
-	d.writeConfig(t, "version = 1\n[[clients]]\nid = \"bravo\"\ntoken_env = \"TOK_B\"\nspeak = true\n")
+	d.writeConfig(t, "version = 1\n[voice]\nlang = \"de\"\n[[clients]]\nid = \"bravo\"\ntoken_env = \"TOK_B\"\nspeak = true\n")
 	if line := d.sighup(t); !strings.Contains(line, `msg="configuration reloaded"`) {
 		t.Fatalf("SIGHUP: %s", line)
 	}
@@ -97,6 +97,9 @@ func TestReloadSIGHUPTokensAndGrants(t *testing.T) {
 	recs := d.waitSpoken(t, 2)
 	if recs[0].Caller != "alpha" || recs[1].Caller != "bravo" || recs[1].ID != ans["id"] {
 		t.Errorf("spoken: %+v, want alpha's then bravo's %v", recs, ans["id"])
+	}
+	if recs[0].Lang != "en" || recs[1].Lang != "de" {
+		t.Errorf("languages %q, %q: want the default en before the reload and the new voice.lang de after", recs[0].Lang, recs[1].Lang)
 	}
 }
 

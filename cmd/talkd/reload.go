@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,9 +200,13 @@ func (d *daemon) reload(ctx context.Context) (api.ReloadReport, error) {
 		return refuse(err)
 	}
 	where := cfg.Source
-	commitVoice, err := d.speaker.Stage(cfg.Voice)
-	if err != nil {
-		return refuse(fmt.Errorf("%s: voice: %w", where, err))
+	// An unchanged [voice] keeps its engine set, and with it the engines' voice lists
+	// (espeak-ng --voices is not re-run on every reload).
+	commitVoice := func() {}
+	if !reflect.DeepEqual(old.Voice, cfg.Voice) {
+		if commitVoice, err = d.speaker.Stage(cfg.Voice); err != nil {
+			return refuse(fmt.Errorf("%s: voice: %w", where, err))
+		}
 	}
 	parts := d.planParts()
 	var fresh *planParts
