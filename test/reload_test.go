@@ -406,3 +406,16 @@ func jsonDecode(resp *http.Response, v any) error {
 	defer resp.Body.Close()
 	return json.NewDecoder(resp.Body).Decode(v)
 }
+
+// A daemon that cannot start (its port is taken) still exits at once with its error:
+// the SIGHUP handler, set up first, does not hold up the early return.
+func TestReloadHandlerDoesNotHoldAFailedStart(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d2 := startDaemon(t, daemonOptions{ExpectFail: true, Env: map[string]string{"TALK_LISTEN": d.Addr}})
+	if code := d2.exitCode(t); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	if !strings.Contains(d2.logs(), "the address is in use") {
+		t.Errorf("log of the second talkd:\n%s", d2.logs())
+	}
+}

@@ -140,11 +140,13 @@ func (d *daemon) endPolls() {
 	}
 }
 
-// onSIGHUP reloads the configuration on every SIGHUP until ctx ends. The signal is taken
-// over before anything else is set up, so a SIGHUP never kills the daemon.
+// onSIGHUP reloads the configuration on every SIGHUP until ctx ends or stop is called
+// (serve may return early, before ctx ends). The signal is taken over before anything
+// else is set up, so a SIGHUP never kills the daemon.
 func (d *daemon) onSIGHUP(ctx context.Context) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -160,6 +162,7 @@ func (d *daemon) onSIGHUP(ctx context.Context) (stop func()) {
 	}()
 	return func() {
 		signal.Stop(hup)
+		cancel()
 		<-done
 	}
 }
