@@ -198,10 +198,13 @@ func (d *daemon) reload(ctx context.Context) (api.ReloadReport, error) {
 	if err := ctx.Err(); err != nil {
 		return refuse(err)
 	}
-	cfg, err := config.Load(d.getenv)
+	loaded, err := config.Load(d.getenv)
 	if err != nil {
 		return refuse(err)
 	}
+	// Every component gets the settings in force: those that need a restart as they are.
+	restart := restartNeeded(old, loaded)
+	cfg := keepFixed(old, loaded)
 	where := cfg.Source
 	// An unchanged [voice] keeps its engine set, and with it the engines' voice lists
 	// (espeak-ng --voices is not re-run on every reload).
@@ -245,11 +248,10 @@ func (d *daemon) reload(ctx context.Context) (api.ReloadReport, error) {
 			parts.recorder.SetPlans(cfg.Plans)
 		}
 	}
-	restart := restartNeeded(old, cfg)
 	for _, s := range restart {
 		d.log.Warn("a changed setting needs a restart of talkd; the old value stays in force until then", "setting", s, "config", where)
 	}
-	d.cfg.Store(keepFixed(old, cfg))
+	d.cfg.Store(cfg)
 	d.log.Info("configuration reloaded", "config", where, "plans", len(cfg.Plans), "roots", len(cfg.Roots), "clients", len(cfg.Clients), "restart_needed", len(restart))
 	msg := "the new configuration is in force"
 	if len(restart) > 0 {
