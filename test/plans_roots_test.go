@@ -141,6 +141,21 @@ func TestRootPlansThroughMCP(t *testing.T) {
 		t.Errorf("the refusals left no log line:\n%s", logs)
 	}
 
+	// The plan resource decodes its URI: an encoded "/" names a folder below the root, an
+	// encoded ".." reaches the same addressing rule and is refused.
+	h := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
+	res := rpcPost(t, d, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"werkbaum://plan/notes:sub%2Fdir%2Fb.werkbaum"}}`, h)
+	if !strings.Contains(res.raw, `[x] #a: Ask @jörg`) {
+		t.Fatalf("resources/read of a plan below the root: %s", res.raw)
+	}
+	for _, uri := range []string{"werkbaum://plan/notes:%2e%2e%2Foutside%2Fsecret.werkbaum", "werkbaum://plan/notes:out.werkbaum",
+		"werkbaum://plan/notes:outdir%2Fsecret.werkbaum"} {
+		res := rpcPost(t, d, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"`+uri+`"}}`, h)
+		if res.msg["error"] == nil || strings.Contains(res.raw, "Not to be served") {
+			t.Errorf("resources/read %s: %s", uri, res.raw)
+		}
+	}
+
 	// A file created after the start is a plan at once when named.
 	if err := os.WriteFile(filepath.Join(root, "new.werkbaum"), []byte(rootPlan), 0o644); err != nil {
 		t.Fatal(err)

@@ -12,8 +12,9 @@ import (
 
 // Every open of a plan file goes through openPlan: reads, resources, inspect, the
 // summaries and the check right before a write's rename. The configured path was resolved
-// at start (config), so what is checked here is that the file there is still that kind of
-// file: not a symlink (a `git pull` or a hostile user can swap one in, and following it
+// at start (config); a root plan's path is resolved through its root at this very open
+// (planRef.openRead, os.Root). What is checked here is that the file there is still that
+// kind of file: not a symlink (a `git pull` or a hostile user can swap one in, and following it
 // would serve or overwrite a file outside the plan's folder), a regular file (a FIFO
 // would block, a device would stream forever), and not larger than the engine's input
 // limit (a plan grown to 400 MB must not be read into memory only to be refused by the

@@ -529,6 +529,7 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	ek := entryKey(client, requestID)
 	e, err := s.entry(key, ek)
 	if err != nil {

@@ -143,13 +143,15 @@ func New(opts Options) (*Service, error) {
 // root (key "<root>:<path>", Lang the root's), checked as every request checks it.
 func (s *Service) Plan(key string) (config.Plan, bool) {
 	p, err := s.resolve(key)
+	p.release()
 	return p.Plan, err == nil
 }
 
 // Lookup says whether key names a plan now: nil, or an error that wraps ErrUnknownPlan
 // and, for a key below a root (*AddressError), says what is wrong with it.
 func (s *Service) Lookup(key string) error {
-	_, err := s.resolve(key)
+	p, err := s.resolve(key)
+	p.release()
 	return err
 }
 
@@ -181,6 +183,7 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	return s.read(ctx, p)
 }
 
@@ -252,6 +255,7 @@ func (s *Service) Inspect(ctx context.Context, key string, opts werkbaum.Inspect
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	snap, err := s.read(ctx, p)
 	if err != nil {
 		return nil, err
@@ -300,7 +304,8 @@ type Summary struct {
 // when first asked for: not on every write, which would double the engine's work under
 // a stream of writes), and kept by checksum, including a failure such
 // as the engine running out of time, until the plan changes. A summary still being
-// computed after summaryWait is answered with Analysis "pending" and no counts.
+// computed after summaryWait is answered with Analysis "pending" and no counts; one of a
+// plan below a root at once (summaryWaitFor: a listing may hold a thousand of them).
 func (s *Service) Summarize(ctx context.Context, key string) Summary {
 	p, err := s.resolve(key)
 	sum := Summary{Key: key, Lang: p.Lang}
@@ -308,6 +313,7 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 		sum.Error = err.Error()
 		return sum
 	}
+	defer p.release()
 	if s.mirror != nil {
 		sum.Mirror = s.mirror(key)
 	}

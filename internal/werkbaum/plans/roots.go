@@ -46,6 +46,17 @@ type planRef struct {
 	config.Plan
 	root *rootDir // nil for a configured plan
 	rel  string   // slash-separated path below root.path
+	// open is the root's folder, opened once by resolve for the request's file
+	// operations (nil: each operation opens it); release closes it.
+	open *os.Root
+}
+
+// release closes what resolve opened for the request; every public method that resolves
+// a plan defers it.
+func (p planRef) release() {
+	if p.open != nil {
+		p.open.Close()
+	}
 }
 
 // Bounds of a root's listing (plans_list, /status, Keys): how deep the walk goes below the
@@ -166,10 +177,18 @@ func (s *Service) resolve(key string) (planRef, error) {
 	}
 	ref := planRef{Plan: config.Plan{Key: key, Path: filepath.Join(root.path, filepath.FromSlash(rel)), Lang: root.lang},
 		root: root, rel: rel}
+	r, err := os.OpenRoot(root.path)
+	if err != nil {
+		s.log.Warn("root folder cannot be opened", "root", root.name, "path", root.path, "err", err)
+		return planRef{}, &AddressError{Key: key, Reason: fmt.Sprintf("the folder of root %q cannot be opened: %v", root.name, unpath(err))}
+	}
+	ref.open = r
 	if why := ref.checkChain(); why != "" {
+		ref.release()
 		return planRef{}, s.refuseAddress(key, why)
 	}
 	if err := s.ensureJournal(ref); err != nil {
+		ref.release()
 		return planRef{}, err
 	}
 	return ref, nil
@@ -185,11 +204,7 @@ func (s *Service) refuseAddress(key, why string) error {
 // checkChain Lstats every element of a root plan's path below the root (through the
 // root, so the check itself cannot be led outside) and says what is wrong, "" if nothing.
 func (p planRef) checkChain() string {
-	r, err := os.OpenRoot(p.root.path)
-	if err != nil {
-		return fmt.Sprintf("the root folder %q cannot be opened: %v", p.root.name, unpath(err))
-	}
-	defer r.Close()
+	r := p.open
 	segs := strings.Split(p.rel, "/")
 	for i := range segs {
 		sub := strings.Join(segs[:i+1], "/")

@@ -18,9 +18,13 @@ import (
 // way included, at every single open, temp file and rename: a folder swapped for a
 // symlink between the lookup and the open cannot lead a read or a write outside.
 
-// rootOp runs fn on the root's folder, opened for this operation (so a root folder that
-// was replaced is found anew, and no descriptor outlives the plan set).
+// rootOp runs fn on the root's folder: the one the request opened, else opened for this
+// operation (recovery). No descriptor outlives its request, so a root folder that was
+// replaced is found anew by the next one.
 func (p planRef) rootOp(fn func(r *os.Root) error) error {
+	if p.open != nil {
+		return fn(p.open)
+	}
 	r, err := os.OpenRoot(p.root.path)
 	if err != nil {
 		return err

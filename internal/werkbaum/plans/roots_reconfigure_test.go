@@ -3,6 +3,7 @@ package plans
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +42,7 @@ type reconfFixture struct {
 	dir   string
 }
 
-func newReconfFixture(t *testing.T, plans []config.Plan, roots []config.Root) *reconfFixture {
+func newReconfFixture(t testing.TB, plans []config.Plan, roots []config.Root) *reconfFixture {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := bbolt.Open(filepath.Join(t.TempDir(), "state.db"), 0o600, nil)
@@ -62,7 +63,7 @@ func newReconfFixture(t *testing.T, plans []config.Plan, roots []config.Root) *r
 	return &reconfFixture{svc: svc, lanes: lanes, dir: dir}
 }
 
-func writePlanFile(t *testing.T, path, text string) {
+func writePlanFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -161,4 +162,93 @@ func TestReconfigureRefusesABadSet(t *testing.T) {
 	if _, err := f.svc.Read(context.Background(), "a"); err != nil {
 		t.Fatalf("the old set is gone after a refused one: %v", err)
 	}
+}
+
+// Writes to a plan that stays in every set lose nothing while the set changes under them
+// again and again (plans and roots added and removed around it).
+func TestReconfigureUnderWrites(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.werkbaum"), filepath.Join(dir, "b.werkbaum")
+	text := "- [ ] #root: Root\n"
+	writePlanFile(t, a, text)
+	writePlanFile(t, b, text)
+	writePlanFile(t, filepath.Join(dir, "notes", "n.werkbaum"), text)
+	one := []config.Plan{{Key: "a", Path: a, Lang: "en"}}
+	two := append(one, config.Plan{Key: "b", Path: b, Lang: "en"})
+	roots := []config.Root{{Name: "notes", Path: filepath.Join(dir, "notes"), Lang: "en"}}
+	f := newReconfFixture(t, one, nil)
+	close(f.lanes.release)
+	ctx := context.Background()
+	const writers, each = 4, 10
+	stop := make(chan struct{})
+	flips := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				flips <- n
+				return
+			default:
+			}
+			var err error
+			if n%2 == 0 {
+				err = f.svc.Reconfigure(two, roots)
+			} else {
+				err = f.svc.Reconfigure(one, nil)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+			n++
+		}
+	}()
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for i := range each {
+				for try := 0; ; try++ {
+					snap, err := f.svc.Read(ctx, "a")
+					if err != nil {
+						errs <- err
+						return
+					}
+					id := fmt.Sprintf("w%d-%d-%d", w, i, try) // a conflict is redone under a new id
+					_, err = f.svc.Write(ctx, "a", WriteRequest{Tool: "werkbaum_add_node", RequestID: id,
+						ArgsHash: id, Base: snap.Base, Author: Author{Client: "local"},
+						Verb: werkbaum.AddNode{Parent: "root", Line: fmt.Sprintf("- [ ] #w%d-%d: Step", w, i)}})
+					var conflict *ConflictError
+					if errors.As(err, &conflict) {
+						continue // another writer was first: read again, new attempt
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					break
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	n := <-flips
+	got := readFile(t, a)
+	for w := range writers {
+		for i := range each {
+			if !strings.Contains(got, fmt.Sprintf("#w%d-%d:", w, i)) {
+				t.Errorf("write w%d-%d is lost", w, i)
+			}
+		}
+	}
+	snap, err := f.svc.Read(ctx, "a")
+	if err != nil || snap.Base.Revision != 1+writers*each {
+		t.Fatalf("revision %+v %v, want %d after %d writes (%d reconfigurations)", snap, err, 1+writers*each, writers*each, n)
+	}
+	t.Logf("%d writes across %d reconfigurations", writers*each, n)
 }

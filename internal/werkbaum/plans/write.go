@@ -78,6 +78,7 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	if err := s.staleBase(ctx, p, req); err != nil {
 		return nil, err
 	}
