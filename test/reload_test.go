@@ -419,3 +419,29 @@ func TestReloadHandlerDoesNotHoldAFailedStart(t *testing.T) {
 		t.Errorf("log of the second talkd:\n%s", d2.logs())
 	}
 }
+
+// A reload can bring the first root too (local mode): its plans are addressed as
+// root:path from the next call on, and dropping the root refuses them again.
+func TestReloadAddsARoot(t *testing.T) {
+	d := startDaemon(t, daemonOptions{Config: "version = 1\n"})
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "team"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "team", "müller.werkbaum"), []byte(sharedPlan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.writeConfig(t, fmt.Sprintf("version = 1\n[[roots]]\nname = \"notes\"\npath = %q\n", root))
+	if line := d.sighup(t); !strings.Contains(line, `msg="configuration reloaded"`) {
+		t.Fatalf("SIGHUP: %s", line)
+	}
+	c := newMCPClient(d)
+	if rd := c.read(t, "notes:team/müller.werkbaum"); rd.Text != sharedPlan {
+		t.Errorf("the root's plan after the reload: %q", rd.Text)
+	}
+	d.writeConfig(t, "version = 1\n")
+	talkAt(t, d, "", "reload").want(t, 0, "talk reload")
+	if a, err := c.call(context.Background(), "werkbaum_read", map[string]any{"plan": "notes:team/müller.werkbaum"}); err != nil || !a.IsError {
+		t.Errorf("the root's plan after the root was dropped: %+v %v", a, err)
+	}
+}
