@@ -445,3 +445,31 @@ func TestReloadAddsARoot(t *testing.T) {
 		t.Errorf("the root's plan after the root was dropped: %+v %v", a, err)
 	}
 }
+
+// A plan's announce flag changes with a reload: a write finishing a node is silent before
+// and announced after it.
+func TestReloadPlanAnnounceFlag(t *testing.T) {
+	plan := filepath.Join(t.TempDir(), "en.werkbaum")
+	if err := os.WriteFile(plan, []byte(announcePlanEN), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := func(announce bool) string {
+		return fmt.Sprintf("version = 1\n[rules.rate_limit]\nlow = \"0s\"\n[[plans]]\nkey = \"en\"\npath = %q\nlang = \"en\"\nannounce = %t\n", plan, announce)
+	}
+	d := startDaemon(t, daemonOptions{Config: conf(false)})
+	c := newMCPClient(d)
+	announceWrite(t, c, "en", "werkbaum_set_status", "r1", map[string]any{"id": "shop.cart", "status": "done", "agent": "Codex"})
+
+	d.writeConfig(t, conf(true))
+	talkAt(t, d, "", "reload").want(t, 0, "talk reload")
+	announceWrite(t, c, "en", "werkbaum_set_status", "r2", map[string]any{"id": "shop.pay", "status": "done", "agent": "Codex"})
+	d.waitSpoken(t, 1)
+	quietlyWaited()
+	recs := d.spoken(t)
+	if len(recs) != 1 || !strings.Contains(recs[0].Text, "Payment") || recs[0].Agent != "Codex" {
+		t.Fatalf("spoken %+v, want only the announcement of the write after the reload (Payment)", recs)
+	}
+	if strings.Contains(recs[0].Text, "Cart") {
+		t.Errorf("the write before the reload (announce = false) was announced: %+v", recs)
+	}
+}
