@@ -166,7 +166,9 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 		if err != nil {
 			return err
 		}
+		d.mu.Lock()
 		d.plans = parts
+		d.mu.Unlock()
 	}
 	defer func() {
 		// The store may also have been made by a reload.
