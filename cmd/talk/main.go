@@ -80,7 +80,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		sayCommand(), statusCommand(), muteCommand(), unmuteCommand(), stopCommand(),
+		sayCommand(), statusCommand(), muteCommand(), unmuteCommand(), stopCommand(), reloadCommand(),
 		cancelCommand(), historyCommand(), voicesCommand(), versionCommand(), plansCommand(), planCommand(),
 		mcpCommand(), serviceCommand(), completionCommand(), helpCommand(),
 	}

@@ -17,14 +17,11 @@ import (
 	"syscall"
 	"time"
 
-	"talkd/internal/api"
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/queue/state"
 	"talkd/internal/queue/voice"
-	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/mirror"
-	"talkd/internal/werkbaum/plans"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -91,7 +88,7 @@ Flags:
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("TALK_LOG_LEVEL"))}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := serve(ctx, cfg, log, listenSource(cfg, getenv)); err != nil {
+	if err := serve(ctx, cfg, getenv, log, listenSource(cfg, getenv)); err != nil {
 		log.Error("talkd stopped", "err", err)
 		return 1
 	}
@@ -122,29 +119,39 @@ func logLevel(s string) slog.Level {
 
 // serve runs the daemon until ctx ends, then shuts down gracefully: stop accepting,
 // finish in-flight requests and the current utterance within the configured bound, save
-// the history and close the database.
-func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom string) error {
+// the history and close the database. SIGHUP reloads the configuration (reload.go); getenv
+// is what the reload reads it with.
+func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, log *slog.Logger, listenFrom string) error {
+	d := &daemon{log: log, getenv: getenv}
+	d.cfg.Store(cfg)
+	d.quietNotify.Store(cfg.Rules.QuietNotify)
+	stopHUP := d.onSIGHUP(ctx)
+	defer stopHUP()
+
 	db, err := state.Open(cfg.DBPath(), state.Options{Log: log})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	d.db = db
 
 	speaker, err := voice.New(cfg.Voice, cfg.Server.StateDir, log)
 	if err != nil {
 		return fmt.Errorf("voice: %w", err)
 	}
 	defer speaker.Close()
+	d.speaker = speaker
 
 	q, err := queue.New(queue.ConfigFrom(cfg), speaker, db, time.Now, log)
 	if err != nil {
 		return err
 	}
-	if cfg.Rules.QuietNotify {
-		q.OnQuietDiscard = func(a queue.Announcement) {
+	q.OnQuietDiscard = func(a queue.Announcement) {
+		if d.quietNotify.Load() {
 			speaker.Notify("talkd (quiet hours)", a.Text)
 		}
 	}
+	d.q = q
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	go q.Run(runCtx)
@@ -156,35 +163,24 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 		q.Close(closeCtx)
 	}()
 
-	srv := api.New(api.Options{
-		Config: cfg, Voice: q, Engines: engines{speaker}, Version: version, Log: log,
-	})
-	var gitMirror *mirror.Mirror
-	if len(cfg.Plans) > 0 || len(cfg.Roots) > 0 {
-		// A large plan (thousands of nodes) needs a few hundred ms per call on a busy two-core
-		// machine; 5 s keeps such plans usable while a runaway input still costs only one error.
-		engine, err := werkbaum.NewEngine(werkbaum.Options{Timeout: 5 * time.Second})
-		if err != nil {
-			return fmt.Errorf("notation engine: %w", err)
-		}
-		gitMirror, err = mirror.NewMirror(mirror.MirrorOptions{DB: db, Log: log})
+	srv := d.newServer(cfg)
+	if wantsPlans(cfg) {
+		parts, err := d.openPlans(cfg, srv)
 		if err != nil {
 			return err
 		}
-		// Plan announcements pass the same speak validation as every other announcement.
-		recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: planVoice{srv.Announcements()}, Log: log})
-		store, err := plans.New(plans.Options{Plans: cfg.Plans, Roots: cfg.Roots, Engine: engine, DB: plans.Bolt(db), Lanes: &queue.Lanes{}, Log: log,
-			AfterWrite: recorder.AfterWrite, MirrorState: recorder.State})
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if err := store.Close(); err != nil {
+		d.mu.Lock()
+		d.plans = parts
+		d.mu.Unlock()
+	}
+	defer func() {
+		// The store may also have been made by a reload.
+		if p := d.planParts(); p != nil {
+			if err := p.store.Close(); err != nil {
 				log.Error("plan journal", "err", err)
 			}
-		}()
-		srv.RegisterPlans(store, engine.Vocabulary())
-	}
+		}
+	}()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
@@ -192,19 +188,22 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 		}
 		return fmt.Errorf("listen on %s (from %s): %w", cfg.Server.Listen, listenFrom, err)
 	}
-	srv.SetListenAddr(ln.Addr().String())
+	d.listenAddr = ln.Addr().String()
+	srv.SetListenAddr(d.listenAddr)
+	d.use(srv)
 	releaser := newMemoryReleaser(idleRelease, log)
 	go releaser.run(runCtx)
 	httpSrv := &http.Server{
-		Handler:           releaser.wrap(srv.Handler()),
+		Handler:           releaser.wrap(d),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	// Held long polls of the document feed answer 204 at shutdown instead of holding it up.
-	httpSrv.RegisterOnShutdown(srv.EndPolls)
+	// Held long polls of the document feed (of every server a reload built) answer 204 at
+	// shutdown instead of holding it up.
+	httpSrv.RegisterOnShutdown(d.endPolls)
 	info := speaker.Info()
 	log.Info("listening", "addr", ln.Addr().String(), "config", cfg.Source, "provider", info.Provider, "sink", info.Sink, "version", version)
 
@@ -216,7 +215,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout.Duration)
+	d.closing.Store(true)
+	// The shutdown bound in force now (a reload may have changed it).
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), d.cfg.Load().Server.ShutdownTimeout.Duration)
 	defer cancel()
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("in-flight requests did not finish in time", "err", err)
@@ -224,10 +225,10 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 	if err := q.Close(shutdownCtx); err != nil {
 		log.Warn("closing the voice", "err", err)
 	}
-	if gitMirror != nil {
+	if p := d.planParts(); p != nil {
 		// Commits run outside the requests (in the mirror's workers): let them finish
 		// while the state database is still open.
-		if err := gitMirror.Wait(shutdownCtx); err != nil {
+		if err := p.mirror.Wait(shutdownCtx); err != nil {
 			log.Warn("mirror commits did not finish in time", "err", err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"talkd/internal/config"
 	"talkd/internal/werkbaum"
 )
 
@@ -64,20 +65,22 @@ type admitted struct {
 // admit runs the admission steps for d. It reports false when the request has been
 // answered: refused, or (on the CORS door) a preflight.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitted, bool) {
-	if !s.hostAllowed(r.Host) {
+	// One snapshot of the settings for the whole admission (a reload swaps them).
+	set := s.live.Load()
+	if !s.hostAllowed(set.cfg, r.Host) {
 		s.refuse(w, r, d, &Error{Status: http.StatusForbidden, Code: CodeHostNotAllowed,
 			Message: "host " + quoteHost(r.Host) + " is not allowed; add it to server.allowed_hosts"})
 		return admitted{}, false
 	}
 	origin := r.Header.Get("Origin")
-	listed := origin != "" && s.originListed(origin)
+	listed := origin != "" && listedOrigin(set.cfg, origin)
 	if d.origin == originCORS {
 		if r.Method == http.MethodOptions {
-			s.preflight(w, r, d, origin, listed)
+			s.preflight(w, r, d, set.cfg, origin, listed)
 			return admitted{}, false
 		}
 		if listed {
-			w.Header().Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
+			w.Header().Set("Access-Control-Allow-Origin", allowOriginValue(set.cfg, origin))
 		}
 	}
 	if origin != "" && !listed && !s.ownOrigin(origin, r.Host) {
@@ -85,7 +88,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitte
 			Message: "origin " + strconv.Quote(origin) + " may not use " + d.path + "; list it in server.allowed_origins"})
 		return admitted{}, false
 	}
-	caller, err := s.auth.identify(r)
+	caller, err := set.auth.identify(r)
 	if err == nil && d.grant != nil {
 		err = d.grant(caller)
 	}
@@ -103,10 +106,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitte
 
 // preflight answers OPTIONS on the CORS door: CORS headers for a listed origin, none for
 // another (the browser then blocks the request).
-func (s *Server) preflight(w http.ResponseWriter, r *http.Request, d *door, origin string, listed bool) {
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request, d *door, cfg *config.Config, origin string, listed bool) {
 	if listed {
 		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", s.allowOriginValue(origin))
+		h.Set("Access-Control-Allow-Origin", allowOriginValue(cfg, origin))
 		methods := d.corsMethods
 		if methods == "" {
 			methods = "POST, OPTIONS"

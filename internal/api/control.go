@@ -167,20 +167,21 @@ type rulesStatus struct {
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, a admitted) {
 	caller := a.caller
 	st := s.voice.Status()
+	set := s.live.Load()
 	resp := statusResponse{
-		Version: s.version, Mode: "local", Config: s.cfg.Source,
+		Version: s.version, Mode: "local", Config: set.cfg.Source,
 		Mute:  muteAnswer(st.Mute),
 		Quiet: quietStatus{Active: st.Quiet, Window: st.QuietNow, Windows: orEmpty(st.QuietHours)},
 		Queue: queueStatus{Waiting: st.Waiting, Capacity: st.Capacity, Speaking: st.Speaking},
 		Rules: rulesStatus{RateLimit: map[string]string{
 			"low": st.Intervals[queue.Low].String(), "normal": st.Intervals[queue.Normal].String(), "high": st.Intervals[queue.High].String(),
-		}, MaxWait: s.cfg.Rules.MaxWait.Duration.String()},
-		CORS:   orEmpty(s.cfg.Server.AllowedOrigins),
+		}, MaxWait: set.cfg.Rules.MaxWait.Duration.String()},
+		CORS:   orEmpty(set.cfg.Server.AllowedOrigins),
 		MCP:    true,
 		Plans:  s.visiblePlans(r.Context(), caller),
 		Caller: caller.ID,
 	}
-	if s.auth.shared {
+	if set.auth.shared {
 		resp.Mode = "shared"
 	}
 	if s.engines != nil {

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"talkd/internal/config"
@@ -74,13 +75,13 @@ const DefaultHeavyWait = 10 * time.Second
 
 // Server serves all doors. Create it with New; it is an http.Handler.
 type Server struct {
-	cfg     *config.Config
+	// live holds the settings a reload changes (Reconfigure); read it once per request.
+	live    atomic.Pointer[settings]
 	voice   Voice
 	engines Engines
 	version string
 	log     *slog.Logger
 	now     func() time.Time
-	auth    *authenticator
 	// maxBody is the body limit of /speak and the control doors; mcpMaxBody of /mcp.
 	maxBody, mcpMaxBody int64
 
@@ -96,17 +97,21 @@ type Server struct {
 	// heavy holds one token per running heavy tool call (capacity Options.HeavyCalls).
 	heavy     chan struct{}
 	heavyWait time.Duration
+
+	// reloader serves POST /reload (SetReloader); nil = the door answers 501.
+	reloader Reloader
 }
 
 // New builds the server from its dependencies.
 func New(opts Options) *Server {
 	s := &Server{
-		cfg: opts.Config, voice: opts.Voice, engines: opts.Engines, version: opts.Version,
-		log: opts.Log, now: opts.Now, auth: newAuthenticator(opts.Config),
+		voice: opts.Voice, engines: opts.Engines, version: opts.Version,
+		log: opts.Log, now: opts.Now,
 		maxBody:    opts.Config.Server.MaxBodyBytes,
 		mcpMaxBody: MCPMaxBodyBytes,
 		listenAddr: opts.Config.Server.Listen,
 	}
+	s.live.Store(newSettings(opts.Config))
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -164,6 +169,7 @@ func (s *Server) routes() map[string]route {
 		"/mute":    {[]string{http.MethodPost}, ctl("/mute", control), s.handleMute},
 		"/unmute":  {[]string{http.MethodPost}, ctl("/unmute", control), s.handleUnmute},
 		"/stop":    {[]string{http.MethodPost}, ctl("/stop", control), s.handleStop},
+		"/reload":  {[]string{http.MethodPost}, ctl("/reload", control), s.handleReload},
 		// /cancel checks its grants itself: one's own announcements need the speak grant,
 		// everybody's the control grant.
 		"/cancel": {[]string{http.MethodPost}, ctl("/cancel", nil), s.handleCancel},
@@ -218,8 +224,8 @@ func clipHeader(h string) string {
 }
 
 // hostAllowed is the DNS-rebinding check: loopback names, the listen address, and
-// server.allowed_hosts.
-func (s *Server) hostAllowed(hostport string) bool {
+// server.allowed_hosts of cfg.
+func (s *Server) hostAllowed(cfg *config.Config, hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
@@ -231,7 +237,7 @@ func (s *Server) hostAllowed(hostport string) bool {
 	if lh, _, err := net.SplitHostPort(s.listenAddr); err == nil && strings.EqualFold(lh, host) {
 		return true
 	}
-	for _, a := range s.cfg.Server.AllowedHosts {
+	for _, a := range cfg.Server.AllowedHosts {
 		if strings.EqualFold(a, host) || strings.EqualFold(a, hostport) {
 			return true
 		}
@@ -247,10 +253,10 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// originListed reports whether a browser origin may use the doors: listed in
-// server.allowed_origins (or the list is "*").
-func (s *Server) originListed(origin string) bool {
-	return s.cfg.Server.OriginAllowed(origin)
+// listedOrigin reports whether a browser origin may use the doors: listed in
+// server.allowed_origins of cfg (or the list is "*").
+func listedOrigin(cfg *config.Config, origin string) bool {
+	return cfg.Server.OriginAllowed(origin)
 }
 
 // ownOrigin reports whether origin names the daemon itself (its listen address or the

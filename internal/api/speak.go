@@ -362,7 +362,8 @@ func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.A
 	if strings.ContainsRune(text, 0) {
 		return queue.Announcement{}, 0, fieldError("text", "field \"text\" must not contain NUL characters")
 	}
-	if max := s.cfg.Voice.Cleanup.Limit(); n > max {
+	cfg := s.config()
+	if max := cfg.Voice.Cleanup.Limit(); n > max {
 		text, cutFrom = queue.CutAtSentence(text, max), n
 	}
 	prio, err := queue.ParsePriority(req.Priority)
@@ -371,7 +372,7 @@ func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.A
 	}
 	lang := req.Lang
 	if lang == "" {
-		lang = s.cfg.Voice.Lang
+		lang = cfg.Voice.Lang
 	}
 	if !config.IsLangTag(lang) {
 		return queue.Announcement{}, 0, fieldError("lang", "field \"lang\" must be a BCP-47 language tag such as de, en, fr or pt-BR, not "+strconv.Quote(req.Lang))
@@ -419,8 +420,8 @@ func (s *Server) handleSpeak(w http.ResponseWriter, r *http.Request, a admitted)
 	s.refuseHTTP(w, r, derr)
 }
 
-func (s *Server) allowOriginValue(origin string) string {
-	if s.cfg.Server.CORSAny() {
+func allowOriginValue(cfg *config.Config, origin string) string {
+	if cfg.Server.CORSAny() {
 		return "*"
 	}
 	return origin

@@ -30,6 +30,9 @@ var (
 	ErrClosed = errors.New("the voice is shutting down")
 )
 
+// errCapacity refuses a Config without room for one announcement.
+var errCapacity = errors.New("queue capacity must be positive")
+
 // Clock tells the time; tests pass a clock they can move.
 type Clock func() time.Time
 
@@ -218,7 +221,7 @@ type Voice struct {
 // New restores mute and history from the store and returns a Voice ready to Run.
 func New(cfg Config, speaker Speaker, store Store, now Clock, log *slog.Logger) (*Voice, error) {
 	if cfg.Capacity <= 0 {
-		return nil, errors.New("queue capacity must be positive")
+		return nil, errCapacity
 	}
 	if cfg.HistorySize <= 0 {
 		cfg.HistorySize = 500
@@ -266,7 +269,7 @@ func New(cfg Config, speaker Speaker, store Store, now Clock, log *slog.Logger) 
 		return nil, fmt.Errorf("load announcement counter: %w", err)
 	}
 	v.seq = seq
-	go v.flushLoop()
+	go v.flushLoop(cfg.FlushEvery)
 	return v, nil
 }
 

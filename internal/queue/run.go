@@ -66,7 +66,7 @@ func (v *Voice) Run(ctx context.Context) {
 			ahead = v.prepare(ctx, peek)
 			v.setAhead(ahead.cancel)
 		}
-		playCtx, cancel := context.WithTimeout(cur.ctx, v.cfg.SpeakTimeout)
+		playCtx, cancel := context.WithTimeout(cur.ctx, v.speakTimeout())
 		err := v.speaker.Play(playCtx, it.u, cur.audio)
 		stopped := playCtx.Err() != nil
 		timedOut := errors.Is(playCtx.Err(), context.DeadlineExceeded)
@@ -105,9 +105,10 @@ func discard(p *prepared) {
 func (v *Voice) prepare(ctx context.Context, it *item) *prepared {
 	ictx, cancel := context.WithCancel(ctx)
 	p := &prepared{it: it, ctx: ictx, cancel: cancel, done: make(chan struct{})}
+	timeout := v.speakTimeout()
 	go func() {
 		defer close(p.done)
-		pctx, cancelTimeout := context.WithTimeout(ictx, v.cfg.SpeakTimeout)
+		pctx, cancelTimeout := context.WithTimeout(ictx, timeout)
 		defer cancelTimeout()
 		p.audio, p.err = v.speaker.Prepare(pctx, it.u)
 		if p.err == nil && pctx.Err() != nil {
@@ -235,9 +236,9 @@ func (v *Voice) finish(it *item, outcome, reason string) {
 }
 
 // flushLoop persists changed history entries in batches, off the request path.
-func (v *Voice) flushLoop() {
+func (v *Voice) flushLoop(every time.Duration) {
 	defer close(v.flushDone)
-	t := time.NewTicker(v.cfg.FlushEvery)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -261,8 +262,9 @@ func (v *Voice) flush() {
 		batch = append(batch, *e)
 	}
 	clear(v.dirty)
+	keep := v.cfg.HistorySize
 	v.mu.Unlock()
-	if err := v.store.SaveHistory(batch, v.cfg.HistorySize); err != nil {
+	if err := v.store.SaveHistory(batch, keep); err != nil {
 		v.log.Error("save history", "err", err)
 		v.mu.Lock()
 		for _, e := range v.recentLocked() {

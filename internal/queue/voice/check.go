@@ -13,6 +13,11 @@ import (
 // the request field at fault ("lang" or "voice"); the error lists close matches. An
 // engine that cannot list its voices (a command) accepts every well-formed value.
 func (v *Voice) Check(ctx context.Context, provider, lang, voiceName string) (field string, err error) {
+	return v.set.Load().Check(ctx, provider, lang, voiceName)
+}
+
+// Check is Voice.Check for this set.
+func (v *engineSet) Check(ctx context.Context, provider, lang, voiceName string) (field string, err error) {
 	if provider == "" {
 		provider = v.defName
 	}
@@ -23,7 +28,7 @@ func (v *Voice) Check(ctx context.Context, provider, lang, voiceName string) (fi
 }
 
 // check is Check without the shortcut for the default language.
-func (v *Voice) check(ctx context.Context, provider, lang, voiceName string) (field string, err error) {
+func (v *engineSet) check(ctx context.Context, provider, lang, voiceName string) (field string, err error) {
 	e, ok := v.providers[provider]
 	if !ok {
 		return "provider", fmt.Errorf("provider %q is not available here", provider)

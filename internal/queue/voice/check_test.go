@@ -56,7 +56,7 @@ func TestSpeechdArguments(t *testing.T) {
 // The voice of an utterance: the request's, else the agent's, else the language's (a
 // regional tag falling back to its language), else the engine's choice.
 func TestVoiceName(t *testing.T) {
-	v := &Voice{voiceFor: map[string]string{"de": "thorsten", "en-GB": "alan"}, agentVoice: map[string]string{"@Müller": "karl"}}
+	v := &engineSet{voiceFor: map[string]string{"de": "thorsten", "en-GB": "alan"}, agentVoice: map[string]string{"@Müller": "karl"}}
 	for _, c := range []struct {
 		u    queue.Utterance
 		lang string

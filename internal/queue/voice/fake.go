@@ -71,7 +71,7 @@ func appendFakeRecord(path string, rec FakeRecord) error {
 // playFake "speaks" a fake utterance: the silent clip goes to the sink like any audio,
 // then the speaking time of voice.fake_duration runs out (or ctx ends it early), and the
 // utterance is recorded with its start and end.
-func (v *Voice) playFake(ctx context.Context, u queue.Utterance, a *audio) error {
+func (v *engineSet) playFake(ctx context.Context, u queue.Utterance, a *audio) error {
 	start := v.now()
 	err := v.sink.play(ctx, u, a)
 	if err == nil {

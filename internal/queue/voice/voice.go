@@ -48,7 +48,31 @@ type Info struct {
 }
 
 // Voice is the speech engine and audio sink of one daemon; it implements queue.Speaker.
+// What the voice configuration decides (engines, sink, language, voices, speed, cleanup)
+// lives in one engineSet that Reconfigure replaces as a whole, so an utterance is always
+// prepared and played with one consistent set, never half old and half new.
 type Voice struct {
+	log      *slog.Logger
+	stateDir string
+	platform platform
+
+	set atomic.Pointer[engineSet]
+
+	tmpDir string
+	seq    atomic.Uint64
+
+	notifier []string // argv prefix; nil = log only
+	notifyWG sync.WaitGroup
+	notifyMu sync.Mutex // guards closed against a Notify racing Close
+	closed   bool
+	sem      chan struct{}
+}
+
+// engineSet is the part of the voice made from config.Voice. It is never changed after
+// buildSet returns: Reconfigure builds a new one and swaps the pointer, and an audio keeps
+// the set it was prepared with, so an utterance synthesized before a reload is played by
+// the sink of its own set (a new provider or sink applies from the next utterance on).
+type engineSet struct {
 	log          *slog.Logger
 	timeout      time.Duration
 	speed        int
@@ -65,15 +89,6 @@ type Voice struct {
 	providers map[string]provider
 	info      Info
 	sink      sink
-
-	tmpDir string
-	seq    atomic.Uint64
-
-	notifier []string // argv prefix; nil = log only
-	notifyWG sync.WaitGroup
-	notifyMu sync.Mutex // guards closed against a Notify racing Close
-	closed   bool
-	sem      chan struct{}
 }
 
 var _ queue.Speaker = (*Voice)(nil)
@@ -92,7 +107,53 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	v := &Voice{
+	set, err := buildSet(cfg, stateDir, log, p)
+	if err != nil {
+		return nil, err
+	}
+	v := &Voice{log: log, stateDir: stateDir, platform: p, sem: make(chan struct{}, 4)}
+	v.set.Store(set)
+	v.setupNotifier(p)
+	dir, err := os.MkdirTemp("", "talkd-voice-")
+	if err != nil {
+		return nil, fmt.Errorf("voice: temporary directory: %w", err)
+	}
+	v.tmpDir = dir
+	v.log.Info("voice ready", "provider", set.info.Provider, "why", set.info.ProviderReason, "sink", set.info.Sink, "sink_why", set.info.SinkReason)
+	return v, nil
+}
+
+// Reconfigure replaces the engines, sink and speaking defaults with those of cfg (a
+// configuration reload). The new set is built and checked completely first: on an error
+// the voice keeps its old set and the error says why. Utterances prepared before the swap
+// are played as prepared; every utterance prepared afterwards uses the new set.
+func (v *Voice) Reconfigure(cfg config.Voice) error {
+	commit, err := v.Stage(cfg)
+	if err != nil {
+		return err
+	}
+	commit()
+	return nil
+}
+
+// Stage is Reconfigure in two steps: it builds and checks the set of cfg without using
+// it, and commit swaps it in. The daemon's reload stages every part that can fail before
+// it commits any, so an error anywhere applies nothing.
+func (v *Voice) Stage(cfg config.Voice) (commit func(), err error) {
+	set, err := buildSet(cfg, v.stateDir, v.log, v.platform)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		v.set.Store(set)
+		v.log.Info("voice reconfigured", "provider", set.info.Provider, "why", set.info.ProviderReason, "sink", set.info.Sink, "sink_why", set.info.SinkReason)
+	}, nil
+}
+
+// buildSet makes an engineSet from the validated configuration. An engine or sink that is
+// named explicitly but cannot work here is an error; "auto" falls back with a log line.
+func buildSet(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (*engineSet, error) {
+	v := &engineSet{
 		log:          log,
 		timeout:      cfg.Timeout.Duration,
 		speed:        cfg.Speed,
@@ -105,7 +166,6 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 		fakeDuration: cfg.FakeDuration.Duration,
 		now:          time.Now,
 		providers:    map[string]provider{},
-		sem:          make(chan struct{}, 4),
 	}
 	if v.timeout <= 0 {
 		v.timeout = config.DefaultVoiceTimeout
@@ -130,18 +190,11 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 	}
 	v.info.Silent = v.Silent("")
 	v.info.Audible = v.info.Silent == ""
-	v.setupNotifier(p)
-	dir, err := os.MkdirTemp("", "talkd-voice-")
-	if err != nil {
-		return nil, fmt.Errorf("voice: temporary directory: %w", err)
-	}
-	v.tmpDir = dir
-	v.log.Info("voice ready", "provider", v.info.Provider, "why", v.info.ProviderReason, "sink", v.info.Sink, "sink_why", v.info.SinkReason)
 	return v, nil
 }
 
 // builtin resolves a built-in engine on this platform, or says why it is unavailable.
-func (v *Voice) builtin(name string, p platform) (provider, error) {
+func (v *engineSet) builtin(name string, p platform) (provider, error) {
 	switch name {
 	case ProviderFake:
 		return fake{}, nil
@@ -186,7 +239,7 @@ func autoOrder(goos string) []string {
 	return []string{ProviderEspeak, ProviderSpeechd}
 }
 
-func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
+func (v *engineSet) setupProviders(cfg config.Voice, p platform) error {
 	for _, c := range cfg.Commands {
 		if slices.Contains(reservedNames, c.Name) {
 			return fmt.Errorf("[[voice.commands]] %q: the name is taken by a built-in provider", c.Name)
@@ -255,7 +308,7 @@ func (v *Voice) setupProviders(cfg config.Voice, p platform) error {
 	return nil
 }
 
-func (v *Voice) setupSink(cfg config.Voice, p platform) error {
+func (v *engineSet) setupSink(cfg config.Voice, p platform) error {
 	s := cfg.Sink
 	switch {
 	case s == "null":
@@ -325,6 +378,7 @@ func resolvePlayer(entry string, p platform) ([]string, bool) {
 
 // audio is a synthesized utterance: a file in the voice's temporary directory.
 type audio struct {
+	set      *engineSet // the set that prepared it, which also plays it
 	path     string
 	provider string
 	spoken   string
@@ -353,35 +407,37 @@ func (a *audio) Close() error {
 // Prepare cleans the text and synthesizes it with the utterance's provider (the default
 // when unset). It may run while the previous utterance plays.
 func (v *Voice) Prepare(ctx context.Context, u queue.Utterance) (queue.Audio, error) {
+	set := v.set.Load()
 	name := u.Provider
 	if name == "" {
-		name = v.defName
+		name = set.defName
 	}
-	e, ok := v.providers[name]
+	e, ok := set.providers[name]
 	if !ok {
-		return nil, fmt.Errorf("provider %q is not available here (have %s)", name, strings.Join(v.info.Providers, ", "))
+		return nil, fmt.Errorf("provider %q is not available here (have %s)", name, strings.Join(set.info.Providers, ", "))
 	}
 	lang := u.Lang
 	if lang == "" {
-		lang = v.lang
+		lang = set.lang
 	}
-	spoken := Clean(u.Text, v.cleanup)
+	spoken := Clean(u.Text, set.cleanup)
 	if spoken == "" {
 		spoken = strings.TrimSpace(u.Text)
 	}
 	a := &audio{
+		set:      set,
 		path:     filepath.Join(v.tmpDir, fmt.Sprintf("%06d-%s.wav", v.seq.Add(1), safeName(u.ID))),
 		provider: name,
 		spoken:   spoken,
 		lang:     lang,
 		fake:     name == ProviderFake,
 	}
-	r := synthRequest{Text: spoken, Lang: lang, Voice: v.voiceName(u, lang), Speed: v.speed,
+	r := synthRequest{Text: spoken, Lang: lang, Voice: set.voiceName(u, lang), Speed: set.speed,
 		Pitch: u.Prosody.Pitch, Volume: u.Prosody.Volume, Out: a.path}
 	if u.Prosody.Rate > 0 {
 		r.Speed = u.Prosody.Rate
 	}
-	if sp, ok := v.playsItself(name, e); ok {
+	if sp, ok := set.playsItself(name, e); ok {
 		// Nothing to synthesize ahead: the engine makes the sound in Play.
 		a.path, a.self, a.req = "", sp, r
 		a.req.Out = ""
@@ -402,24 +458,24 @@ func (v *Voice) Play(ctx context.Context, u queue.Utterance, qa queue.Audio) err
 		return fmt.Errorf("voice: cannot play audio of type %T", qa)
 	}
 	if a.fake {
-		return v.playFake(ctx, u, a)
+		return a.set.playFake(ctx, u, a)
 	}
 	if a.self != nil {
 		return a.self.speak(ctx, a.req)
 	}
-	if _, null := v.sink.(nullSink); null {
+	if _, null := a.set.sink.(nullSink); null {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w: the sink is null", queue.ErrNoPlayer)
 	}
-	return v.sink.play(ctx, u, a)
+	return a.set.sink.play(ctx, u, a)
 }
 
 // voiceName is the engine voice of u: the request's own, else the agent's from
 // [voice.agents], else the language's from [voice.voices], a regional tag falling back
 // to its language ("" = the engine's choice).
-func (v *Voice) voiceName(u queue.Utterance, lang string) string {
+func (v *engineSet) voiceName(u queue.Utterance, lang string) string {
 	if u.Voice != "" {
 		return u.Voice
 	}
@@ -439,7 +495,7 @@ func (v *Voice) voiceName(u queue.Utterance, lang string) string {
 // playsItself reports whether the utterance's engine makes the sound itself instead of
 // writing audio for the sink: an engine that can do nothing else (speech-dispatcher, a
 // command without {out}), or espeak-ng when its own output is the sink.
-func (v *Voice) playsItself(name string, e provider) (selfPlayer, bool) {
+func (v *engineSet) playsItself(name string, e provider) (selfPlayer, bool) {
 	sp, ok := e.(selfPlayer)
 	if !ok {
 		return nil, false
@@ -455,15 +511,19 @@ func (v *Voice) playsItself(name string, e provider) (selfPlayer, bool) {
 
 // Info reports the engine and sink in use and why they were chosen.
 func (v *Voice) Info() Info {
-	i := v.info
-	i.Providers = slices.Clone(v.info.Providers)
+	set := v.set.Load()
+	i := set.info
+	i.Providers = slices.Clone(set.info.Providers)
 	return i
 }
 
 // Silent says why an utterance of provider ("" = the default) will not be heard here
 // ("" when it will): no audio player, or a null sink behind a real engine. An engine that
 // plays by itself needs no player.
-func (v *Voice) Silent(provider string) string {
+func (v *Voice) Silent(provider string) string { return v.set.Load().Silent(provider) }
+
+// Silent is Voice.Silent for this set.
+func (v *engineSet) Silent(provider string) string {
 	if provider == "" {
 		provider = v.defName
 	}
@@ -489,15 +549,16 @@ func (v *Voice) Silent(provider string) string {
 
 // Has reports whether a request may name provider here.
 func (v *Voice) Has(provider string) bool {
-	return slices.Contains(v.info.Providers, provider)
+	return slices.Contains(v.set.Load().info.Providers, provider)
 }
 
 // Voices lists the voices of the default engine, where the engine can tell; command
 // engines cannot (ErrNoVoiceList).
 func (v *Voice) Voices(ctx context.Context) ([]VoiceInfo, error) {
-	list, err := v.providers[v.defName].voices(ctx)
+	set := v.set.Load()
+	list, err := set.providers[set.defName].voices(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("provider %q: %w", v.defName, err)
+		return nil, fmt.Errorf("provider %q: %w", set.defName, err)
 	}
 	return list, nil
 }

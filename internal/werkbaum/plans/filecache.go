@@ -246,8 +246,19 @@ func (s *Service) computeSummary(key string, snap *Snapshot, ent *summaryEntry) 
 	ent.nodes, ent.warnings = len(counts.Nodes), len(counts.Warnings)
 }
 
-// warmSummaries computes the summary of these plans in the background (the configured
-// ones at start, the added ones after Reconfigure), so the first /status finds them.
+// warm computes the summary of these plans in the background (the configured ones at
+// start, the added ones after Reconfigure), so the first /status finds them.
+func (s *Service) warm(keys []string) {
+	if s.engine == nil || len(keys) == 0 {
+		return
+	}
+	s.warming.Add(1)
+	go func() {
+		defer s.warming.Done()
+		s.warmSummaries(keys)
+	}()
+}
+
 func (s *Service) warmSummaries(keys []string) {
 	for _, k := range keys {
 		snap, err := s.Read(context.Background(), k)

@@ -95,6 +95,9 @@ type Service struct {
 	maxBytes    int64         // the largest plan file read (the engine's input limit)
 	lockTimeout time.Duration // the longest wait for the plan folder's lock
 	cache       *cache
+	// warming counts the background warm-ups of summaries (tests wait for them: a warm-up
+	// reads the plan, and its first read records the revision).
+	warming sync.WaitGroup
 
 	// docs is the document store's memory (documents*.go); agentClientID is the document
 	// client id of this process's agent writes ("mcp-<random>", one per process), used
@@ -142,9 +145,7 @@ func New(opts Options) (*Service, error) {
 	if err := s.openJournal(opts.DB, set); err != nil {
 		return nil, err
 	}
-	if s.engine != nil {
-		go s.warmSummaries(set.keys)
-	}
+	s.warm(set.keys)
 	return s, nil
 }
 

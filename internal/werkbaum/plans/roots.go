@@ -324,9 +324,7 @@ func (s *Service) Reconfigure(plans []config.Plan, roots []config.Root) error {
 		}
 	}
 	s.log.Info("plan set changed", "plans", len(set.keys), "roots", len(set.names), "added", len(added))
-	if s.engine != nil && len(added) > 0 {
-		go s.warmSummaries(added)
-	}
+	s.warm(added)
 	return nil
 }
 
