@@ -85,7 +85,8 @@ Flags:
 			cfg.Source, cfg.Server.Listen, cfg.Voice.Provider, cfg.Voice.Sink, len(cfg.Plans), len(cfg.Clients))
 		return 0
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("TALK_LOG_LEVEL"))}))
+	log, flushLog := newLogger(stderr, logLevel(getenv("TALK_LOG_LEVEL")))
+	defer flushLog() // the lines still held, before main exits
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := serve(ctx, cfg, log, listenSource(cfg, getenv)); err != nil {
@@ -202,6 +203,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listenFrom
 	}
 	info := speaker.Info()
 	log.Info("listening", "addr", ln.Addr().String(), "config", cfg.Source, "provider", info.Provider, "sink", info.Sink, "version", version)
+	flushLogs(log) // whoever waits for the daemon to come up reads this line
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
