@@ -213,6 +213,10 @@ func clipHeader(h string) string {
 // hostAllowed is the DNS-rebinding check: loopback names, the listen address, and
 // server.allowed_hosts.
 func (s *Server) hostAllowed(hostport string) bool {
+	if hostport == s.listenAddr {
+		// The usual case, decided without parsing (ParseIP allocates on every request).
+		return true
+	}
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
