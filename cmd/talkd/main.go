@@ -51,7 +51,8 @@ The configuration is read from $TALK_CONFIG, else $XDG_CONFIG_HOME/talk/config.t
 127.0.0.1:7077, auto provider and sink). Environment overrides: TALK_LISTEN, TALK_PORT,
 TALK_ALLOWED_ORIGINS, TALK_PROVIDER, TALK_SINK, TALK_STATE_DIR. TALK_LOG_LEVEL sets the
 log level: debug, info (default), warn or error; every announcement's outcome is one
-info line, and debug adds its text.
+info line, and debug adds its text. Info lines are written in batches, at most 10 ms
+after they are logged; warnings and errors at once; all of them before talkd exits.
 
 Flags:
 `)
