@@ -48,7 +48,8 @@ The configuration is read from $TALK_CONFIG, else $XDG_CONFIG_HOME/talk/config.t
 127.0.0.1:7077, auto provider and sink). Environment overrides: TALK_LISTEN, TALK_PORT,
 TALK_ALLOWED_ORIGINS, TALK_PROVIDER, TALK_SINK, TALK_STATE_DIR. TALK_LOG_LEVEL sets the
 log level: debug, info (default), warn or error; every announcement's outcome is one
-info line, and debug adds its text.
+info line, and debug adds its text. Info lines are written in batches, at most 10 ms
+after they are logged; warnings and errors at once; all of them before talkd exits.
 
 Flags:
 `)
@@ -85,7 +86,8 @@ Flags:
 		}
 		return 0
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("TALK_LOG_LEVEL"))}))
+	log, flushLog := newLogger(stderr, logLevel(getenv("TALK_LOG_LEVEL")))
+	defer flushLog() // the lines still held, before main exits
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := serve(ctx, cfg, getenv, log, listenSource(cfg, getenv)); err != nil {
@@ -206,6 +208,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	httpSrv.RegisterOnShutdown(d.endPolls)
 	info := speaker.Info()
 	log.Info("listening", "addr", ln.Addr().String(), "config", cfg.Source, "provider", info.Provider, "sink", info.Sink, "version", version)
+	flushLogs(log) // whoever waits for the daemon to come up reads this line
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()

@@ -197,15 +197,20 @@ func writeRPC(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
+// jsonContentType is the Content-Type of every JSON-RPC answer; net/http only reads it.
+var jsonContentType = []string{"application/json"}
+
 // writeRPCParts sends an encoded JSON-RPC answer part by part.
 func writeRPCParts(w http.ResponseWriter, status int, a rpcAnswer) {
 	n := 0
 	for _, p := range a {
 		n += len(p)
 	}
+	// Assigned, not Set: both keys are canonical already, and Set would canonicalise them
+	// and allocate a new one-element slice for each on every answer.
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(n))
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(n)}
 	w.WriteHeader(status)
 	for _, p := range a {
 		if _, err := w.Write(p); err != nil {

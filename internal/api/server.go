@@ -226,6 +226,10 @@ func clipHeader(h string) string {
 // hostAllowed is the DNS-rebinding check: loopback names, the listen address, and
 // server.allowed_hosts of cfg.
 func (s *Server) hostAllowed(cfg *config.Config, hostport string) bool {
+	if hostport == s.listenAddr {
+		// The usual case, decided without parsing (ParseIP allocates on every request).
+		return true
+	}
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
