@@ -335,11 +335,10 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, ke
 	defer stop()
 	feed, err := s.documents.store.Changes(ctx, id, since, wait)
 	switch {
-	case err != nil && context.Cause(ctx) == errShuttingDown:
-		w.WriteHeader(http.StatusNoContent) // nothing new; the client polls again
-	case err != nil && r.Context().Err() != nil:
-		// The client left; nobody reads an answer.
-		s.log.Debug("document feed: client left", "document", id, "err", err)
+	case err != nil && (context.Cause(ctx) == errShuttingDown || r.Context().Err() != nil):
+		// Shutdown, or the connection ended the request (the client left, or a deadline
+		// at the very end of the wait): nothing new; a client still there polls again.
+		w.WriteHeader(http.StatusNoContent)
 	case err != nil:
 		s.refuse(w, r, d, s.documentError(ctx, key, err))
 	case feed == nil:
