@@ -690,3 +690,54 @@ func TestDocumentCORS(t *testing.T) {
 		t.Errorf("a refused foreign origin got CORS headers: %v", a.Header)
 	}
 }
+
+// TestDocumentWholePlanPatch: a PATCH that replaces a whole plan of nearly the engine's
+// 2 MiB input limit fits the door's body limit and is applied; a body beyond the door's
+// limit is a 413 — nothing written.
+func TestDocumentWholePlanPatch(t *testing.T) {
+	t.Parallel()
+	d, paths := startPlanDaemon(t, planFile{Key: "p", Text: docPlanText})
+	path := docPathOf(t, d, newMCPClient(d), "p")
+	c := newDocHTTP(d, nil)
+	ctx := context.Background()
+	ed := newDocEditor(c, path, "bulk", "Bulk")
+	if err := ed.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lines := func(total int) []string {
+		var out []string
+		out = append(out, "[ ] #root: Wurzel (L)")
+		for i, n := 0, 22; n < total; i++ {
+			l := fmt.Sprintf("  - [ ] #n%d: Knoten %d für @jörg und @Müller \"\\ (XS)", i, i)
+			out = append(out, l)
+			n += len(l) + 1
+		}
+		return out
+	}
+	big := lines(2<<20 - 64<<10) // just under 2 MiB of text
+	a, err := ed.patch(ctx, []docOp{{Op: "replace", Index: 0, Count: 4, Lines: big}}, true)
+	if err != nil || a.Status != http.StatusOK {
+		t.Fatalf("PATCH of a whole %d-line plan: %v %s", len(big), err, truncateForLog(a.String()))
+	}
+	want := strings.Join(big, "\n") + "\n"
+	if got := readFile(t, paths["p"]); string(got) != want {
+		t.Fatalf("the file after the whole-plan PATCH has %d bytes, want %d", len(got), len(want))
+	}
+	if err := ed.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Beyond the door's limit: 413 before anything is decoded.
+	huge := `{"ops":[{"op":"insert","index":0,"lines":["` + strings.Repeat("x", 13<<20) + `"]}]}`
+	c.must(t, http.MethodPatch, path+"/content", huge).problem(t, http.StatusRequestEntityTooLarge, "limit")
+	if got := readFile(t, paths["p"]); string(got) != want {
+		t.Fatal("a refused PATCH changed the file")
+	}
+}
+
+func truncateForLog(s string) string {
+	if len(s) > 600 {
+		return s[:600] + "…"
+	}
+	return s
+}

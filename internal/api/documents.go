@@ -388,7 +388,14 @@ func (s *Server) documentError(ctx context.Context, key string, err error) *Erro
 	case errors.Is(err, plans.ErrPatchUnapplicable):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "unapplicable", Message: err.Error()}
 	case errors.As(err, &input):
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidField, Field: "ops", Message: input.Message}
+		e := &Error{Status: http.StatusBadRequest, Code: CodeInvalidField, Message: input.Message}
+		if strings.HasPrefix(input.Message, "ops") {
+			e.Field = "ops"
+		}
+		return e
+	case errors.Is(err, werkbaum.ErrTooLarge):
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+			Message: fmt.Sprintf("the document would be larger than the notation engine's limit of %d bytes: %v", werkbaum.DefaultMaxInputBytes, err)}
 	case errors.Is(err, plans.ErrUnknownDocument):
 		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, werkbaum.ErrTimeout):

@@ -224,6 +224,7 @@ func TestDocumentStoreErrors(t *testing.T) {
 		{&werkbaum.InputError{Code: "badOps", Message: "ops[2]: index 9 is past the end (7 lines)"}, http.StatusBadRequest, "index 9"},
 		{plans.ErrUnknownDocument, http.StatusNotFound, "unknown"},
 		{context.DeadlineExceeded, http.StatusServiceUnavailable, "in time"},
+		{wrapErr(werkbaum.ErrTooLarge, "3000000 bytes"), http.StatusRequestEntityTooLarge, "limit"},
 		{io.ErrUnexpectedEOF, http.StatusInternalServerError, "failed"},
 	}
 	for _, tc := range cases {
