@@ -91,8 +91,10 @@ const (
 // methods lists what each route answers; the rest get 405 naming why.
 func (rt documentRoute) methods() []string {
 	switch rt {
-	case routeInfo, routeDocument, routeChanges, routeHistory:
+	case routeInfo, routeDocument, routeHistory:
 		return []string{http.MethodGet, http.MethodHead}
+	case routeChanges:
+		return []string{http.MethodGet} // a long poll; HEAD would hold a request for nothing
 	case routeContent, routeTitle:
 		return []string{http.MethodPatch}
 	}
