@@ -74,6 +74,16 @@ func newDocumentDoors(s *Server) *documentDoors {
 // answer at once; call it when the HTTP server shuts down (http.Server.RegisterOnShutdown).
 func (s *Server) EndPolls() { s.documents.endPolls() }
 
+// HeldPoll reports whether r is a long poll of a document feed (GET …/changes), which the
+// server holds for up to MaxChangesWait without working on it.
+func HeldPoll(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	rt, _, ok := parseDocumentPath(r.URL.Path)
+	return ok && rt == routeChanges
+}
+
 // documentRoute is what a document path names.
 type documentRoute int
 
