@@ -2,9 +2,12 @@ package test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -51,4 +54,72 @@ func BenchmarkDocumentPatchOneLine(b *testing.B) {
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "p90-ms")
+}
+
+// BenchmarkDocumentIdleWaiters: 1,000 editors long-polling one document's feed against a
+// live talkd: the daemon's extra resident memory 4 s after they connected (held-MB) and
+// after 5 s more of nothing happening (held-idle-MB, when the idle release has run), its
+// CPU time meanwhile (idle waiters must cost none), and how long one agent write takes to
+// answer all of them (issue 18's targets: ≤ 20 MB, no CPU). One run is one measurement:
+//
+//	go test ./test -run '^$' -bench DocumentIdleWaiters -benchtime=1x
+func BenchmarkDocumentIdleWaiters(b *testing.B) {
+	const waiters = 1000
+	for b.Loop() {
+		d, _ := startPlanDaemon(b, planFile{Key: "p", Text: generatedPlan(10, 22)})
+		mcp := newMCPClient(d)
+		path := docPathOf(b, d, mcp, "p")
+		cur := mcp.read(b, "p").Base.Revision
+		pid := d.cmd.Process.Pid
+		tr := &http.Transport{MaxIdleConnsPerHost: waiters}
+		client := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+		defer tr.CloseIdleConnections()
+		time.Sleep(500 * time.Millisecond)
+		rss0 := faultRSS(b, pid)
+
+		answered := make(chan int, waiters)
+		var woken sync.WaitGroup
+		for range waiters {
+			woken.Add(1)
+			go func() {
+				defer woken.Done()
+				resp, err := client.Get(fmt.Sprintf("%s%s/changes?since=%d&wait=30", d.URL, path, cur))
+				if err != nil {
+					answered <- 0
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				answered <- resp.StatusCode
+			}()
+		}
+		time.Sleep(4 * time.Second) // all connected and held
+		if len(answered) > 0 {
+			b.Fatalf("%d polls answered before any write", len(answered))
+		}
+		rss1 := faultRSS(b, pid)
+		cpu0 := cpuTime(pid)
+		time.Sleep(5 * time.Second)
+		cpu1 := cpuTime(pid)
+		rss2 := faultRSS(b, pid) // after the idle release of memory (cmd/talkd/idle.go)
+
+		start := time.Now()
+		mcp.ok(b, "werkbaum_set_status", writeArgs("p", mcp.read(b, "p").Base, "wake-all", map[string]any{"id": "e1", "status": "done"}), nil)
+		woken.Wait()
+		all := time.Since(start)
+		close(answered)
+		ok := 0
+		for st := range answered {
+			if st == http.StatusOK {
+				ok++
+			}
+		}
+		if ok != waiters {
+			b.Fatalf("%d of %d polls were answered 200 after the write", ok, waiters)
+		}
+		b.ReportMetric(float64(rss1-rss0)/1024, "held-MB")
+		b.ReportMetric(float64(rss2-rss0)/1024, "held-idle-MB")
+		b.ReportMetric(float64(cpu1-cpu0)/float64(time.Millisecond)/5, "idle-cpu-ms/s")
+		b.ReportMetric(float64(all.Milliseconds()), "wake-all-ms")
+	}
 }
