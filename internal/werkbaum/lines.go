@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,9 +13,12 @@ import (
 )
 
 // The line rules of live documents (NOTATION.md §25, DOCUMENTS.md): the Go side of
-// js/58_lines.js. Diff, apply and rebase run in the scripts — the one source of the rules,
-// which the browser's live client loads too — and the Go host only checks shapes, sizes
-// and encodings before a call and hashes texts (the scripts have no crypto).
+// js/58_lines.js, the rules' source, which the browser's live client loads too. The LCS
+// walk of the diff and the rebase with its conflict rule run in the scripts. The apply
+// walk and the cheap steps of the diff (common prefix and suffix, one-sided middles, the
+// cut-off) run here, because they are on every PATCH and feed answer and goja's string
+// splitting alone costs more than the whole Go walk; the shared cases and the
+// *MatchesScript tests hold the Go steps to the scripts' answers, errors included.
 
 // Codes of the *InputError values the line rules return.
 const (
@@ -200,7 +204,16 @@ func (e *Engine) checkOpsInput(name string, ops []LineOp) error {
 // LF line endings). A malformed list fails with CodeBadOps, one that does not fit the base
 // with CodeOpOutOfRange, both as *InputError naming the op ("ops[2]: range 9…9 is outside
 // the text (7 lines, indices 0…6)").
+//
+// The walk runs here in Go, not in the scripts: it is the simplest of the rules (copy,
+// insert, skip) and it is on every PATCH, where goja's string splitting alone cost 0.6 ms
+// on a 65 KB plan (ten times the whole Go walk). The script's applyOps (js/58_lines.js)
+// stays the rule for the other hosts; the shared cases and TestApplyLinesMatchesScript
+// hold both to one answer, errors included.
 func (e *Engine) ApplyLines(ctx context.Context, base string, ops []LineOp) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("werkbaum apply lines: %w", err)
+	}
 	if err := e.checkSize("base text", len(base)); err != nil {
 		return "", err
 	}
@@ -213,30 +226,96 @@ func (e *Engine) ApplyLines(ctx context.Context, base string, ops []LineOp) (str
 	if err := e.checkOpsInput("ops", ops); err != nil {
 		return "", err
 	}
-	if ops == nil {
-		ops = []LineOp{} // a list, not null
-	}
-	args := struct {
-		Ops []LineOp `json:"ops"`
-	}{ops}
-	var text string
-	_, err := e.runLines(ctx, "applyOps", args, []textArg{{"base", base}}, func(vm *goja.Runtime, res *goja.Object) error {
-		v := res.Get("text")
-		if v == nil || goja.IsUndefined(v) {
-			return fmt.Errorf("no text in the answer")
+	return applyLineOps(NormalizeLineEndings(base), ops)
+}
+
+// applyLineOps is §25's strict apply over a normalised base whose ops ValidateLineOps
+// accepted: a cursor walk that copies the base's lines between ops as whole substrings.
+func applyLineOps(base string, ops []LineOp) (string, error) {
+	sc := lineScanner{text: base}
+	var out strings.Builder
+	grow := len(base)
+	for _, op := range ops {
+		for _, l := range op.Lines {
+			grow += len(l) + 1
 		}
-		text = v.String()
-		return nil
-	})
-	if err != nil {
-		return "", err
 	}
-	return text, nil
+	out.Grow(grow)
+	first := true
+	emit := func(s string) {
+		if !first {
+			out.WriteByte('\n')
+		}
+		first = false
+		out.WriteString(s)
+	}
+	cursor := 0
+	for i, op := range ops {
+		end := op.Index + op.removed()
+		from := sc.start(cursor)
+		to := sc.start(op.Index)
+		if to < 0 || sc.start(end) < 0 {
+			n := strings.Count(base, "\n") + 1
+			return "", &InputError{Code: CodeOpOutOfRange, Message: fmt.Sprintf(
+				"ops[%d]: range %d…%d is outside the text (%d lines, indices 0…%d)", i, op.Index, end, n, n-1)}
+		}
+		if op.Index > cursor {
+			emit(base[from : to-1])
+		}
+		if op.Op != "delete" {
+			for _, l := range op.Lines {
+				emit(l)
+			}
+		}
+		cursor = end
+	}
+	if from := sc.start(cursor); from <= len(base) {
+		emit(base[from:])
+	}
+	return out.String(), nil
+}
+
+// lineScanner finds where lines start in a text, moving forward only. Line k starts after
+// the k-th LF; the line after the last one "starts" at len(text)+1, so that the lines
+// [f, t) are always text[start(f) : start(t)-1].
+type lineScanner struct {
+	text string
+	line int // the line whose start is off
+	off  int
+}
+
+// start returns the offset at which line k starts (len(text)+1 for k == number of lines),
+// or -1 when the text has fewer than k lines. k never decreases between calls.
+func (s *lineScanner) start(k int) int {
+	for s.line < k {
+		if s.off > len(s.text) {
+			return -1
+		}
+		i := strings.IndexByte(s.text[s.off:], '\n')
+		if i < 0 {
+			s.off = len(s.text) + 1
+		} else {
+			s.off += i + 1
+		}
+		s.line++
+	}
+	if s.off > len(s.text)+1 {
+		return -1
+	}
+	return s.off
 }
 
 // DiffLines is computeOps of §25 on the normalised texts: ops that turn from into
 // NormalizeLineEndings(to). Deterministic; above 1,000,000 compared line pairs it is one
 // replace of the differing middle.
+//
+// The cheap steps of computeOps run here — strip the common prefix and suffix lines, one
+// insert or delete when a side's middle is empty, the cut-off — and only the middle goes
+// to the script's LCS walk (js/58_lines.js computeOps, which strips nothing more: the
+// middles' first and last lines differ). A one-line change of a large plan therefore
+// costs the script a two-line diff, not two splits of the whole text. The shared cases
+// and TestDiffLinesMatchesScript hold the result to the script's computeOps on the whole
+// texts.
 func (e *Engine) DiffLines(ctx context.Context, from, to string) ([]LineOp, error) {
 	if err := e.checkSize("old text", len(from)); err != nil {
 		return nil, err
@@ -250,8 +329,34 @@ func (e *Engine) DiffLines(ctx context.Context, from, to string) ([]LineOp, erro
 	if err := checkUTF8("the new text", to); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("werkbaum diff lines: %w", err)
+	}
+	a := strings.Split(NormalizeLineEndings(from), "\n")
+	b := strings.Split(NormalizeLineEndings(to), "\n")
+	limit := min(len(a), len(b))
+	p := 0
+	for p < limit && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < limit-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	midA, midB := a[p:len(a)-s], b[p:len(b)-s]
+	n, m := len(midA), len(midB)
+	switch {
+	case n == 0 && m == 0:
+		return []LineOp{}, nil
+	case n == 0:
+		return []LineOp{{Op: "insert", Index: p, Lines: slices.Clone(midB)}}, nil
+	case m == 0:
+		return []LineOp{{Op: "delete", Index: p, Count: n, Lines: []string{}}}, nil
+	case n*m > lcsLimit:
+		return []LineOp{{Op: "replace", Index: p, Count: n, Lines: slices.Clone(midB)}}, nil
+	}
 	var ops []LineOp
-	_, err := e.runLines(ctx, "computeOps", struct{}{}, []textArg{{"from", from}, {"to", to}}, func(vm *goja.Runtime, res *goja.Object) error {
+	_, err := e.runLines(ctx, "computeOps", struct{}{}, []textArg{{"from", strings.Join(midA, "\n")}, {"to", strings.Join(midB, "\n")}}, func(vm *goja.Runtime, res *goja.Object) error {
 		var err error
 		ops, err = readLineOps(vm, res.Get("ops"))
 		return err
@@ -259,8 +364,15 @@ func (e *Engine) DiffLines(ctx context.Context, from, to string) ([]LineOp, erro
 	if err != nil {
 		return nil, err
 	}
+	for i := range ops {
+		ops[i].Index += p
+	}
 	return ops, nil
 }
+
+// lcsLimit is the cut-off of §25 (js/58_lines.js LCS_LIMIT): above this product of the
+// middles' line counts the diff is one replace of the whole middle.
+const lcsLimit = 1000000
 
 // RebaseLines shifts ops, made on some base, over since, the ops applied to that base
 // meanwhile (§25): ok is false when any op of ops conflicts with one of since, and then

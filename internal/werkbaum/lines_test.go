@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 )
@@ -509,4 +510,125 @@ func TestLineRulesAt2MiB(t *testing.T) {
 	if err != nil || got != c {
 		t.Fatalf("apply the cut-off replace: %v (equal %v)", err, got == c)
 	}
+}
+
+// scriptApply runs the script's applyOps (js/58_lines.js) on the whole base.
+func scriptApply(t *testing.T, e *Engine, base string, ops []LineOp) (string, error) {
+	t.Helper()
+	if ops == nil {
+		ops = []LineOp{}
+	}
+	args := struct {
+		Ops []LineOp `json:"ops"`
+	}{ops}
+	var text string
+	_, err := e.runLines(context.Background(), "applyOps", args, []textArg{{"base", base}}, func(_ *goja.Runtime, res *goja.Object) error {
+		text = res.Get("text").String()
+		return nil
+	})
+	return text, err
+}
+
+// scriptDiff runs the script's computeOps on the whole texts.
+func scriptDiff(t *testing.T, e *Engine, from, to string) []LineOp {
+	t.Helper()
+	var ops []LineOp
+	_, err := e.runLines(context.Background(), "computeOps", struct{}{}, []textArg{{"from", from}, {"to", to}}, func(vm *goja.Runtime, res *goja.Object) error {
+		var err error
+		ops, err = readLineOps(vm, res.Get("ops"))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ops
+}
+
+// TestApplyLinesMatchesScript: the Go walk of ApplyLines gives the script's answer —
+// text, error code and message — on random bases and op lists, valid or not.
+func TestApplyLinesMatchesScript(t *testing.T) {
+	e := newLineEngine(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(18, 7))
+	bad := 0
+	for i := 0; i < 600; i++ {
+		base := randomText(r, 8)
+		n := len(strings.Split(NormalizeLineEndings(base), "\n"))
+		ops := randomOps(r, n, "x")
+		if len(ops) > 0 && r.IntN(3) == 0 { // push one op past the end, or out of order
+			k := r.IntN(len(ops))
+			if r.IntN(2) == 0 {
+				ops[k].Index += n + 1
+			} else {
+				ops[k].Index = max(0, ops[k].Index-2)
+			}
+		}
+		got, err := e.ApplyLines(ctx, base, ops)
+		want, jsErr := scriptApply(t, e, base, ops)
+		if (err == nil) != (jsErr == nil) || (err != nil && err.Error() != jsErr.Error()) || got != want {
+			t.Fatalf("base %q ops %+v: Go %q, %v; script %q, %v", base, ops, got, err, want, jsErr)
+		}
+		if err != nil {
+			bad++
+		}
+	}
+	if bad < 50 {
+		t.Fatalf("only %d failing lists compared", bad)
+	}
+}
+
+// TestDiffLinesMatchesScript: the Go steps of DiffLines (strip, one-sided middles, the
+// cut-off) give the script's computeOps on the whole texts.
+func TestDiffLinesMatchesScript(t *testing.T) {
+	e := newLineEngine(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(18, 9))
+	for i := 0; i < 400; i++ {
+		a, b := randomText(r, 10), randomText(r, 10)
+		switch i % 4 {
+		case 0:
+			b = a + randomText(r, 2)
+		case 1:
+			b = randomText(r, 2) + a
+		case 2:
+			b = strings.Replace(a, "d", "e", 1)
+		}
+		got, err := e.DiffLines(ctx, a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := scriptDiff(t, e, a, b); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q -> %q: Go %+v, script %+v", a, b, got, want)
+		}
+	}
+}
+
+// FuzzLineRules: for any two texts, DiffLines equals the script's computeOps on the whole
+// texts and ApplyLines(a, DiffLines(a, b)) is b normalised. The seeds run in every
+// go test; `go test -fuzz FuzzLineRules` searches further.
+func FuzzLineRules(f *testing.F) {
+	for _, s := range [][2]string{
+		{"", ""}, {"a", ""}, {"", "a\n"}, {"a\r\nb", "a\nb\n"}, {"x\rx\r", "x\n\nx"},
+		{"- @jörg\n- @Müller", "- @Müller\n- @jörg"}, {"a\nb\nc\nd", "a\nx\nc\ny"}, {"\n\n", "\n"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	e := newLineEngine(f)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !utf8.ValidString(a) || !utf8.ValidString(b) || len(a) > 4096 || len(b) > 4096 {
+			t.Skip()
+		}
+		ctx := context.Background()
+		ops, err := e.DiffLines(ctx, a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := scriptDiff(t, e, a, b); !reflect.DeepEqual(ops, want) {
+			t.Fatalf("%q -> %q: Go %+v, script %+v", a, b, ops, want)
+		}
+		got, err := e.ApplyLines(ctx, a, ops)
+		if err != nil || got != NormalizeLineEndings(b) {
+			t.Fatalf("apply(%q, %+v) = %q, %v; want %q", a, ops, got, err, NormalizeLineEndings(b))
+		}
+	})
 }

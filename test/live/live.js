@@ -273,10 +273,20 @@
       });
     }
 
-    // take applies one feed answer to the shadow (DOCUMENTS.md ChangeFeed rules).
+    // take applies one feed answer to the shadow (DOCUMENTS.md ChangeFeed rules). Its
+    // events are kept even when its text is skipped: a version that reached the shadow
+    // through a PATCH answer's opsSinceBase is news the page has not shown yet.
     function take(f) {
-      if (!f || f.currentVersion <= version) {
-        if (f) note('feed answer for version ' + f.currentVersion + ' skipped: not newer than ' + version);
+      if (!f) return;
+      var evs = f.events || [];
+      for (var i = 0; i < evs.length; i++) {
+        var key = evs[i].version + '/' + evs[i].changeType;
+        if (seenEvents[key]) continue;
+        seenEvents[key] = true;
+        events.push(evs[i]);
+      }
+      if (f.currentVersion <= version) {
+        note('feed answer for version ' + f.currentVersion + ' skipped: not newer than ' + version);
         return;
       }
       var next;
@@ -292,18 +302,10 @@
         note('feed answer without ops or content skipped');
         return;
       }
-      var evs = f.events || [];
-      for (var i = 0; i < evs.length; i++) {
-        var key = evs[i].version + '/' + evs[i].changeType;
-        if (seenEvents[key]) continue;
-        seenEvents[key] = true;
-        events.push(evs[i]);
-      }
       local = carry(shadow, next);
       shadow = next;
       version = f.currentVersion;
       note('feed: version ' + version);
-      changed();
       if (local !== shadow) flush();
     }
 

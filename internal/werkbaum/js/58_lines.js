@@ -20,7 +20,9 @@
 //
 // The apply core is shared with Werkbaum.edit.applyOps (60_edit.js), which applies the same
 // operations to a file's rows while keeping their line endings and the BOM: one rule for
-// what an operation list may say, one walk that applies it.
+// what an operation list may say, one walk that applies it. The Go host (lines.go) walks
+// the apply and the cheap steps of computeOps itself, for speed on every PATCH, and its
+// tests hold it to the answers of this file.
 var Werkbaum = (typeof Werkbaum === 'object' && Werkbaum) || {};
 (function (W) {
   'use strict';
@@ -83,44 +85,46 @@ var Werkbaum = (typeof Werkbaum === 'object' && Werkbaum) || {};
     return 'ops[' + i + ']';
   }
 
-  // validateOps checks a whole list without a base: every op well-formed, sorted by index,
+  // checkList checks a whole list without a base: every op well-formed, sorted by index,
   // none starting inside the range of the one before (two inserts at one index are fine).
-  // These are the checks whose failure is a malformed request (HTTP 400).
-  function validateOps(ops, name) {
-    var label = name || 'ops';
+  // These are the checks whose failure is a malformed request (HTTP 400). label names
+  // the list, where(i) its op i.
+  function checkList(ops, label, where) {
     if (!Array.isArray(ops)) throw fail('badOps', label + ' must be a list of {op, index, count, lines}');
     var cursor = 0;
     for (var i = 0; i < ops.length; i++) {
-      var where = label + '[' + i + ']';
-      checkOp(ops[i], where);
+      checkOp(ops[i], where(i));
       if (ops[i].index < cursor) {
-        throw fail('badOps', where + ': ops must be sorted by index and must not overlap (index ' +
+        throw fail('badOps', where(i) + ': ops must be sorted by index and must not overlap (index ' +
           ops[i].index + ' < ' + cursor + ')');
       }
       cursor = ops[i].index + removedBy(ops[i]);
     }
   }
 
-  // applyCore is the strict apply of §25 over any array of rows: it walks the ops with a
-  // cursor, copies base[cursor..index), then wrap(line) for each of the op's lines, and
-  // rejects the whole list on a malformed op, index < cursor, or end > base.length.
-  // where(i) names op i in messages; rangeCode is the code of a list that does not fit
-  // the base. It returns the new row array (the base is not changed).
+  // validateOps is checkList for a list named name (default "ops"): "ops[2]: …".
+  function validateOps(ops, name) {
+    var label = name || 'ops';
+    checkList(ops, label, function (i) { return label + '[' + i + ']'; });
+  }
+
+  // applyCore is the strict apply of §25 over any array of rows. First the list itself is
+  // checked (every op well-formed, sorted, not overlapping: a malformed list is reported
+  // as such even when an earlier op also misses the base), then it walks the ops with a
+  // cursor: copies base[cursor..index), then wrap(line) for each of the op's lines, and
+  // rejects the whole list when an op ends past base.length. where(i) names op i in
+  // messages; rangeCode is the code of a list that does not fit the base. It returns the
+  // new row array (the base is not changed).
   function applyCore(base, ops, where, wrap, rangeCode) {
-    if (!Array.isArray(ops)) throw fail('badOps', 'ops must be a list of {op, index, count, lines}');
+    checkList(ops, 'ops', where);
     var rows = [];
     var cursor = 0;
-    for (var i = 0; i < ops.length; i++) {
-      var op = ops[i];
-      var w = where(i);
-      checkOp(op, w);
-      var end = op.index + removedBy(op);
-      if (op.index < cursor) {
-        throw fail('badOps', w + ': ops must be sorted by index and must not overlap (index ' +
-          op.index + ' < ' + cursor + ')');
-      }
+    var i, op, end;
+    for (i = 0; i < ops.length; i++) {
+      op = ops[i];
+      end = op.index + removedBy(op);
       if (end > base.length) {
-        throw fail(rangeCode, w + ': range ' + op.index + '…' + end + ' is outside the text (' +
+        throw fail(rangeCode, where(i) + ': range ' + op.index + '…' + end + ' is outside the text (' +
           base.length + ' lines, indices 0…' + (base.length - 1) + ')');
       }
       for (var k = cursor; k < op.index; k++) rows.push(base[k]);

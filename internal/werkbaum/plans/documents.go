@@ -35,14 +35,14 @@ type Document struct {
 
 // ContentPatch is one editor PATCH of a document's content (DOCUMENTS.md ContentPatch).
 type ContentPatch struct {
-	BaseVersion uint64
+	BaseVersion uint64 `json:"baseVersion"`
 	// Checksum is werkbaum.DocumentChecksum of the base text the ops refer to.
-	Checksum    string
-	ClientID    string
-	Seq         int64
-	DisplayName string
-	Milestone   bool
-	Ops         []werkbaum.LineOp
+	Checksum    string            `json:"checksum"`
+	ClientID    string            `json:"clientId"`
+	Seq         int64             `json:"seq"`
+	DisplayName string            `json:"displayName,omitempty"`
+	Milestone   bool              `json:"milestone,omitempty"`
+	Ops         []werkbaum.LineOp `json:"ops"`
 }
 
 // PatchResult is the 200 answer of a PATCH: the new version, and the ops that other
@@ -229,6 +229,7 @@ func checkTitle(title string) error {
 // in the state database; the plan file is not touched.
 func (s *Service) SetTitle(ctx context.Context, id, title string, expectedVersion uint64, who Author) (*Document, error) {
 	if err := checkTitle(title); err != nil {
+		s.log.Info("document rename refused: bad title", "document", id, "err", err)
 		return nil, err
 	}
 	key, err := s.docPlan(id)
@@ -349,7 +350,8 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 		case <-timer.C:
 			return nil, nil
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			// Like the end of the wait: the caller may bound the wait by its context.
+			return nil, nil
 		}
 	}
 }

@@ -93,6 +93,9 @@ type docState struct {
 	// record itself (0: none). A read that sees the new file before the writer's settle
 	// must not record that revision as a change made outside talkd.
 	writing uint64
+	// noting is closed when the read that records notingRev (noteVersion) is done.
+	noting    chan struct{}
+	notingRev uint64
 }
 
 func (st *docState) last() uint64 {
@@ -459,10 +462,29 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 	}
 	s.docs.mu.Lock()
 	last, failed, writing := st.last(), st.failed, st.writing
-	s.docs.mu.Unlock()
 	if rev <= last || rev == failed || rev == writing {
+		s.docs.mu.Unlock()
 		return
 	}
+	if st.noting != nil && st.notingRev == rev {
+		// Another read records this revision right now: wait for it rather than commit the
+		// same record again (and so never leave a late commit behind this read).
+		ch := st.noting
+		s.docs.mu.Unlock()
+		<-ch
+		return
+	}
+	done := make(chan struct{})
+	st.noting, st.notingRev = done, rev
+	s.docs.mu.Unlock()
+	defer func() {
+		s.docs.mu.Lock()
+		if st.noting == done {
+			st.noting, st.notingRev = nil, 0
+		}
+		s.docs.mu.Unlock()
+		close(done)
+	}()
 	ct := ChangeUpdated
 	name := outsideName
 	if last == 0 {
