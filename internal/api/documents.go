@@ -63,8 +63,9 @@ func newDocumentDoors(s *Server) *documentDoors {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &documentDoors{
 		polls: ctx, endPolls: cancel,
-		// One door for all document paths: a PATCH of a whole plan must fit, like a
-		// werkbaum_write through /mcp.
+		// One door for all document paths; its limit is for a content PATCH, which must
+		// carry a whole plan like a werkbaum_write through /mcp (the other paths get the
+		// small limit of the control doors).
 		door: door{path: documentsPrefix, origin: originCORS, limit: s.mcpMaxBody, problem: true,
 			corsMethods: "GET, HEAD, PATCH, OPTIONS"},
 	}
@@ -168,6 +169,9 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	}
 	d := dd.door
 	d.path = clipHeader(r.URL.Path)
+	if rt != routeContent {
+		d.limit = s.maxBody // only a content PATCH carries a plan
+	}
 	var key string
 	if allowed && id != "" {
 		// The plan's grant: reading needs read, the PATCHes write. A document the caller

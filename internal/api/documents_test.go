@@ -285,6 +285,13 @@ func TestDocumentRoutes(t *testing.T) {
 		resp, body = f.do(http.MethodPatch, docPath+"/title", bad, nil)
 		f.problem(resp, body, http.StatusBadRequest, "")
 	}
+	// Only a content PATCH may carry a large body.
+	resp, body = f.do(http.MethodPatch, docPath+"/title", `{"title":"`+strings.Repeat("t", 70<<10)+`","expectedVersion":3}`, nil)
+	f.problem(resp, body, http.StatusRequestEntityTooLarge, "limit")
+	resp, body = f.do(http.MethodPatch, docPath+"/content", patchBody(`"ops":[{"op":"insert","index":0,"lines":["`+strings.Repeat("x", 200<<10)+`"]}]`), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a 200 KiB content PATCH: %d %v", resp.StatusCode, body)
+	}
 	resp, body = f.do(http.MethodGet, "/api/v1/info", "", nil)
 	if resp.StatusCode != http.StatusOK || body["name"] != "talkd" || body["version"] != "test" {
 		t.Errorf("info: %d %v", resp.StatusCode, body)
