@@ -14,46 +14,79 @@ import (
 
 // BenchmarkDocumentPatchOneLine: an editor's PATCH of one line on a 231-node plan against
 // a live talkd over loopback HTTP — the document door (admission, decoding, problem
-// rendering), the store (lane, journal, atomic write, version record) and the engine's
-// apply. The editor's shadow moves on in the benchmark from its own op, as the editor's
-// does; p50-ms is the median round trip (issue 18's target: ≤ 5 ms).
+// rendering), the store (lane, journal, atomic write, version record) and the line
+// rules — and, on the same daemon in the same run for the ratio, an agent's
+// werkbaum_set_status of one node (the MCP path with the engine's guards). The editor's
+// shadow moves on in the benchmark from its own op, as the editor's does; p50-ms is the
+// median round trip (issue 18's target for the PATCH: ≤ 5 ms).
+//
+//	go test ./test -run '^$' -bench DocumentPatchOneLine -benchtime=300x
 func BenchmarkDocumentPatchOneLine(b *testing.B) {
 	d, _ := startPlanDaemon(b, planFile{Key: "p", Text: generatedPlan(10, 22)})
-	path := docPathOf(b, d, newMCPClient(d), "p")
+	mcp := newMCPClient(d)
+	path := docPathOf(b, d, mcp, "p")
 	c := newDocHTTP(d, nil)
 	ctx := context.Background()
-	ed := newDocEditor(c, path, "bench", "Bench")
-	if err := ed.load(ctx); err != nil {
-		b.Fatal(err)
+	report := func(b *testing.B, times []time.Duration) {
+		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+		b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "p90-ms")
 	}
-	lines := strings.Split(ed.shadow, "\n")
-	if n := strings.Count(ed.shadow, "#e"); n < 220 {
-		b.Fatalf("the plan has %d nodes", n+1)
-	}
-	var times []time.Duration
-	i := 0
-	for b.Loop() {
-		i++
-		idx := 3 + i%200
-		line := lines[idx]
-		if strings.Contains(line, " [x] ") {
-			line = strings.Replace(line, " [x] ", " [~] ", 1)
-		} else {
-			line = strings.Replace(line, line[strings.Index(line, "["):strings.Index(line, "]")+1], "[x]", 1)
+	b.Run("patch", func(b *testing.B) {
+		ed := newDocEditor(c, path, "bench", "Bench")
+		if err := ed.load(ctx); err != nil {
+			b.Fatal(err)
 		}
-		start := time.Now()
-		a, err := ed.patch(ctx, []docOp{{Op: "replace", Index: idx, Count: 1, Lines: []string{line}}}, false)
-		times = append(times, time.Since(start))
-		if err != nil || a.Status != http.StatusOK {
-			b.Fatalf("PATCH %d: %v %s", i, err, a)
+		lines := strings.Split(ed.shadow, "\n")
+		if n := strings.Count(ed.shadow, "#e"); n < 220 {
+			b.Fatalf("the plan has %d nodes", n+1)
 		}
-		lines[idx] = line
-		ed.shadow = strings.Join(lines, "\n")
-		ed.version = uint64(a.Map["version"].(float64))
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "p90-ms")
+		var times []time.Duration
+		i := 0
+		for b.Loop() {
+			i++
+			idx := 3 + i%200
+			line := lines[idx]
+			open, end := strings.Index(line, "["), strings.Index(line, "]")
+			box := "[x]"
+			if line[open:end+1] == "[x]" {
+				box = "[~]"
+			}
+			line = line[:open] + box + line[end+1:]
+			start := time.Now()
+			a, err := ed.patch(ctx, []docOp{{Op: "replace", Index: idx, Count: 1, Lines: []string{line}}}, false)
+			times = append(times, time.Since(start))
+			if err != nil || a.Status != http.StatusOK {
+				b.Fatalf("PATCH %d: %v %s", i, err, a)
+			}
+			lines[idx] = line
+			ed.shadow = strings.Join(lines, "\n")
+			ed.version = uint64(a.Map["version"].(float64))
+		}
+		report(b, times)
+	})
+	b.Run("set_status", func(b *testing.B) {
+		// Start from done, so every measured call is a change (progress, done, …).
+		var w0 writeAnswer
+		mcp.ok(b, "werkbaum_set_status", writeArgs("p", mcp.read(b, "p").Base, "bench-0", map[string]any{"id": "e1.t1", "status": "done"}), &w0)
+		base := w0.Base
+		var times []time.Duration
+		i := 0
+		for b.Loop() {
+			i++
+			status := []string{"done", "progress"}[i%2] // every call a change
+			start := time.Now()
+			var w writeAnswer
+			mcp.ok(b, "werkbaum_set_status", writeArgs("p", base, fmt.Sprintf("bench-%d", i),
+				map[string]any{"id": "e1.t1", "status": status}), &w)
+			times = append(times, time.Since(start))
+			if !w.Changed {
+				b.Fatalf("set_status %d changed nothing", i)
+			}
+			base = w.Base
+		}
+		report(b, times)
+	})
 }
 
 // BenchmarkDocumentIdleWaiters: 1,000 editors long-polling one document's feed against a
