@@ -741,3 +741,38 @@ func truncateForLog(s string) string {
 	}
 	return s
 }
+
+// TestDocumentFeedEndsAtShutdown: held long polls do not hold up a graceful stop: at
+// SIGTERM they are answered 204 (nothing new; the editor polls again) and talkd exits
+// cleanly at once instead of after the polls' 30 s.
+func TestDocumentFeedEndsAtShutdown(t *testing.T) {
+	t.Parallel()
+	d, _ := startPlanDaemon(t, planFile{Key: "p", Text: docPlanText})
+	mcp := newMCPClient(d)
+	path := docPathOf(t, d, mcp, "p")
+	cur := mcp.read(t, "p").Base.Revision
+	c := newDocHTTP(d, nil)
+	answers := make(chan docAnswer, 3)
+	for range 3 {
+		go func() {
+			a, err := c.do(context.Background(), http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=30", path, cur), nil)
+			if err != nil {
+				a.Status = -1
+			}
+			answers <- a
+		}()
+	}
+	time.Sleep(time.Second)
+	start := time.Now()
+	if code := d.terminate(t); code != 0 {
+		t.Errorf("talkd exited %d", code)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("the stop took %v with polls held", el)
+	}
+	for range 3 {
+		if a := <-answers; a.Status != http.StatusNoContent {
+			t.Errorf("a poll held at shutdown: %s", a)
+		}
+	}
+}
