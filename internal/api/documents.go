@@ -326,9 +326,10 @@ func (s *Server) patchTitle(w http.ResponseWriter, r *http.Request, d *door, id,
 	writeDocJSON(w, r, http.StatusOK, documentOf(doc))
 }
 
-// changes serves the long poll. The wait is clamped, and the connection's deadlines are
-// moved past it: the server's ReadTimeout would otherwise end a held request (its
-// background read fails and cancels the request's context) before the wait is over.
+// changes serves the long poll. The wait is clamped, and the connection's write deadline
+// is moved past it: a server WriteTimeout (counted from the request's start) would
+// otherwise make the answer of a held poll fail to write. (The read deadline needs no
+// care: net/http clears it once the request is read.)
 func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, key string) {
 	since, wait, e := parseChangesQuery(r.URL.Query())
 	if e != nil {
@@ -336,12 +337,8 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, ke
 		return
 	}
 	if wait > 0 {
-		rc := http.NewResponseController(w)
-		deadline := time.Now().Add(wait + pollSlack)
-		if err := rc.SetReadDeadline(deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			s.log.Warn("document feed: cannot extend the read deadline", "err", err)
-		}
-		if err := rc.SetWriteDeadline(deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + pollSlack))
+		if err != nil && !errors.Is(err, http.ErrNotSupported) {
 			s.log.Warn("document feed: cannot extend the write deadline", "err", err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -423,4 +424,28 @@ func merge2(a, b map[string]string) map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// TestDocumentPollOutlivesServerTimeouts: a held poll is answered after its whole wait
+// even when the server's ReadTimeout and WriteTimeout are shorter than the wait.
+func TestDocumentPollOutlivesServerTimeouts(t *testing.T) {
+	cfg := &config.Config{Version: 1}
+	cfg.Server.MaxBodyBytes = 64 << 10
+	s := New(Options{Config: cfg, Voice: &mcpTestVoice{}, Version: "test"})
+	s.documents.store = &fakeDocuments{ids: map[string]string{fakeID: "p"}}
+	hs := httptest.NewUnstartedServer(s.Handler())
+	hs.Config.ReadTimeout = 500 * time.Millisecond
+	hs.Config.WriteTimeout = 500 * time.Millisecond
+	hs.Start()
+	t.Cleanup(hs.Close)
+	s.SetListenAddr(strings.TrimPrefix(hs.URL, "http://"))
+	start := time.Now()
+	resp, err := http.Get(hs.URL + docPath + "/changes?since=3&wait=1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if el := time.Since(start); resp.StatusCode != http.StatusNoContent || el < 1400*time.Millisecond {
+		t.Errorf("a 1.5 s poll under 0.5 s server timeouts: %d after %v", resp.StatusCode, el)
+	}
 }
