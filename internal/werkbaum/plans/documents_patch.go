@@ -18,7 +18,10 @@ const patchTool = "document_patch"
 // patchClient is the journal's client of a document client id: PATCH answers live in the
 // plan's journal like agent writes, keyed (clientId, seq) instead of (client, request id),
 // so a repeat is answered from there and a crash between the rename and the settle is
-// settled from the file on the next start, exactly like an agent write.
+// settled from the file on the next start, exactly like an agent write. The answers are
+// bounded with the journal (Options.JournalLimit entries per plan, oldest dropped first,
+// agent requests and every editor's seqs together): far more than the retries of any
+// client, which repeat a seq within seconds.
 func patchClient(clientID string) string { return "doc:" + clientID }
 
 // checkPatch refuses a malformed patch (400): a missing or too long clientId or display
