@@ -692,8 +692,8 @@ func TestDocumentCORS(t *testing.T) {
 }
 
 // TestDocumentWholePlanPatch: a PATCH that replaces a whole plan of nearly the engine's
-// 2 MiB input limit fits the door's body limit and is applied; a body beyond the door's
-// limit is a 413 — nothing written.
+// 2 MiB input limit fits the door's body limit and is applied; a PATCH whose result
+// would pass that limit is a 422, a body beyond the door's limit a 413 — nothing written.
 func TestDocumentWholePlanPatch(t *testing.T) {
 	t.Parallel()
 	d, paths := startPlanDaemon(t, planFile{Key: "p", Text: docPlanText})
@@ -727,6 +727,17 @@ func TestDocumentWholePlanPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A result beyond the plan limit (the engine's 2 MiB): refused naming the limit,
+	// nothing written — the plan would be unreadable afterwards.
+	more := lines(256 << 10)
+	a, err = ed.patch(ctx, []docOp{{Op: "insert", Index: len(big), Lines: more[1:]}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.problem(t, http.StatusUnprocessableEntity, "plan limit")
+	if got := readFile(t, paths["p"]); string(got) != want {
+		t.Fatalf("a PATCH beyond the plan limit was written (%d bytes)", len(got))
+	}
 	// Beyond the door's limit: 413 before anything is decoded.
 	huge := `{"ops":[{"op":"insert","index":0,"lines":["` + strings.Repeat("x", 13<<20) + `"]}]}`
 	c.must(t, http.MethodPatch, path+"/content", huge).problem(t, http.StatusRequestEntityTooLarge, "limit")
