@@ -690,3 +690,100 @@ func TestDocumentCORS(t *testing.T) {
 		t.Errorf("a refused foreign origin got CORS headers: %v", a.Header)
 	}
 }
+
+// TestDocumentWholePlanPatch: a PATCH that replaces a whole plan of nearly the engine's
+// 2 MiB input limit fits the door's body limit and is applied; a PATCH whose result
+// would pass that limit is a 422, a body beyond the door's limit a 413 — nothing written.
+func TestDocumentWholePlanPatch(t *testing.T) {
+	t.Parallel()
+	d, paths := startPlanDaemon(t, planFile{Key: "p", Text: docPlanText})
+	path := docPathOf(t, d, newMCPClient(d), "p")
+	c := newDocHTTP(d, nil)
+	ctx := context.Background()
+	ed := newDocEditor(c, path, "bulk", "Bulk")
+	if err := ed.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lines := func(total int) []string {
+		var out []string
+		out = append(out, "[ ] #root: Wurzel (L)")
+		for i, n := 0, 22; n < total; i++ {
+			l := fmt.Sprintf("  - [ ] #n%d: Knoten %d für @jörg und @Müller \"\\ (XS)", i, i)
+			out = append(out, l)
+			n += len(l) + 1
+		}
+		return out
+	}
+	big := lines(2<<20 - 64<<10) // just under 2 MiB of text
+	a, err := ed.patch(ctx, []docOp{{Op: "replace", Index: 0, Count: 4, Lines: big}}, true)
+	if err != nil || a.Status != http.StatusOK {
+		t.Fatalf("PATCH of a whole %d-line plan: %v %s", len(big), err, truncateForLog(a.String()))
+	}
+	want := strings.Join(big, "\n") + "\n"
+	if got := readFile(t, paths["p"]); string(got) != want {
+		t.Fatalf("the file after the whole-plan PATCH has %d bytes, want %d", len(got), len(want))
+	}
+	if err := ed.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A result beyond the plan limit (the engine's 2 MiB): refused naming the limit,
+	// nothing written — the plan would be unreadable afterwards.
+	more := lines(256 << 10)
+	a, err = ed.patch(ctx, []docOp{{Op: "insert", Index: len(big), Lines: more[1:]}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.problem(t, http.StatusUnprocessableEntity, "plan limit")
+	if got := readFile(t, paths["p"]); string(got) != want {
+		t.Fatalf("a PATCH beyond the plan limit was written (%d bytes)", len(got))
+	}
+	// Beyond the door's limit: 413 before anything is decoded.
+	huge := `{"ops":[{"op":"insert","index":0,"lines":["` + strings.Repeat("x", 13<<20) + `"]}]}`
+	c.must(t, http.MethodPatch, path+"/content", huge).problem(t, http.StatusRequestEntityTooLarge, "limit")
+	if got := readFile(t, paths["p"]); string(got) != want {
+		t.Fatal("a refused PATCH changed the file")
+	}
+}
+
+func truncateForLog(s string) string {
+	if len(s) > 600 {
+		return s[:600] + "…"
+	}
+	return s
+}
+
+// TestDocumentFeedEndsAtShutdown: held long polls do not hold up a graceful stop: at
+// SIGTERM they are answered 204 (nothing new; the editor polls again) and talkd exits
+// cleanly at once instead of after the polls' 30 s.
+func TestDocumentFeedEndsAtShutdown(t *testing.T) {
+	t.Parallel()
+	d, _ := startPlanDaemon(t, planFile{Key: "p", Text: docPlanText})
+	mcp := newMCPClient(d)
+	path := docPathOf(t, d, mcp, "p")
+	cur := mcp.read(t, "p").Base.Revision
+	c := newDocHTTP(d, nil)
+	answers := make(chan docAnswer, 3)
+	for range 3 {
+		go func() {
+			a, err := c.do(context.Background(), http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=30", path, cur), nil)
+			if err != nil {
+				a.Status = -1
+			}
+			answers <- a
+		}()
+	}
+	time.Sleep(time.Second)
+	start := time.Now()
+	if code := d.terminate(t); code != 0 {
+		t.Errorf("talkd exited %d", code)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("the stop took %v with polls held", el)
+	}
+	for range 3 {
+		if a := <-answers; a.Status != http.StatusNoContent {
+			t.Errorf("a poll held at shutdown: %s", a)
+		}
+	}
+}

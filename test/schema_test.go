@@ -47,6 +47,8 @@ func TestEveryAnswerMatchesItsSchema(t *testing.T) {
 	// Reads.
 	if sc := v.ok("plans_list", map[string]any{}); len(sc["plans"].([]any)) != 1 {
 		t.Errorf("plans_list: %v", sc)
+	} else if doc, _ := sc["plans"].([]any)[0].(map[string]any)["document"].(string); !strings.HasPrefix(doc, d.URL+"/api/v1/documents/") {
+		t.Errorf("plans_list shows no document URL of this daemon: %v", sc)
 	}
 	v.fail("werkbaum_read", map[string]any{"plan": "nope"}, "invalid_field", true)
 	read := v.ok("werkbaum_read", map[string]any{"plan": "g"})

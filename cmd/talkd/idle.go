@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+
+	"talkd/internal/api"
 )
 
 // idleRelease is how long the daemon must have answered no request before the memory
@@ -44,19 +46,32 @@ func newMemoryReleaser(delay time.Duration, log *slog.Logger) *memoryReleaser {
 // release also sends on a channel.
 func (m *memoryReleaser) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if api.HeldPoll(r) {
+			// A long poll of a document feed is held for up to 30 s doing nothing; an
+			// editor always has one open. Counted as active, it would keep the daemon from
+			// ever releasing memory while anyone edits; its answer still counts as work.
+			defer m.answered()
+			h.ServeHTTP(w, r)
+			return
+		}
 		m.active.Add(1)
 		defer func() {
-			m.done.Add(1)
 			m.active.Add(-1)
-			if !m.dirty.Load() && m.dirty.CompareAndSwap(false, true) {
-				select {
-				case m.wake <- struct{}{}:
-				default:
-				}
-			}
+			m.answered()
 		}()
 		h.ServeHTTP(w, r)
 	})
+}
+
+// answered counts one answered request and wakes the watcher after a release.
+func (m *memoryReleaser) answered() {
+	m.done.Add(1)
+	if !m.dirty.Load() && m.dirty.CompareAndSwap(false, true) {
+		select {
+		case m.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // run waits for work, then until no request has run for delay (give or take a quarter

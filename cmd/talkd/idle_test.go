@@ -96,6 +96,39 @@ func TestMemoryReleaserWaitsForRunningRequest(t *testing.T) {
 	}
 }
 
+// TestMemoryReleaserIgnoresHeldPolls: a document feed's long poll is held doing nothing,
+// and editors always have one open; it must not keep the daemon from releasing memory,
+// while its answer counts as work like any other.
+func TestMemoryReleaserIgnoresHeldPolls(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	m := newMemoryReleaser(delay, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var n atomic.Int32
+	m.release = func() { n.Add(1) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.run(ctx)
+	held := make(chan struct{})
+	h := m.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			<-held
+		}
+	}))
+	hit(h, "/")
+	done := make(chan struct{})
+	go func() {
+		hit(h, "/api/v1/documents/0b6e6f6c-1d2e-4f00-9a3b-0123456789ab/changes?since=3&wait=30")
+		close(done)
+	}()
+	if got := waitReleases(&n, 1, 10*delay); got != 1 {
+		t.Fatalf("%d releases while only a feed poll is held, want 1", got)
+	}
+	close(held)
+	<-done
+	if got := waitReleases(&n, 2, 10*delay); got != 2 {
+		t.Fatalf("%d releases after the poll was answered, want 2", got)
+	}
+}
+
 // BenchmarkReleaserWrap is the cost the releaser adds to every request (compare with
 // /bare; a request to /speak costs talkd 50–110 µs of CPU, docs/bench-load.md).
 func BenchmarkReleaserWrap(b *testing.B) {

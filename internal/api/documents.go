@@ -63,8 +63,9 @@ func newDocumentDoors(s *Server) *documentDoors {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &documentDoors{
 		polls: ctx, endPolls: cancel,
-		// One door for all document paths: a PATCH of a whole plan must fit, like a
-		// werkbaum_write through /mcp.
+		// One door for all document paths; its limit is for a content PATCH, which must
+		// carry a whole plan like a werkbaum_write through /mcp (the other paths get the
+		// small limit of the control doors).
 		door: door{path: documentsPrefix, origin: originCORS, limit: s.mcpMaxBody, problem: true,
 			corsMethods: "GET, HEAD, PATCH, OPTIONS"},
 	}
@@ -73,6 +74,16 @@ func newDocumentDoors(s *Server) *documentDoors {
 // EndPolls answers every held long poll of GET …/changes with 204 and makes new ones
 // answer at once; call it when the HTTP server shuts down (http.Server.RegisterOnShutdown).
 func (s *Server) EndPolls() { s.documents.endPolls() }
+
+// HeldPoll reports whether r is a long poll of a document feed (GET …/changes), which the
+// server holds for up to MaxChangesWait without working on it.
+func HeldPoll(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	rt, _, ok := parseDocumentPath(r.URL.Path)
+	return ok && rt == routeChanges
+}
 
 // documentRoute is what a document path names.
 type documentRoute int
@@ -91,8 +102,10 @@ const (
 // methods lists what each route answers; the rest get 405 naming why.
 func (rt documentRoute) methods() []string {
 	switch rt {
-	case routeInfo, routeDocument, routeChanges, routeHistory:
+	case routeInfo, routeDocument, routeHistory:
 		return []string{http.MethodGet, http.MethodHead}
+	case routeChanges:
+		return []string{http.MethodGet} // a long poll; HEAD would hold a request for nothing
 	case routeContent, routeTitle:
 		return []string{http.MethodPatch}
 	}
@@ -156,6 +169,9 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	}
 	d := dd.door
 	d.path = clipHeader(r.URL.Path)
+	if rt != routeContent {
+		d.limit = s.maxBody // only a content PATCH carries a plan
+	}
 	var key string
 	if allowed && id != "" {
 		// The plan's grant: reading needs read, the PATCHes write. A document the caller
@@ -310,9 +326,10 @@ func (s *Server) patchTitle(w http.ResponseWriter, r *http.Request, d *door, id,
 	writeDocJSON(w, r, http.StatusOK, documentOf(doc))
 }
 
-// changes serves the long poll. The wait is clamped, and the connection's deadlines are
-// moved past it: the server's ReadTimeout would otherwise end a held request (its
-// background read fails and cancels the request's context) before the wait is over.
+// changes serves the long poll. The wait is clamped, and the connection's write deadline
+// is moved past it: a server WriteTimeout (counted from the request's start) would
+// otherwise make the answer of a held poll fail to write. (The read deadline needs no
+// care: net/http clears it once the request is read.)
 func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, key string) {
 	since, wait, e := parseChangesQuery(r.URL.Query())
 	if e != nil {
@@ -320,12 +337,8 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, ke
 		return
 	}
 	if wait > 0 {
-		rc := http.NewResponseController(w)
-		deadline := time.Now().Add(wait + pollSlack)
-		if err := rc.SetReadDeadline(deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			s.log.Warn("document feed: cannot extend the read deadline", "err", err)
-		}
-		if err := rc.SetWriteDeadline(deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + pollSlack))
+		if err != nil && !errors.Is(err, http.ErrNotSupported) {
 			s.log.Warn("document feed: cannot extend the write deadline", "err", err)
 		}
 	}
@@ -335,11 +348,10 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, ke
 	defer stop()
 	feed, err := s.documents.store.Changes(ctx, id, since, wait)
 	switch {
-	case err != nil && context.Cause(ctx) == errShuttingDown:
-		w.WriteHeader(http.StatusNoContent) // nothing new; the client polls again
-	case err != nil && r.Context().Err() != nil:
-		// The client left; nobody reads an answer.
-		s.log.Debug("document feed: client left", "document", id, "err", err)
+	case err != nil && (context.Cause(ctx) == errShuttingDown || r.Context().Err() != nil):
+		// Shutdown, or the connection ended the request (the client left, or a deadline
+		// at the very end of the wait): nothing new; a client still there polls again.
+		w.WriteHeader(http.StatusNoContent)
 	case err != nil:
 		s.refuse(w, r, d, s.documentError(ctx, key, err))
 	case feed == nil:
@@ -389,7 +401,14 @@ func (s *Server) documentError(ctx context.Context, key string, err error) *Erro
 	case errors.Is(err, plans.ErrPatchUnapplicable):
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "unapplicable", Message: err.Error()}
 	case errors.As(err, &input):
-		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidField, Field: "ops", Message: input.Message}
+		e := &Error{Status: http.StatusBadRequest, Code: CodeInvalidField, Message: input.Message}
+		if strings.HasPrefix(input.Message, "ops") {
+			e.Field = "ops"
+		}
+		return e
+	case errors.Is(err, werkbaum.ErrTooLarge):
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+			Message: fmt.Sprintf("the document would be larger than the notation engine's limit of %d bytes: %v", werkbaum.DefaultMaxInputBytes, err)}
 	case errors.Is(err, plans.ErrUnknownDocument):
 		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, werkbaum.ErrTimeout):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -224,6 +225,7 @@ func TestDocumentStoreErrors(t *testing.T) {
 		{&werkbaum.InputError{Code: "badOps", Message: "ops[2]: index 9 is past the end (7 lines)"}, http.StatusBadRequest, "index 9"},
 		{plans.ErrUnknownDocument, http.StatusNotFound, "unknown"},
 		{context.DeadlineExceeded, http.StatusServiceUnavailable, "in time"},
+		{wrapErr(werkbaum.ErrTooLarge, "3000000 bytes"), http.StatusRequestEntityTooLarge, "limit"},
 		{io.ErrUnexpectedEOF, http.StatusInternalServerError, "failed"},
 	}
 	for _, tc := range cases {
@@ -283,6 +285,13 @@ func TestDocumentRoutes(t *testing.T) {
 	for _, bad := range []string{`{"title":"","expectedVersion":3}`, `{"title":"` + strings.Repeat("t", 256) + `","expectedVersion":3}`, `{"title":"x"}`, `{"title":"a\nb","expectedVersion":1}`} {
 		resp, body = f.do(http.MethodPatch, docPath+"/title", bad, nil)
 		f.problem(resp, body, http.StatusBadRequest, "")
+	}
+	// Only a content PATCH may carry a large body.
+	resp, body = f.do(http.MethodPatch, docPath+"/title", `{"title":"`+strings.Repeat("t", 70<<10)+`","expectedVersion":3}`, nil)
+	f.problem(resp, body, http.StatusRequestEntityTooLarge, "limit")
+	resp, body = f.do(http.MethodPatch, docPath+"/content", patchBody(`"ops":[{"op":"insert","index":0,"lines":["`+strings.Repeat("x", 200<<10)+`"]}]`), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a 200 KiB content PATCH: %d %v", resp.StatusCode, body)
 	}
 	resp, body = f.do(http.MethodGet, "/api/v1/info", "", nil)
 	if resp.StatusCode != http.StatusOK || body["name"] != "talkd" || body["version"] != "test" {
@@ -415,4 +424,28 @@ func merge2(a, b map[string]string) map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// TestDocumentPollOutlivesServerTimeouts: a held poll is answered after its whole wait
+// even when the server's ReadTimeout and WriteTimeout are shorter than the wait.
+func TestDocumentPollOutlivesServerTimeouts(t *testing.T) {
+	cfg := &config.Config{Version: 1}
+	cfg.Server.MaxBodyBytes = 64 << 10
+	s := New(Options{Config: cfg, Voice: &mcpTestVoice{}, Version: "test"})
+	s.documents.store = &fakeDocuments{ids: map[string]string{fakeID: "p"}}
+	hs := httptest.NewUnstartedServer(s.Handler())
+	hs.Config.ReadTimeout = 500 * time.Millisecond
+	hs.Config.WriteTimeout = 500 * time.Millisecond
+	hs.Start()
+	t.Cleanup(hs.Close)
+	s.SetListenAddr(strings.TrimPrefix(hs.URL, "http://"))
+	start := time.Now()
+	resp, err := http.Get(hs.URL + docPath + "/changes?since=3&wait=1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if el := time.Since(start); resp.StatusCode != http.StatusNoContent || el < 1400*time.Millisecond {
+		t.Errorf("a 1.5 s poll under 0.5 s server timeouts: %d after %v", resp.StatusCode, el)
+	}
 }

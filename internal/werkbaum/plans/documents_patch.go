@@ -215,6 +215,11 @@ func (s *Service) patchOnce(ctx context.Context, pl planRef, reqID string, p Con
 	}
 
 	data := style.encode(next)
+	if int64(len(data)) > s.maxBytes {
+		// An editor's PATCH skips the guards, which refuse such a text for agents: without
+		// this the plan would be written and then be refused by every read.
+		return nil, nil, reject(fmt.Sprintf("the result would have %d bytes, more than the plan limit of %d bytes (the notation engine's input limit)", len(data), s.maxBytes))
+	}
 	newSum := werkbaum.Checksum(data)
 	res.Version = rev + 1
 	entry.State, entry.NewChecksum, entry.Revision = statePending, newSum, res.Version
