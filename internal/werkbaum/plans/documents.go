@@ -374,23 +374,92 @@ func (s *Service) feed(ctx context.Context, key string, st *docState, since uint
 	}
 	s.docs.mu.Unlock()
 	if since > 0 {
-		if base, ok, err := s.versionText(key, since); err != nil {
-			return nil, err
-		} else if ok {
-			ops, err := s.engine.DiffLines(ctx, base, now)
-			if err != nil {
-				return nil, fmt.Errorf("document feed: diff from version %d: %w", since, err)
-			}
+		d := s.feedDiff(ctx, key, st, since, cur, now)
+		if d.err != nil {
+			return nil, d.err
+		}
+		if d.kept {
 			from := since
-			f.FromVersion, f.Ops = &from, ops
-			if f.Ops == nil {
-				f.Ops = []werkbaum.LineOp{}
-			}
+			f.FromVersion, f.Ops = &from, d.ops
 			return f, nil
 		}
 	}
 	f.Content = &now
 	return f, nil
+}
+
+// maxFeedDiffs bounds the diffs a plan's feed keeps: the waiters of one write nearly all
+// ask for the same one (from the version before it), a few late ones for older ones.
+const maxFeedDiffs = 8
+
+// feedDiffEntry is the feed's answer from version `from` to version `to`, shared by every
+// waiter that asks for it: a write wakes all waiters at once, and 1,000 editors that each
+// diffed the same two texts cost 1,000 diffs (measured: half a second to answer them all).
+// Versions never change, so the answer stays right; ops are shared and only encoded.
+type feedDiffEntry struct {
+	from, to uint64
+	done     chan struct{} // closed when the fields below are set
+	kept     bool          // the text of `from` is still kept (else the feed sends the content)
+	ops      []werkbaum.LineOp
+	err      error
+}
+
+// feedDiff returns the diff from version since to cur (whose text is now), computed once
+// for all the waiters asking at the same time. A failed computation is not kept; a waiter
+// that saw another's failure computes again under its own context.
+func (s *Service) feedDiff(ctx context.Context, key string, st *docState, since, cur uint64, now string) *feedDiffEntry {
+	s.docs.mu.Lock()
+	for _, d := range st.diffs {
+		if d.from == since && d.to == cur {
+			s.docs.mu.Unlock()
+			select {
+			case <-d.done:
+			case <-ctx.Done():
+				return &feedDiffEntry{err: ctx.Err()}
+			}
+			if d.err == nil {
+				return d
+			}
+			return s.computeFeedDiff(ctx, key, &feedDiffEntry{from: since, to: cur, done: make(chan struct{})}, now)
+		}
+	}
+	d := &feedDiffEntry{from: since, to: cur, done: make(chan struct{})}
+	if len(st.diffs) == maxFeedDiffs {
+		st.diffs = append(st.diffs[:0], st.diffs[1:]...)
+	}
+	st.diffs = append(st.diffs, d)
+	s.docs.mu.Unlock()
+	s.computeFeedDiff(ctx, key, d, now)
+	if d.err != nil {
+		s.docs.mu.Lock()
+		for i, o := range st.diffs {
+			if o == d {
+				st.diffs = append(st.diffs[:i], st.diffs[i+1:]...)
+				break
+			}
+		}
+		s.docs.mu.Unlock()
+	}
+	return d
+}
+
+func (s *Service) computeFeedDiff(ctx context.Context, key string, d *feedDiffEntry, now string) *feedDiffEntry {
+	defer close(d.done)
+	base, ok, err := s.versionText(key, d.from)
+	if err != nil || !ok {
+		d.err = err
+		return d
+	}
+	ops, err := s.engine.DiffLines(ctx, base, now)
+	if err != nil {
+		d.err = fmt.Errorf("document feed: diff from version %d: %w", d.from, err)
+		return d
+	}
+	if ops == nil {
+		ops = []werkbaum.LineOp{}
+	}
+	d.kept, d.ops = true, ops
+	return d
 }
 
 // History lists the document's milestones oldest first (agent writes, milestone

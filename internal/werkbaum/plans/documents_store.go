@@ -96,6 +96,8 @@ type docState struct {
 	// noting is closed when the read that records notingRev (noteVersion) is done.
 	noting    chan struct{}
 	notingRev uint64
+	// diffs are the feed's recent answers, shared by the waiters of one write (feedDiff).
+	diffs []*feedDiffEntry
 }
 
 func (st *docState) last() uint64 {

@@ -820,3 +820,49 @@ func TestPatchRunsAfterWrite(t *testing.T) {
 		t.Fatalf("event %+v", ev)
 	}
 }
+
+// TestFeedDiffSharedByWaiters: the waiters one write wakes get one diff, computed once and
+// shared (the same ops), and each still gets the right answer; an older base gets its own.
+func TestFeedDiffSharedByWaiters(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	d := f.doc(t)
+	const waiters = 50
+	type answer struct {
+		feed *ChangeFeed
+		err  error
+	}
+	answers := make(chan answer, waiters)
+	for range waiters {
+		go func() {
+			feed, err := f.svc.Changes(ctx, f.id, d.Version, 10*time.Second)
+			answers <- answer{feed, err}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // let them wait
+	if _, err := f.svc.PatchContent(ctx, f.id, patchOn(d, "c1", 1, insert(1, "- @jörg shared line"))); err != nil {
+		t.Fatal(err)
+	}
+	var first []werkbaum.LineOp
+	for range waiters {
+		a := <-answers
+		if a.err != nil || a.feed == nil || a.feed.FromVersion == nil || *a.feed.FromVersion != d.Version ||
+			len(a.feed.Ops) != 1 || a.feed.Ops[0].Op != "insert" || a.feed.Ops[0].Lines[0] != "- @jörg shared line" {
+			t.Fatalf("waiter's answer: %+v %v", a.feed, a.err)
+		}
+		if first == nil {
+			first = a.feed.Ops
+		} else if &first[0] != &a.feed.Ops[0] {
+			t.Fatal("a waiter computed its own diff instead of sharing the one of the write")
+		}
+	}
+	// An older base is another diff, with its own (right) answer.
+	d2 := f.doc(t)
+	if _, err := f.svc.PatchContent(ctx, f.id, patchOn(d2, "c1", 2, insert(0, "- top"))); err != nil {
+		t.Fatal(err)
+	}
+	feed, err := f.svc.Changes(ctx, f.id, d.Version, 0)
+	if err != nil || feed.FromVersion == nil || len(feed.Ops) != 2 {
+		t.Fatalf("feed from the older base: %+v %v", feed, err)
+	}
+}
