@@ -27,7 +27,7 @@ case "$*" in *is-active*) echo active;; esac`)
 	if err != nil {
 		t.Fatalf("no unit file: %v\n%s%s", err, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"ExecStart=" + talkd + "\n", "Restart=on-failure", "WantedBy=default.target"} {
+	for _, want := range []string{"ExecStart=" + talkd + "\n", "ExecReload=/bin/kill -HUP $MAINPID\n", "Restart=on-failure", "WantedBy=default.target"} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("unit lacks %q:\n%s", want, raw)
 		}

@@ -125,7 +125,8 @@ func (s service) file() (string, error) {
 }
 
 // systemdUnit is the user unit running talkd; Restart=on-failure brings it back after a
-// crash, but not after a clean stop.
+// crash, but not after a clean stop, and `systemctl --user reload talkd` sends the SIGHUP
+// that makes talkd read its configuration again.
 func systemdUnit(talkd string) string {
 	return `[Unit]
 Description=talkd: the voice (and plan keeper) of your agents
@@ -133,6 +134,7 @@ After=default.target
 
 [Service]
 ExecStart=` + systemdQuote(talkd) + `
+ExecReload=/bin/kill -HUP $MAINPID
 Restart=on-failure
 RestartSec=2
 
