@@ -247,7 +247,20 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 }
 
 // logs returns everything the daemon wrote so far.
-func (d *daemon) logs() string { return d.stderr.String() }
+// logBatchWait is longer than talkd holds its info lines (cmd/talkd logbuf.go: at most
+// 10 ms): after it, the lines of every request already answered are in the log.
+const logBatchWait = 30 * time.Millisecond
+
+// logs returns what talkd has logged so far, including the info lines of the requests
+// answered before the call (a running daemon writes them in batches).
+func (d *daemon) logs() string {
+	select {
+	case <-d.exited:
+	default:
+		time.Sleep(logBatchWait)
+	}
+	return d.stderr.String()
+}
 
 // exitCode waits for the process to end and returns its exit code.
 func (d *daemon) exitCode(t testing.TB) int {
