@@ -517,25 +517,21 @@ func (r *browserResult) exchanges(host, method string) []browserExchange {
 
 var browserResultRe = regexp.MustCompile(`(?s)<pre id="result">(.*?)</pre>`)
 
-// browserRun opens a page of pages running fetches in a fresh headless Chromium, bounded
-// by browserTimeout, and returns what the page reported and what crossed the wire.
-func browserRun(t *testing.T, chromium string, pages *browserPages, fetches []browserFetch) *browserResult {
+// chromiumDOM runs a fresh headless Chromium (profile and HOME in dir) on page with the
+// extra flags, bounded by browserTimeout, and returns the dumped DOM and its stderr.
+// Chromium forks a zygote and helpers: it runs in its own process group, killed whole on
+// timeout and after it exits.
+func chromiumDOM(t *testing.T, chromium, page, dir string, flags ...string) (dom, stderr string) {
 	t.Helper()
-	dir := t.TempDir()
-	netlog := filepath.Join(dir, "netlog.json")
-	url := pages.add(fetches)
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-dev-shm-usage", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--log-net-log="+netlog, "--virtual-time-budget=10000", "--dump-dom", url)
+		"--disable-dev-shm-usage", "--user-data-dir=" + filepath.Join(dir, "profile")}, flags...)
+	cmd := exec.CommandContext(ctx, chromium, append(args, "--dump-dom", page)...)
 	cmd.Env = append(os.Environ(), "HOME="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// Chromium forks a zygote and helpers: run it in its own process group and kill the
-	// whole group on timeout and after it exits.
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
@@ -545,15 +541,25 @@ func browserRun(t *testing.T, chromium string, pages *browserPages, fetches []br
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("Chromium did not finish %s within %s; stderr:\n%s", url, browserTimeout, browserTail(stderr.String()))
+		t.Fatalf("Chromium did not finish %s within %s; stderr:\n%s", page, browserTimeout, browserTail(errOut.String()))
 	}
 	if err != nil {
-		t.Fatalf("chromium %s: %v; stderr:\n%s", url, err, browserTail(stderr.String()))
+		t.Fatalf("chromium %s: %v; stderr:\n%s", page, err, browserTail(errOut.String()))
 	}
-	t.Logf("Chromium ran %s in %s", url, time.Since(start).Round(time.Millisecond))
-	dom := stdout.String()
+	t.Logf("Chromium ran %s in %s", page, time.Since(start).Round(time.Millisecond))
+	return out.String(), errOut.String()
+}
+
+// browserRun opens a page of pages running fetches in a fresh headless Chromium, bounded
+// by browserTimeout, and returns what the page reported and what crossed the wire.
+func browserRun(t *testing.T, chromium string, pages *browserPages, fetches []browserFetch) *browserResult {
+	t.Helper()
+	dir := t.TempDir()
+	netlog := filepath.Join(dir, "netlog.json")
+	url := pages.add(fetches)
+	dom, stderr := chromiumDOM(t, chromium, url, dir, "--log-net-log="+netlog, "--virtual-time-budget=10000")
 	if !strings.Contains(dom, "<title>done</title>") {
-		t.Fatalf("the page did not finish its fetches; DOM:\n%s\nstderr:\n%s", dom, browserTail(stderr.String()))
+		t.Fatalf("the page did not finish its fetches; DOM:\n%s\nstderr:\n%s", dom, browserTail(stderr))
 	}
 	m := browserResultRe.FindStringSubmatch(dom)
 	if m == nil {

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,11 +10,9 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -98,39 +95,13 @@ func liveRun(t *testing.T, chromium, pageBase, docURL, name string, steps []map[
 	rawSteps, _ := json.Marshal(steps)
 	q := url.Values{"doc": {docURL}, "name": {name}, "wait": {"5"}, "timeout": {"20000"}, "steps": {string(rawSteps)}}
 	page := pageBase + "/test/live/page.html?" + q.Encode()
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
-	defer cancel()
 	// The virtual-time budget lets --dump-dom wait for the script: virtual time does not
 	// advance while a fetch is pending (the feed's long poll always is until the page
 	// closes its client), so the page works in real time and the DOM is dumped after it.
-	cmd := exec.CommandContext(ctx, chromium,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-dev-shm-usage", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--virtual-time-budget=30000", "--dump-dom", page)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	err := cmd.Run()
-	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("Chromium did not finish within %s; stderr:\n%s", browserTimeout, browserTail(stderr.String()))
-	}
-	if err != nil {
-		t.Fatalf("chromium: %v; stderr:\n%s", err, browserTail(stderr.String()))
-	}
-	t.Logf("Chromium ran the live page in %s", time.Since(start).Round(time.Millisecond))
-	dom := stdout.String()
+	dom, stderr := chromiumDOM(t, chromium, page, t.TempDir(), "--virtual-time-budget=30000")
 	m := browserResultRe.FindStringSubmatch(dom)
 	if !strings.Contains(dom, "<title>done</title>") || m == nil {
-		t.Fatalf("the live page did not finish; DOM:\n%s\nstderr:\n%s", browserTail(dom), browserTail(stderr.String()))
+		t.Fatalf("the live page did not finish; DOM:\n%s\nstderr:\n%s", browserTail(dom), browserTail(stderr))
 	}
 	var st liveState
 	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &st); err != nil {
