@@ -240,7 +240,7 @@ func methodRefusal(rt documentRoute, method string) *Error {
 
 // documentGrant resolves id to its plan key and checks the caller's grant.
 func (s *Server) documentGrant(c Caller, id string, write bool) (string, *Error) {
-	if !validDocumentID(id) {
+	if !plans.ValidDocumentID(id) {
 		return "", &Error{Status: http.StatusNotFound, Code: CodeNotFound,
 			Message: fmt.Sprintf("%q is not a document id (a UUID like 0b6e…-…)", truncate(id, 64))}
 	}
@@ -262,27 +262,6 @@ func (s *Server) documentGrant(c Caller, id string, write bool) (string, *Error)
 func unknownDocument(id string) *Error {
 	return &Error{Status: http.StatusNotFound, Code: CodeNotFound,
 		Message: "no document " + id + " here; plans_list and talk plans show the documents you may use"}
-}
-
-// validDocumentID reports whether id is a UUID in the 8-4-4-4-12 form (lower case here).
-func validDocumentID(id string) bool {
-	if len(id) != 36 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func (s *Server) patchContent(w http.ResponseWriter, r *http.Request, d *door, id, key string, a admitted) {

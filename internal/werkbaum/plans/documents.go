@@ -140,7 +140,7 @@ func (s *Service) DocumentID(ctx context.Context, key string) (string, error) {
 // DocumentKey returns the plan key of a document id (any case), if a configured plan has it.
 func (s *Service) DocumentKey(id string) (key string, ok bool) {
 	id = strings.ToLower(id)
-	if !validUUID(id) {
+	if !ValidDocumentID(id) {
 		return "", false
 	}
 	key, ok = s.docs.keyOf(s, id)

@@ -136,9 +136,10 @@ func newUUID() string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// validUUID reports whether id looks like a lower-case UUID (36 characters, hyphens at
-// 8, 13, 18, 23, hex digits elsewhere).
-func validUUID(id string) bool {
+// ValidDocumentID reports whether id looks like a lower-case UUID (36 characters, hyphens
+// at 8, 13, 18, 23, hex digits elsewhere), the form of every document id; the document
+// doors check it before a lookup.
+func ValidDocumentID(id string) bool {
 	if len(id) != 36 {
 		return false
 	}

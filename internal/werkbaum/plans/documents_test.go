@@ -68,7 +68,7 @@ func (f *docFixture) setStatus(t *testing.T, id, status, agent string) *WriteRes
 func TestDocumentIDStableAcrossRestart(t *testing.T) {
 	f := newDocFixture(t, planText)
 	ctx := context.Background()
-	if !validUUID(f.id) || f.id[14] != '4' {
+	if !ValidDocumentID(f.id) || f.id[14] != '4' {
 		t.Fatalf("id %q is not a UUID v4", f.id)
 	}
 	again, _ := f.svc.DocumentID(ctx, "p")
