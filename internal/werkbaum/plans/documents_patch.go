@@ -253,16 +253,7 @@ func (s *Service) patchOnce(ctx context.Context, pl planRef, reqID string, p Con
 	name := p.DisplayName
 	pv := &pendingVersion{rec: versionRecord{Version: res.Version, ChangeType: ChangeUpdated, ClientID: p.ClientID,
 		DisplayName: name, Milestone: p.Milestone, At: entry.At}, text: next}
-	err = s.commit.Do(func(tx Tx) error {
-		b := tx.Bucket(bucketName(key))
-		if err := s.putEntry(b, entry); err != nil {
-			return err
-		}
-		if err := writeMeta(b, meta); err != nil {
-			return err
-		}
-		return s.putVersion(tx, key, st, pv)
-	})
+	err = s.settleApplied(key, entry, meta, func(tx Tx) error { return s.putVersion(tx, key, st, pv) })
 	if err != nil {
 		// As for an agent write: the file is written, the answer is the truth; the
 		// journal keeps the settle in memory. The version has no record until a later

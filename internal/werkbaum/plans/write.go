@@ -189,16 +189,7 @@ func (s *Service) write(ctx context.Context, p planRef, req WriteRequest) (*Writ
 	meta := planMeta{Revision: res.Revision, Checksum: newSum}
 	// The write is a version of the plan's document, recorded in the settle's transaction.
 	doc, pv := s.agentVersion(key, req.Author, res.Revision, newText)
-	err = s.commit.Do(func(tx Tx) error {
-		b := tx.Bucket(bucketName(key))
-		if err := s.putEntry(b, entry); err != nil {
-			return err
-		}
-		if err := writeMeta(b, meta); err != nil {
-			return err
-		}
-		return s.putAgentVersion(tx, key, doc, pv)
-	})
+	err = s.settleApplied(key, entry, meta, func(tx Tx) error { return s.putAgentVersion(tx, key, doc, pv) })
 	if err != nil {
 		// The file is written: the write is applied and the caller gets the truth. The
 		// journal keeps it in memory (operation_get, retries and reads answer from there)
@@ -245,6 +236,22 @@ func (s *Service) runVerb(ctx context.Context, key string, snap *Snapshot, req W
 		return "", nil, refused
 	}
 	return newText, verdict, nil
+}
+
+// settleApplied records an applied write after its rename in one transaction: the
+// journal entry, the plan's new revision and checksum, and its document version
+// (putVersion). Agent writes and editor PATCHes settle through it.
+func (s *Service) settleApplied(key string, entry *journalEntry, meta planMeta, putVersion func(Tx) error) error {
+	return s.commit.Do(func(tx Tx) error {
+		b := tx.Bucket(bucketName(key))
+		if err := s.putEntry(b, entry); err != nil {
+			return err
+		}
+		if err := writeMeta(b, meta); err != nil {
+			return err
+		}
+		return putVersion(tx)
+	})
 }
 
 // conflictDuringWrite settles a pending write whose file changed before the rename as a
