@@ -92,19 +92,7 @@ func TestRemoteDocumentWriters(t *testing.T) {
 
 	// Nothing lost, nothing doubled: every line has each of its writes once, in order.
 	text := string(readFile(t, path))
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if len(lines) != 2+clients {
-		t.Fatalf("the plan has %d lines, want %d:\n%s", len(lines), 2+clients, text)
-	}
-	var want strings.Builder
-	for j := range writes {
-		fmt.Fprintf(&want, " %d", j)
-	}
-	for i := range clients {
-		if got, exp := lines[2+i], fmt.Sprintf("  - [ ] #c%d: Client %d wrote%s", i, i, want.String()); got != exp {
-			t.Errorf("line of client %d:\n%s\nwant\n%s", i, got, exp)
-		}
-	}
+	checkAppendedLines(t, text, clients, writes)
 	final := uint64(1 + clients*writes)
 	if got := cb.read(t, "p"); got.Text != text || got.Base.Revision != final {
 		t.Errorf("B reads revision %d (want %d), same text as A's file: %t", got.Base.Revision, final, got.Text == text)

@@ -41,19 +41,7 @@ func TestPlanConcurrentWriters(t *testing.T) {
 
 	// The file: every client's line holds each of its writes exactly once, in order.
 	text := string(readFile(t, paths["conc"]))
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if len(lines) != 2+clients {
-		t.Fatalf("the plan has %d lines, want %d:\n%s", len(lines), 2+clients, text)
-	}
-	var want strings.Builder
-	for j := range writes {
-		fmt.Fprintf(&want, " %d", j)
-	}
-	for i := range clients {
-		if got, exp := lines[2+i], fmt.Sprintf("  - [ ] #c%d: Client %d wrote%s", i, i, want.String()); got != exp {
-			t.Errorf("line of client %d:\n%s\nwant\n%s", i, got, exp)
-		}
-	}
+	checkAppendedLines(t, text, clients, writes)
 
 	// The journal agrees with what each client was told, and with the file.
 	var all []writeAttempt
@@ -155,16 +143,7 @@ func TestPlanTwoKeysOneFile(t *testing.T) {
 	keyOf := func(i int) string { return []string{"one", "two"}[i%2] }
 	results := runAppendWriters(t, ctx, d, keyOf, clients, writes)
 
-	lines := strings.Split(strings.TrimSuffix(string(readFile(t, path)), "\n"), "\n")
-	var want strings.Builder
-	for j := range writes {
-		fmt.Fprintf(&want, " %d", j)
-	}
-	for i := range clients {
-		if got, exp := lines[2+i], fmt.Sprintf("  - [ ] #c%d: Client %d wrote%s", i, i, want.String()); got != exp {
-			t.Errorf("line of client %d (key %s):\n%s\nwant\n%s", i, keyOf(i), got, exp)
-		}
-	}
+	checkAppendedLines(t, string(readFile(t, path)), clients, writes)
 	c := newMCPClient(d)
 	for i, rs := range results {
 		applied := map[string]int{}
@@ -190,6 +169,25 @@ type writeAttempt struct {
 	state   string // applied or conflict, as the write answered
 	logical string // "c<i>.<j>"
 	rev     uint64
+}
+
+// checkAppendedLines checks the plan text runAppendWriters leaves: two lines, then one
+// line per client holding each of its writes exactly once, in order.
+func checkAppendedLines(t *testing.T, text string, clients, writes int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) != 2+clients {
+		t.Fatalf("the plan has %d lines, want %d:\n%s", len(lines), 2+clients, text)
+	}
+	var want strings.Builder
+	for j := range writes {
+		fmt.Fprintf(&want, " %d", j)
+	}
+	for i := range clients {
+		if got, exp := lines[2+i], fmt.Sprintf("  - [ ] #c%d: Client %d wrote%s", i, i, want.String()); got != exp {
+			t.Errorf("line of client %d:\n%s\nwant\n%s", i, got, exp)
+		}
+	}
 }
 
 // runAppendWriters runs clients goroutines; client i appends " j" for j = 0…writes-1 to
