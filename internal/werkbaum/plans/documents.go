@@ -328,9 +328,7 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 	}()
 	for {
 		// The channel is taken before the read: a version recorded after it closes it.
-		s.docs.mu.Lock()
-		changed := st.changed
-		s.docs.mu.Unlock()
+		changed := s.changeSignal(st)
 		snap, err := s.Read(ctx, key)
 		if err != nil {
 			return nil, err
@@ -356,6 +354,29 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 			return nil, nil
 		}
 	}
+}
+
+// ChangeSignal returns a channel that is closed when the next version of document id is
+// recorded. It is the waiting half of Changes for a caller that holds many polls at once
+// without a goroutine each (the document doors park their long polls): take the signal,
+// then ask Changes with wait 0; when that has nothing new, the signal says when to ask
+// again. A version recorded between the two closes the signal, so none is missed.
+func (s *Service) ChangeSignal(id string) (<-chan struct{}, error) {
+	key, err := s.docPlan(id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.docState(key)
+	if err != nil {
+		return nil, err
+	}
+	return s.changeSignal(st), nil
+}
+
+func (s *Service) changeSignal(st *docState) chan struct{} {
+	s.docs.mu.Lock()
+	defer s.docs.mu.Unlock()
+	return st.changed
 }
 
 func (s *Service) feed(ctx context.Context, key string, st *docState, since uint64, snap *Snapshot) (*ChangeFeed, error) {
