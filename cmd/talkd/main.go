@@ -225,6 +225,9 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("in-flight requests did not finish in time", "err", err)
 	}
+	if err := d.waitPolls(shutdownCtx); err != nil {
+		log.Warn("held document polls were not all answered in time", "err", err)
+	}
 	if err := q.Close(shutdownCtx); err != nil {
 		log.Warn("closing the voice", "err", err)
 	}

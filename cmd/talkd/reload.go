@@ -134,10 +134,22 @@ func (d *daemon) endPolls() {
 	servers := append([]*api.Server(nil), d.servers...)
 	d.mu.Unlock()
 	for _, s := range servers {
-		if ep, ok := any(s).(interface{ EndPolls() }); ok {
-			ep.EndPolls()
+		s.EndPolls()
+	}
+}
+
+// waitPolls waits until the parked long polls of every server built have been answered
+// (after endPolls): http.Server.Shutdown does not wait for a connection taken over.
+func (d *daemon) waitPolls(ctx context.Context) error {
+	d.mu.Lock()
+	servers := append([]*api.Server(nil), d.servers...)
+	d.mu.Unlock()
+	for _, s := range servers {
+		if err := s.WaitPolls(ctx); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // onSIGHUP reloads the configuration on every SIGHUP until ctx ends or stop is called

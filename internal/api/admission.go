@@ -144,8 +144,13 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d *door, e *Erro
 
 // logRefusal is refuse's log line.
 func (s *Server) logRefusal(r *http.Request, d *door, e *Error) {
-	s.log.Info("request refused", "door", d.path, "status", e.Status, "code", e.Code,
-		"origin", clipHeader(r.Header.Get("Origin")), "host", clipHeader(r.Host), "message", truncate(e.Message, 200))
+	s.logRefusalOf(d.path, clipHeader(r.Header.Get("Origin")), clipHeader(r.Host), e)
+}
+
+// logRefusalOf is logRefusal for a request that is no longer at hand (a parked poll).
+func (s *Server) logRefusalOf(door, origin, host string, e *Error) {
+	s.log.Info("request refused", "door", door, "status", e.Status, "code", e.Code,
+		"origin", origin, "host", host, "message", truncate(e.Message, 200))
 }
 
 // refuseHTTP is refuse for what a plain HTTP door's handler (or the router) refuses

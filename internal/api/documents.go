@@ -31,6 +31,7 @@ type documentStore interface {
 	PatchContent(ctx context.Context, id string, p plans.ContentPatch) (*plans.PatchResult, error)
 	SetTitle(ctx context.Context, id, title string, expectedVersion uint64, who plans.Author) (*plans.Document, error)
 	Changes(ctx context.Context, id string, since uint64, wait time.Duration) (*plans.ChangeFeed, error)
+	ChangeSignal(id string) (<-chan struct{}, error)
 	History(ctx context.Context, id string) ([]plans.HistoryEntry, error)
 }
 
@@ -49,20 +50,16 @@ const (
 const documentsPrefix = "/api/v1"
 
 // documentDoors holds the document doors' state: the store (nil while no plans are
-// configured) and the end of all held polls at shutdown.
+// configured) and the parked long polls (documents_poll.go).
 type documentDoors struct {
-	store documentStore
-	door  door
-	// polls ends when the server shuts down (EndPolls): a held long poll then answers
-	// 204 at once instead of keeping the shutdown waiting up to 30 s.
-	polls    context.Context
-	endPolls context.CancelFunc
+	store  documentStore
+	door   door
+	parker *pollParker
 }
 
 func newDocumentDoors(s *Server) *documentDoors {
-	ctx, cancel := context.WithCancel(context.Background())
 	return &documentDoors{
-		polls: ctx, endPolls: cancel,
+		parker: newPollParker(s),
 		// One door for all document paths; its limit is for a content PATCH, which must
 		// carry a whole plan like a werkbaum_write through /mcp (the other paths get the
 		// small limit of the control doors).
@@ -73,7 +70,13 @@ func newDocumentDoors(s *Server) *documentDoors {
 
 // EndPolls answers every held long poll of GET …/changes with 204 and makes new ones
 // answer at once; call it when the HTTP server shuts down (http.Server.RegisterOnShutdown).
-func (s *Server) EndPolls() { s.documents.endPolls() }
+// The answers are written in the background: WaitPolls waits for them.
+func (s *Server) EndPolls() { s.documents.parker.endAll() }
+
+// WaitPolls returns when every parked long poll has been answered (after EndPolls), or ctx
+// ends. http.Server.Shutdown does not wait for them: a parked poll's connection is no
+// longer the server's.
+func (s *Server) WaitPolls(ctx context.Context) error { return s.documents.parker.wait(ctx) }
 
 // HeldPoll reports whether r is a long poll of a document feed (GET …/changes), which the
 // server holds for up to MaxChangesWait without working on it.
@@ -305,42 +308,30 @@ func (s *Server) patchTitle(w http.ResponseWriter, r *http.Request, d *door, id,
 	writeDocJSON(w, r, http.StatusOK, documentOf(doc))
 }
 
-// changes serves the long poll. The wait is clamped, and the connection's write deadline
-// is moved past it: a server WriteTimeout (counted from the request's start) would
-// otherwise make the answer of a held poll fail to write. (The read deadline needs no
-// care: net/http clears it once the request is read.)
+// changes serves the long poll: what is new since `since` at once (on a kept-alive
+// connection), else the poll is parked until a version is recorded or the clamped wait
+// ends (documents_poll.go).
 func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, key string) {
 	since, wait, e := parseChangesQuery(r.URL.Query())
 	if e != nil {
 		s.refuse(w, r, d, e)
 		return
 	}
-	if wait > 0 {
-		err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + pollSlack))
-		if err != nil && !errors.Is(err, http.ErrNotSupported) {
-			s.log.Warn("document feed: cannot extend the write deadline", "err", err)
-		}
-	}
-	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
-	stop := context.AfterFunc(s.documents.polls, func() { cancel(errShuttingDown) })
-	defer stop()
-	feed, err := s.documents.store.Changes(ctx, id, since, wait)
+	store := s.documents.store
+	feed, err := store.Changes(r.Context(), id, since, 0)
 	switch {
-	case err != nil && (context.Cause(ctx) == errShuttingDown || r.Context().Err() != nil):
-		// Shutdown, or the connection ended the request (the client left, or a deadline
-		// at the very end of the wait): nothing new; a client still there polls again.
-		w.WriteHeader(http.StatusNoContent)
+	case err != nil && r.Context().Err() != nil:
+		return // the client left
 	case err != nil:
-		s.refuse(w, r, d, s.documentError(ctx, key, err))
-	case feed == nil:
+		s.refuse(w, r, d, s.documentError(r.Context(), key, err))
+	case feed != nil:
+		writeDocJSON(w, r, http.StatusOK, feedOf(feed))
+	case wait <= 0:
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		writeDocJSON(w, r, http.StatusOK, feedOf(feed))
+		s.documents.parker.park(w, r, store, id, key, &parkedPoll{since: since, deadline: time.Now().Add(wait)})
 	}
 }
-
-var errShuttingDown = errors.New("talkd is shutting down")
 
 // parseChangesQuery reads since (default 0) and wait (seconds, default 25, clamped to
 // [0, 30]).

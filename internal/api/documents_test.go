@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ type fakeDocuments struct {
 	waits   []time.Duration
 	err     error // returned by every call when set
 	feed    *plans.ChangeFeed
+	signal  chan struct{} // ChangeSignal's; close it (under mu) to wake parked polls
 }
 
 const fakeID = "0b6e6f6c-1d2e-4f00-9a3b-0123456789ab"
@@ -68,12 +70,13 @@ func (f *fakeDocuments) SetTitle(_ context.Context, id, title string, v uint64, 
 func (f *fakeDocuments) Changes(ctx context.Context, id string, since uint64, wait time.Duration) (*plans.ChangeFeed, error) {
 	f.mu.Lock()
 	f.waits = append(f.waits, wait)
+	err, feed := f.err, f.feed
 	f.mu.Unlock()
-	if f.err != nil {
-		return nil, f.err
+	if err != nil {
+		return nil, err
 	}
-	if f.feed != nil {
-		return f.feed, nil
+	if feed != nil {
+		return feed, nil
 	}
 	select {
 	case <-time.After(wait):
@@ -82,6 +85,40 @@ func (f *fakeDocuments) Changes(ctx context.Context, id string, since uint64, wa
 		return nil, ctx.Err()
 	}
 }
+func (f *fakeDocuments) ChangeSignal(string) (<-chan struct{}, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.signal == nil {
+		f.signal = make(chan struct{})
+	}
+	return f.signal, nil
+}
+
+func (f *fakeDocuments) setFeed(feed *plans.ChangeFeed) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.feed = feed
+}
+
+func (f *fakeDocuments) setErr(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = err
+}
+
+// wake closes the change signal (a version was recorded).
+func (f *fakeDocuments) wake() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.signal != nil {
+		close(f.signal)
+		f.signal = nil
+	}
+}
+
 func (f *fakeDocuments) History(context.Context, string) ([]plans.HistoryEntry, error) {
 	return []plans.HistoryEntry{{DocumentID: fakeID, Version: 1, ChangeType: "CREATED"}}, f.err
 }
@@ -98,6 +135,15 @@ func newDocFixture(t *testing.T, edit func(*config.Config)) *docFixture {
 	f := newMCPFixture(t, edit)
 	st := &fakeDocuments{ids: map[string]string{fakeID: "p", "11111111-2222-4333-8444-555555555555": "secret"}}
 	f.srv.documents.store = st
+	t.Cleanup(func() {
+		// Parked polls are no longer the test server's connections: end them.
+		f.srv.EndPolls()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := f.srv.WaitPolls(ctx); err != nil {
+			t.Errorf("parked polls were not answered: %v", err)
+		}
+	})
 	return &docFixture{t: t, srv: f.srv, url: f.http.URL, store: st}
 }
 
@@ -317,31 +363,22 @@ func TestDocumentChangesWait(t *testing.T) {
 		resp, body := f.do(http.MethodGet, docPath+"/changes"+q, "", nil)
 		f.problem(resp, body, http.StatusBadRequest, "")
 	}
-	// The default and the clamp, seen by the store; EndPolls ends the held polls.
+	// The default and the clamp, seen in the parked polls' deadlines; EndPolls ends them.
 	done := make(chan int, 2)
+	start := time.Now()
 	for _, q := range []string{"?since=3", "?since=3&wait=3600"} {
 		go func() {
 			resp, _ := f.do(http.MethodGet, docPath+"/changes"+q, "", nil)
 			done <- resp.StatusCode
 		}()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		f.store.mu.Lock()
-		n := len(f.store.waits)
-		f.store.mu.Unlock()
-		if n == 4 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	waits := f.parkedWaits(2, start)
+	slices.Sort(waits)
+	if len(waits) != 2 || waits[0]-DefaultChangesWait > 2*time.Second || waits[0] < DefaultChangesWait ||
+		waits[1]-MaxChangesWait > 2*time.Second || waits[1] < MaxChangesWait {
+		t.Fatalf("waits of the parked polls: %v", waits)
 	}
-	f.store.mu.Lock()
-	waits := append([]time.Duration(nil), f.store.waits[2:]...)
-	f.store.mu.Unlock()
-	if len(waits) != 2 || !((waits[0] == DefaultChangesWait && waits[1] == MaxChangesWait) || (waits[1] == DefaultChangesWait && waits[0] == MaxChangesWait)) {
-		t.Fatalf("waits the store saw: %v", waits)
-	}
-	start := time.Now()
+	start = time.Now()
 	f.srv.EndPolls()
 	for range 2 {
 		if st := <-done; st != http.StatusNoContent {
@@ -351,15 +388,26 @@ func TestDocumentChangesWait(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("EndPolls took %v", el)
 	}
+	// After EndPolls a poll that would wait answers at once.
+	if resp, _ := f.do(http.MethodGet, docPath+"/changes?since=3&wait=20", "", nil); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("a poll after EndPolls: %d", resp.StatusCode)
+	}
+	f.store.mu.Lock()
+	for _, w := range f.store.waits {
+		if w != 0 {
+			t.Errorf("the store was asked to wait %v: polls wait parked, the store is only looked at", w)
+		}
+	}
+	f.store.mu.Unlock()
 	// A feed: ops exactly when fromVersion is there, content when not.
 	from := uint64(3)
-	f.store.feed = &plans.ChangeFeed{FromVersion: &from, CurrentVersion: 4, Events: []plans.ChangeEvent{{Version: 4, ChangeType: "UPDATED", ClientID: "mcp-1", DisplayName: "Claude"}}}
+	f.store.setFeed(&plans.ChangeFeed{FromVersion: &from, CurrentVersion: 4, Events: []plans.ChangeEvent{{Version: 4, ChangeType: "UPDATED", ClientID: "mcp-1", DisplayName: "Claude"}}})
 	resp, body := f.do(http.MethodGet, docPath+"/changes?since=3", "", nil)
 	if ops, ok := body["ops"].([]any); resp.StatusCode != 200 || !ok || len(ops) != 0 || body["content"] != nil || body["fromVersion"] != float64(3) {
 		t.Errorf("feed with fromVersion: %d %v", resp.StatusCode, body)
 	}
 	content := "x\n"
-	f.store.feed = &plans.ChangeFeed{CurrentVersion: 4, Content: &content}
+	f.store.setFeed(&plans.ChangeFeed{CurrentVersion: 4, Content: &content})
 	_, body = f.do(http.MethodGet, docPath+"/changes?since=0", "", nil)
 	if _, has := body["ops"]; has || body["content"] != content || body["fromVersion"] != nil {
 		t.Errorf("feed with content: %v", body)
@@ -447,5 +495,140 @@ func TestDocumentPollOutlivesServerTimeouts(t *testing.T) {
 	resp.Body.Close()
 	if el := time.Since(start); resp.StatusCode != http.StatusNoContent || el < 1400*time.Millisecond {
 		t.Errorf("a 1.5 s poll under 0.5 s server timeouts: %d after %v", resp.StatusCode, el)
+	}
+}
+
+// parkedWaits waits until n polls are parked and returns each one's wait, counted from
+// start (the deadline the parker holds minus the time the poll was sent).
+func (f *docFixture) parkedWaits(n int, start time.Time) []time.Duration {
+	f.t.Helper()
+	p := f.srv.documents.parker
+	deadline := time.Now().Add(5 * time.Second)
+	for p.parked() < n {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%d polls parked, want %d", p.parked(), n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var waits []time.Duration
+	for _, g := range p.groups {
+		for _, poll := range g.polls {
+			waits = append(waits, poll.deadline.Sub(start))
+		}
+	}
+	return waits
+}
+
+// TestDocumentParkedPolls: a poll with nothing new is parked (its connection taken over);
+// a recorded version answers every parked poll with the one rendered feed, with its own
+// CORS headers, and ends the connection; a parked poll past its wait gets 204; a store
+// error reaches the parked polls as a problem with one log line each.
+func TestDocumentParkedPolls(t *testing.T) {
+	f := newDocFixture(t, func(c *config.Config) { c.Server.AllowedOrigins = []string{"https://editor.example"} })
+	type answer struct {
+		status int
+		header http.Header
+		body   map[string]any
+		close  bool
+	}
+	poll := func(q string, h map[string]string, out chan<- answer) {
+		resp, body := f.do(http.MethodGet, docPath+"/changes"+q, "", h)
+		out <- answer{resp.StatusCode, resp.Header, body, resp.Close}
+	}
+	answers := make(chan answer, 3)
+	go poll("?since=3&wait=20", nil, answers)
+	go poll("?since=3&wait=20", map[string]string{"Origin": "https://editor.example"}, answers)
+	go poll("?since=3&wait=20", nil, answers)
+	f.parkedWaits(3, time.Now())
+	from := uint64(3)
+	f.store.setFeed(&plans.ChangeFeed{FromVersion: &from, CurrentVersion: 4, Events: []plans.ChangeEvent{{Version: 4, ChangeType: "UPDATED", ClientID: "mcp-1", DisplayName: "Jörg"}}})
+	f.store.wake()
+	withCORS := 0
+	for range 3 {
+		a := <-answers
+		ev, _ := a.body["events"].([]any)
+		if a.status != http.StatusOK || len(ev) != 1 || a.body["currentVersion"] != float64(4) {
+			t.Fatalf("a parked poll after the version: %d %v", a.status, a.body)
+		}
+		if !a.close || a.header.Get("Content-Type") != "application/json" || a.header.Get("Cache-Control") != "no-store" || !strings.Contains(a.header.Get("Vary"), "Origin") {
+			t.Errorf("a parked poll's answer headers: close=%v %v", a.close, a.header)
+		}
+		if a.header.Get("Access-Control-Allow-Origin") == "https://editor.example" {
+			withCORS++
+		}
+		if name := ev[0].(map[string]any)["displayName"]; name != "Jörg" {
+			t.Errorf("display name %v", name)
+		}
+	}
+	if withCORS != 1 {
+		t.Errorf("%d answers carried the editor's CORS header, want the 1 poll that sent its Origin", withCORS)
+	}
+	if n := f.srv.documents.parker.parked(); n != 0 {
+		t.Errorf("%d polls still parked after their answer", n)
+	}
+
+	// The end of the wait: 204, after the wait and not much later.
+	f.store.setFeed(nil)
+	start := time.Now()
+	resp, _ := f.do(http.MethodGet, docPath+"/changes?since=4&wait=0.3", "", nil)
+	if el := time.Since(start); resp.StatusCode != http.StatusNoContent || el < 300*time.Millisecond || el > 3*time.Second {
+		t.Errorf("a 0.3 s poll: %d after %v", resp.StatusCode, el)
+	}
+
+	// A store error while parked (the document went away in a reload).
+	go poll("?since=4&wait=20", nil, answers)
+	f.parkedWaits(1, time.Now())
+	f.store.setErr(wrapErr(plans.ErrUnknownDocument, fakeID))
+	f.store.wake()
+	a := <-answers
+	if a.status != http.StatusNotFound || a.header.Get("Content-Type") != "application/problem+json" || a.body["instance"] != docPath+"/changes" {
+		t.Errorf("a parked poll whose document went away: %d %v %v", a.status, a.header, a.body)
+	}
+}
+
+// TestDocumentHeldPoll: where the connection cannot be taken over, the handler holds the
+// poll and the group answers it all the same; a client that leaves unparks it.
+func TestDocumentHeldPoll(t *testing.T) {
+	f := newDocFixture(t, nil)
+	h := f.srv.Handler()
+	rec := httptest.NewRecorder() // no Hijack
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://"+strings.TrimPrefix(f.url, "http://")+docPath+"/changes?since=3&wait=20", nil))
+	}()
+	f.parkedWaits(1, time.Now())
+	content := "a\n"
+	f.store.setFeed(&plans.ChangeFeed{CurrentVersion: 4, Content: &content})
+	f.store.wake()
+	select {
+	case <-served:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held poll was not answered")
+	}
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"content":"a\n"`) || rec.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("held poll: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+
+	f.store.setFeed(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	served = make(chan struct{})
+	go func() {
+		defer close(served)
+		r := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://"+strings.TrimPrefix(f.url, "http://")+docPath+"/changes?since=4&wait=20", nil)
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}()
+	f.parkedWaits(1, time.Now())
+	cancel()
+	<-served
+	f.store.wake() // a round drops the abandoned poll
+	deadline := time.Now().Add(5 * time.Second)
+	for f.srv.documents.parker.parked() != 0 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if n := f.srv.documents.parker.parked(); n != 0 {
+		t.Errorf("%d polls parked after their client left", n)
 	}
 }
