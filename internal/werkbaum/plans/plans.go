@@ -331,9 +331,21 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 	if s.mirror != nil {
 		sum.Mirror = s.mirror(key)
 	}
-	snap, err := s.read(ctx, p)
+	readCtx := ctx
+	if p.Remote() {
+		// A status must not wait for a slow document server as long as a tool call
+		// does: /status and plans_list summarize every plan in turn.
+		var cancel context.CancelFunc
+		readCtx, cancel = context.WithTimeout(ctx, remoteSummaryWait)
+		defer cancel()
+	}
+	snap, err := s.read(readCtx, p)
 	if err != nil {
 		sum.Error = err.Error()
+		if p.Remote() && ctx.Err() == nil && readCtx.Err() != nil {
+			sum.Error = fmt.Sprintf("the document server %s did not answer within %v, as long as a status waits (tool calls wait up to %v)",
+				hostOf(p.URL), remoteSummaryWait, time.Duration(s.remote.timeout.Load()))
+		}
 		return sum
 	}
 	sum.Revision, sum.Checksum, sum.Lines = snap.Base.Revision, snap.Base.Checksum, snap.Lines

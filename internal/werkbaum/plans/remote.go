@@ -30,6 +30,10 @@ import (
 // gives a tool error instead of a hung agent.
 const remoteTimeout = 10 * time.Second
 
+// remoteSummaryWait bounds the read of a document plan for its summary (/status,
+// plans_list): a hanging server then costs a status one second, not ten.
+const remoteSummaryWait = time.Second
+
 // fallbackDisplayName is the display name of an agent write when neither the plan's
 // display_name nor the MCP host's clientInfo.name gives one (DOCUMENTS.md).
 const fallbackDisplayName = "Agent"

@@ -522,6 +522,25 @@ func TestRemoteSlowServerTimesOut(t *testing.T) {
 	}
 }
 
+// A slow document server costs a status (Summarize) at most remoteSummaryWait, and the
+// summary says why it has no figures.
+func TestRemoteSlowServerSummary(t *testing.T) {
+	f := newRemoteFixture(t, planText)
+	f.doc.set(func(d *fakeDocServer) { d.delay = 5 * time.Second })
+	start := time.Now()
+	sum := f.svc.Summarize(context.Background(), "p")
+	if d := time.Since(start); d > remoteSummaryWait+2*time.Second {
+		t.Fatalf("a summary waited %v for a slow server", d)
+	}
+	if !strings.Contains(sum.Error, "did not answer within 1s") || !strings.Contains(sum.Error, "127.0.0.1") || sum.Revision != 0 {
+		t.Fatalf("summary of a plan on a slow server: %+v", sum)
+	}
+	f.doc.set(func(d *fakeDocServer) { d.delay = 0 })
+	if sum := f.svc.Summarize(context.Background(), "p"); sum.Error != "" || sum.Revision == 0 {
+		t.Fatalf("summary once the server answers: %+v", sum)
+	}
+}
+
 // The server applied the write, but its answer was lost: the agent's retry with the same
 // request_id repeats the PATCH with the same (clientId, seq) and gets the answer recorded
 // then; the document changed once.
