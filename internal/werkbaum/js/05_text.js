@@ -234,7 +234,12 @@
   // more than MEMO_MAX_CHARS. The host empties the memo after an idle spell (engine.go).
   var MEMO_MAX_CHARS = 4194304; // two texts at the host's 2 MiB input limit
   var MEMO_KEEP = 2;
-  var memoSize = 3;
+  // The count bound: a write touches two texts (its old and new one), and writes on four
+  // plans at once interleave on the host's runtimes, each with its own memo; with 3 they
+  // missed and parsed the old text again (CPU per write 5.1–5.4 ms with four plans against
+  // 2.5–2.7 with one; with 12: 1.7–1.9, docs/bench-plans.md). Memory is bounded by the size
+  // rule above either way.
+  var memoSize = 12;
   function Memo() {
     this.keys = [];
     this.vals = [];
