@@ -428,7 +428,12 @@ func (s *Service) writeAtomic(p planRef, data []byte, expect string) (err error)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
 	now, err := openPlan(p, s.maxBytes)
 	if errors.Is(err, errPlanSwapped) {
 		err = errFileMoved
@@ -452,6 +457,11 @@ func (s *Service) writeAtomic(p planRef, data []byte, expect string) (err error)
 	if err = p.renameTemp(tmp); err != nil {
 		return fmt.Errorf("rename into place: %w", unpath(err))
 	}
+	// The lock guards the check and the rename, not the folder's sync: other plans in this
+	// folder (and other daemons) need not wait for it, and whoever syncs the folder makes
+	// every rename done before durable, ours included.
+	locked = false
+	unlock()
 	if serr := folder.Sync(); serr != nil {
 		return fmt.Errorf("sync folder: %w", serr)
 	}
