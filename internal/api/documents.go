@@ -73,8 +73,8 @@ func newDocumentDoors(s *Server) *documentDoors {
 // The answers are written in the background: WaitPolls waits for them.
 func (s *Server) EndPolls() { s.documents.parker.endAll() }
 
-// WaitPolls returns when every parked long poll has been answered (after EndPolls), or ctx
-// ends. http.Server.Shutdown does not wait for them: a parked poll's connection is no
+// WaitPolls ends the long polls (as EndPolls) and returns when every parked one has been
+// answered, or ctx ends. http.Server.Shutdown does not wait for them: a parked poll's connection is no
 // longer the server's.
 func (s *Server) WaitPolls(ctx context.Context) error { return s.documents.parker.wait(ctx) }
 

@@ -86,10 +86,23 @@ func newPollParker(s *Server) *pollParker {
 // when it can and then returns at once; otherwise it returns when the poll is answered or
 // its request ends.
 func (p *pollParker) park(w http.ResponseWriter, r *http.Request, store documentStore, id, key string, poll *parkedPoll) {
-	if p.ended() {
+	// From here to add, the connection is neither the server's (Shutdown does not wait
+	// for a taken-over one) nor in a group yet: busy holds shutdown up meanwhile. It is
+	// taken under mu before the end (endAll), so it always happens before wait's Wait.
+	p.mu.Lock()
+	if p.ctx.Err() != nil {
+		p.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent) // talkd is shutting down: nothing new
 		return
 	}
+	p.busy.Add(1)
+	p.mu.Unlock()
+	parking := true
+	defer func() {
+		if parking {
+			p.busy.Done()
+		}
+	}()
 	var head bytes.Buffer
 	_ = w.Header().Write(&head)
 	poll.head = head.Bytes()
@@ -107,6 +120,8 @@ func (p *pollParker) park(w http.ResponseWriter, r *http.Request, store document
 		poll.conn = conn
 	}
 	p.add(store, id, key, poll)
+	parking = false
+	p.busy.Done()
 	if poll.held == nil {
 		return
 	}
@@ -121,8 +136,9 @@ func (p *pollParker) park(w http.ResponseWriter, r *http.Request, store document
 }
 
 // add puts poll into its group, starting the group's loop when it is the first. Once the
-// polls have ended, it answers 204 itself (no loop may start after EndPolls: shutdown
-// waits for the loops).
+// polls have ended, it answers 204 itself (no loop starts after EndPolls). Every busy.Add
+// here and in the loops happens while a count is held (the caller's parking, the loop's
+// own), never at zero concurrently with wait.
 func (p *pollParker) add(store documentStore, id, key string, poll *parkedPoll) {
 	p.mu.Lock()
 	if p.ctx.Err() != nil {
@@ -293,10 +309,11 @@ func (p *pollParker) endAll() {
 	p.end()
 }
 
-func (p *pollParker) ended() bool { return p.ctx.Err() != nil }
-
-// wait returns when every answer of the parked polls has been written, or ctx ends.
+// wait ends the polls (endAll: Shutdown runs its hooks in goroutines, so EndPolls may not
+// have run yet) and returns when every answer of the parked polls has been written, or ctx
+// ends.
 func (p *pollParker) wait(ctx context.Context) error {
+	p.endAll()
 	done := make(chan struct{})
 	go func() {
 		p.busy.Wait()
