@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/dop251/goja"
+
+	"talkd/internal/werkbaum/gen"
 )
 
 // phaseScript adds a test-only method that runs one phase of an inspect n times in the
@@ -54,6 +56,7 @@ func BenchmarkPhase(b *testing.B) {
 		{"small", smallPlan},
 		{"werkbaum", readExample(b, "werkbaum.werkbaum")},
 		{"big2000", bigPlan(2000, 7)},
+		{"gen10000", gen.Plan(10000, 1)},
 	}
 	fns, rt := scriptFuncs(b, phaseScript, "_benchPrepare", "_benchPhase")
 	prepare, fn := fns[0], fns[1]
