@@ -787,3 +787,77 @@ func TestDocumentFeedEndsAtShutdown(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentDeletedFile: a plan file deleted in its folder makes its document deleted,
+// as the protocol has it: a parked long poll gets the DELETED event, GET and PATCH answer
+// 404 (code "deleted"), the feed and the history still answer, an agent's read names the
+// missing file; the file's return is a RESTORED version that the feed brings as a diff,
+// and an agent's write on its old base is a conflict.
+func TestDocumentDeletedFile(t *testing.T) {
+	t.Parallel()
+	d, paths := startPlanDaemon(t, planFile{Key: "p", Text: docPlanText})
+	mcp := newMCPClient(d)
+	path := docPathOf(t, d, mcp, "p")
+	c := newDocHTTP(d, nil)
+	base := mcp.read(t, "p").Base
+	cur := base.Revision
+
+	polled := make(chan docAnswer, 1)
+	go func() {
+		a, _ := c.do(context.Background(), http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=25", path, cur), nil)
+		polled <- a
+	}()
+	time.Sleep(300 * time.Millisecond) // parked
+	if err := os.Remove(paths["p"]); err != nil {
+		t.Fatal(err)
+	}
+	c.must(t, http.MethodGet, path, nil).problem(t, http.StatusNotFound, "the document is deleted")
+	var feed docFeed
+	select {
+	case a := <-polled:
+		if a.Status != http.StatusOK {
+			t.Fatalf("the parked poll after the deletion: %s", a)
+		}
+		a.decode(t, &feed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parked poll was not woken by the deletion")
+	}
+	if feed.CurrentVersion != cur+1 || len(feed.Events) != 1 || feed.Events[0].ChangeType != "DELETED" || len(feed.Ops) != 0 {
+		t.Fatalf("feed of the deletion: %+v", feed)
+	}
+	patch := map[string]any{"baseVersion": cur, "checksum": "sha256:" + strings.Repeat("0", 64), "clientId": "ed-1", "seq": 1,
+		"ops": []map[string]any{{"op": "replace", "index": 1, "count": 1, "lines": []string{"  - [x] #a: Alpha (S) @jörg"}}}}
+	a := c.must(t, http.MethodPatch, path+"/content", patch)
+	a.problem(t, http.StatusNotFound, "the document is deleted")
+	if a.Map["code"] != "deleted" {
+		t.Errorf("problem code of a deleted document: %v", a.Map["code"])
+	}
+	if a := c.must(t, http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=0", path, cur+1), nil); a.Status != http.StatusNoContent {
+		t.Errorf("the feed after the deletion, nothing new: %s", a)
+	}
+	var hist []map[string]any
+	c.must(t, http.MethodGet, path+"/history", nil).decode(t, &hist)
+	if len(hist) == 0 || hist[len(hist)-1]["changeType"] != "DELETED" || hist[len(hist)-1]["content"] != docPlanText {
+		t.Fatalf("history of the deleted document: %v", hist)
+	}
+	if r := mcp.must(t, "werkbaum_read", map[string]any{"plan": "p"}); !r.IsError || !strings.Contains(r.Text, "missing") {
+		t.Errorf("an agent's read of the deleted plan: %+v", r)
+	}
+	if logs := d.logs(); !strings.Contains(logs, "reads as deleted") {
+		t.Errorf("no log line of the deletion:\n%s", logs)
+	}
+
+	back := strings.Replace(docPlanText, "[ ] #c", "[x] #c", 1)
+	if err := os.WriteFile(paths["p"], []byte(back), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.must(t, http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=0", path, cur+1), nil).decode(t, &feed)
+	if feed.CurrentVersion != cur+2 || len(feed.Events) != 1 || feed.Events[0].ChangeType != "RESTORED" ||
+		feed.FromVersion == nil || *feed.FromVersion != cur+1 || len(feed.Ops) != 1 || feed.Ops[0].Lines[0] != "  - [x] #c: Gamma (XS)" {
+		t.Fatalf("feed of the file's return: %+v", feed)
+	}
+	w := mcp.must(t, "werkbaum_set_status", writeArgs("p", base, "after-restore", map[string]any{"id": "a", "status": "done"}))
+	if !w.IsError || !strings.Contains(string(w.Structured), `"error":"conflict"`) {
+		t.Errorf("a write on the base before the deletion: %+v", w)
+	}
+}

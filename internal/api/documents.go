@@ -381,6 +381,11 @@ func (s *Server) documentError(ctx context.Context, key string, err error) *Erro
 			Message: fmt.Sprintf("the document would be larger than the notation engine's limit of %d bytes: %v", werkbaum.DefaultMaxInputBytes, err)}
 	case errors.Is(err, plans.ErrUnknownDocument):
 		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
+	case errors.Is(err, plans.ErrPlanMissing):
+		// Deleted outside the protocol (the file went away): gone for GET and PATCH, while
+		// its feed and history still answer (DOCUMENTS.md).
+		return &Error{Status: http.StatusNotFound, Code: "deleted",
+			Message: "the document is deleted: " + err.Error() + "; its feed and history still answer, and it is back when the file is"}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, werkbaum.ErrTimeout):
 		return &Error{Status: http.StatusServiceUnavailable, Code: "busy", Message: "the plan store did not answer in time: " + err.Error(), RetryAfter: time.Second}
 	}

@@ -97,9 +97,11 @@ type HistoryEntry struct {
 
 // Change types of DOCUMENTS.md that a file-backed plan produces.
 const (
-	ChangeCreated = "CREATED"
-	ChangeUpdated = "UPDATED"
-	ChangeRenamed = "RENAMED"
+	ChangeCreated  = "CREATED"
+	ChangeUpdated  = "UPDATED"
+	ChangeRenamed  = "RENAMED"
+	ChangeDeleted  = "DELETED"  // the plan's file went away (noticed by a read)
+	ChangeRestored = "RESTORED" // the file is back after a DELETED version
 )
 
 // Errors of the document store.
@@ -147,7 +149,10 @@ func (s *Service) DocumentKey(id string) (key string, ok bool) {
 	if !ok {
 		return "", false
 	}
-	if p, ok := s.Plan(key); !ok || p.Remote() {
+	// A plan whose file is gone below a root still has its (deleted) document.
+	p, err := s.resolve(key)
+	p.release()
+	if err != nil && !errors.Is(err, ErrPlanMissing) || err == nil && p.Remote() {
 		return "", false
 	}
 	return key, true
@@ -330,6 +335,11 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 		// The channel is taken before the read: a version recorded after it closes it.
 		changed := s.changeSignal(st)
 		snap, err := s.Read(ctx, key)
+		if errors.Is(err, ErrPlanMissing) {
+			// A deleted document's feed still answers: the DELETED version (recorded by
+			// this read), then nothing until the file is back.
+			snap, err = s.deletedSnapshot(key, st, err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -354,6 +364,26 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 			return nil, nil
 		}
 	}
+}
+
+// deletedSnapshot stands in for the snapshot of a plan whose file is missing once its
+// document has recorded the deletion: the DELETED version with the text it keeps. Without
+// that record (it could not be saved) readErr stays the answer.
+func (s *Service) deletedSnapshot(key string, st *docState, readErr error) (*Snapshot, error) {
+	s.docs.mu.Lock()
+	gone, v := st.deleted(), st.last()
+	s.docs.mu.Unlock()
+	if !gone {
+		return nil, readErr
+	}
+	text, ok, err := s.versionText(key, v)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, readErr
+	}
+	return &Snapshot{Text: text, Base: Base{Revision: v, Checksum: werkbaum.Checksum([]byte(text))}, Lines: countLines(text)}, nil
 }
 
 // ChangeSignal returns a channel that is closed when the next version of document id is
@@ -492,11 +522,14 @@ func (s *Service) History(ctx context.Context, id string) ([]HistoryEntry, error
 	if err != nil {
 		return nil, err
 	}
-	snap, err := s.Read(ctx, key)
+	st, err := s.docState(key)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.docState(key)
+	snap, err := s.Read(ctx, key)
+	if errors.Is(err, ErrPlanMissing) {
+		snap, err = s.deletedSnapshot(key, st, err) // the history survives the deletion
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -107,12 +107,26 @@ func (st *docState) last() uint64 {
 	return st.records[len(st.records)-1].Version
 }
 
+// deleted reports whether the newest version is a deletion (under docs.mu).
+func (st *docState) deleted() bool {
+	return len(st.records) > 0 && st.records[len(st.records)-1].ChangeType == ChangeDeleted
+}
+
 // docStore is the document store's memory: ids and the per-plan states.
 type docStore struct {
 	mu     sync.Mutex
 	ids    map[string]string // plan key → document id
 	keys   map[string]string // document id → plan key
 	states map[string]*docState
+}
+
+// known reports whether key has a document this process has seen (an id or versions).
+func (d *docStore) known(key string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, id := d.ids[key]
+	_, st := d.states[key]
+	return id || st
 }
 
 func newDocStore() *docStore {
@@ -464,7 +478,7 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 		return
 	}
 	s.docs.mu.Lock()
-	last, failed, writing := st.last(), st.failed, st.writing
+	last, failed, writing, wasDeleted := st.last(), st.failed, st.writing, st.deleted()
 	if rev <= last || rev == failed || rev == writing {
 		s.docs.mu.Unlock()
 		return
@@ -490,8 +504,11 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 	}()
 	ct := ChangeUpdated
 	name := outsideName
-	if last == 0 {
+	switch {
+	case last == 0:
 		ct, name = ChangeCreated, ""
+	case wasDeleted:
+		ct = ChangeRestored
 	}
 	pv := &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ct, DisplayName: name, Milestone: true, At: s.now().UTC()},
 		text: docText(text)}
@@ -525,10 +542,79 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 		s.addRecord(st, *found)
 	case !skip:
 		s.addRecord(st, pv.rec)
-		if ct == ChangeUpdated {
+		switch ct {
+		case ChangeUpdated:
 			s.log.Info("document: a change made outside talkd is a new version", "plan", key, "version", rev)
+		case ChangeRestored:
+			s.log.Info("document: the plan's file is back; a new version", "plan", key, "version", rev)
 		}
 	}
+}
+
+// deletedChecksum is the plan checksum kept while its file is missing: no text has it, so
+// the file's return (with any text, also the one it had) is a revision of its own.
+const deletedChecksum = "deleted"
+
+// noteDeleted records that a read found the plan's file missing: one DELETED version,
+// once, which moves the plan's revision on with it (so the version numbers stay one
+// counter). Its kept text is the last version's, so the feed's diffs stay true: the
+// deletion changes no line, and the file's return is diffed against what was there. A
+// plan that never had a version has nothing to delete. A failure is logged and changes
+// nothing; the next read tries again. (A file back by the time this runs is a RESTORED
+// version at the next read: it was missing when the read looked.)
+func (s *Service) noteDeleted(key string) {
+	if !s.docs.known(key) {
+		return // no document (a mistyped key below a root has none): nothing to delete
+	}
+	st, err := s.docState(key)
+	if err != nil {
+		s.log.Warn("document: versions unreadable", "plan", key, "err", err)
+		return
+	}
+	s.docs.mu.Lock()
+	last, gone := st.last(), st.deleted()
+	s.docs.mu.Unlock()
+	if last == 0 || gone {
+		return
+	}
+	text, _, err := s.versionText(key, last)
+	if err != nil {
+		s.log.Warn("document: versions unreadable", "plan", key, "err", err)
+		return
+	}
+	var meta planMeta
+	var pv *pendingVersion
+	err = s.commit.Do(func(tx Tx) error {
+		pv = nil
+		b, err := tx.CreateBucket(bucketName(key))
+		if err != nil {
+			return err
+		}
+		if err := readMeta(b, &meta); err != nil {
+			return err
+		}
+		meta = s.mem.newerMeta(key, meta)
+		if meta.Checksum == deletedChecksum || meta.Revision < last {
+			return nil // recorded by another read already, or the versions are ahead
+		}
+		meta = planMeta{Revision: meta.Revision + 1, Checksum: deletedChecksum}
+		if err := writeMeta(b, meta); err != nil {
+			return err
+		}
+		pv = &pendingVersion{rec: versionRecord{Version: meta.Revision, ChangeType: ChangeDeleted,
+			DisplayName: outsideName, Milestone: true, At: s.now().UTC()}, text: text}
+		return s.putVersion(tx, key, st, pv)
+	})
+	if err != nil {
+		s.log.Warn("document: recording the deletion failed", "plan", key, "err", err)
+		return
+	}
+	if pv == nil {
+		return
+	}
+	s.mem.metaSaved(key, meta)
+	s.versionSaved(key, st, pv)
+	s.log.Info("document: the plan's file is missing; its document reads as deleted until the file is back", "plan", key, "version", pv.rec.Version)
 }
 
 // docText is the document content of a plan file's text: without a byte order mark,

@@ -866,3 +866,63 @@ func TestFeedDiffSharedByWaiters(t *testing.T) {
 		t.Fatalf("feed from the older base: %+v %v", feed, err)
 	}
 }
+
+// TestDocumentDeletedAndRestored: a plan file that goes away makes its document deleted:
+// one DELETED version (once, however many reads notice it), GET and PATCH refused with
+// ErrPlanMissing, the feed and the history still answering; the file's return is a
+// RESTORED version diffed against what was there, and the revision counter stays one.
+func TestDocumentDeletedAndRestored(t *testing.T) {
+	f := newDocFixture(t, planText)
+	ctx := context.Background()
+	before := f.doc(t)
+	woken := make(chan *ChangeFeed, 1)
+	go func() {
+		feed, err := f.svc.Changes(ctx, f.id, before.Version, 10*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		woken <- feed
+	}()
+	time.Sleep(20 * time.Millisecond) // the waiter is on the channel
+	if err := os.Remove(f.path); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := f.svc.Document(ctx, f.id); !errors.Is(err, ErrPlanMissing) {
+			t.Fatalf("GET of a deleted document: %v", err)
+		}
+	}
+	deleted := before.Version + 1
+	feed := <-woken
+	if feed == nil || feed.CurrentVersion != deleted || len(feed.Events) != 1 || feed.Events[0].ChangeType != ChangeDeleted ||
+		feed.FromVersion == nil || *feed.FromVersion != before.Version || len(feed.Ops) != 0 {
+		t.Fatalf("the waiter's feed after the deletion: %+v", feed)
+	}
+	if feed, err := f.svc.Changes(ctx, f.id, deleted, 0); feed != nil || err != nil {
+		t.Fatalf("nothing after the deletion yet: %+v %v", feed, err)
+	}
+	if _, err := f.svc.PatchContent(ctx, f.id, patchOn(before, "c1", 1, replace(1, "x"))); !errors.Is(err, ErrPlanMissing) {
+		t.Fatalf("PATCH of a deleted document: %v", err)
+	}
+	hist, err := f.svc.History(ctx, f.id)
+	if err != nil || len(hist) == 0 || hist[len(hist)-1].ChangeType != ChangeDeleted || hist[len(hist)-1].Content != before.Content {
+		t.Fatalf("history of a deleted document: %+v %v", hist, err)
+	}
+
+	restored := strings.Replace(planText, "[ ] #auth", "[x] #auth", 1)
+	if err := os.WriteFile(f.path, []byte(restored), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	snap := f.read(t)
+	if snap.Base.Revision != deleted+1 {
+		t.Fatalf("revision after the file's return: %d, want %d", snap.Base.Revision, deleted+1)
+	}
+	feed, err = f.svc.Changes(ctx, f.id, deleted, 0)
+	if err != nil || feed == nil || feed.CurrentVersion != deleted+1 || len(feed.Events) != 1 || feed.Events[0].ChangeType != ChangeRestored ||
+		len(feed.Ops) != 1 || feed.Ops[0].Op != "replace" {
+		t.Fatalf("feed after the file's return: %+v %v", feed, err)
+	}
+	if d := f.doc(t); d.Content != restored || d.Version != deleted+1 {
+		t.Fatalf("the restored document: %+v", d)
+	}
+}

@@ -30,6 +30,22 @@ type planFile struct {
 // like errFileMoved, the caller reads again.
 var errPlanSwapped = errors.New("the plan file was replaced while it was opened")
 
+// ErrPlanMissing marks a read of a plan whose file is not there (deleted, or moved away).
+// Its document then reads as deleted (a DELETED version, 404 on GET, the history kept)
+// until the file comes back.
+var ErrPlanMissing = errors.New("plan file missing")
+
+// missingError is openPlan's error for a missing file: it names the plan, not the path.
+type missingError struct{ key string }
+
+func (e *missingError) Error() string {
+	return fmt.Sprintf("the file of plan %q is missing (moved or deleted?); the daemon's log names its path", e.key)
+}
+
+func (e *missingError) Is(target error) bool {
+	return target == ErrPlanMissing || target == fs.ErrNotExist
+}
+
 // openPlan opens a plan's file for reading after checking it: Lstat of the path (no
 // symlink, a regular file), an open that does not follow a symlink swapped in meanwhile
 // (O_NOFOLLOW where the system has it) and does not block on a FIFO, and the descriptor's
@@ -45,7 +61,7 @@ func openPlan(p planRef, limit int64) (*planFile, error) {
 	li, err := p.lstat()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("the file of plan %q is missing (moved or deleted?); the daemon's log names its path", key)
+			return nil, &missingError{key: key}
 		}
 		return nil, fmt.Errorf("the file of plan %q cannot be read: %w", key, unpath(err))
 	}

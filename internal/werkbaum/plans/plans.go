@@ -190,11 +190,18 @@ type Snapshot struct {
 // read nor hashed again (load).
 func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 	p, err := s.resolve(key)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		defer p.release()
+		var snap *Snapshot
+		if snap, err = s.read(ctx, p); err == nil {
+			return snap, nil
+		}
 	}
-	defer p.release()
-	return s.read(ctx, p)
+	if errors.Is(err, ErrPlanMissing) {
+		// A configured plan's file or a root's file is gone: its document is deleted.
+		s.noteDeleted(key)
+	}
+	return nil, err
 }
 
 // read is Read of a plan already looked up.

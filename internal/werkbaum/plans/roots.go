@@ -79,12 +79,18 @@ const planExt = ".werkbaum"
 type AddressError struct {
 	Key    string
 	Reason string
+	// Missing: the file is not there (nor, maybe, its folder), so a document the plan
+	// had reads as deleted (errors.Is(err, ErrPlanMissing)).
+	Missing bool
 }
 
 func (e *AddressError) Error() string { return fmt.Sprintf("plan %q: %s", e.Key, e.Reason) }
 
 // Unwrap makes errors.Is(err, ErrUnknownPlan) true.
 func (e *AddressError) Unwrap() error { return ErrUnknownPlan }
+
+// Is makes errors.Is(err, ErrPlanMissing) true for a missing file.
+func (e *AddressError) Is(target error) bool { return e.Missing && target == ErrPlanMissing }
 
 func newPlanSet(plans []config.Plan, roots []config.Root) (*planSet, error) {
 	set := &planSet{plans: make(map[string]config.Plan, len(plans)), roots: make(map[string]*rootDir, len(roots))}
@@ -183,9 +189,11 @@ func (s *Service) resolve(key string) (planRef, error) {
 		return planRef{}, &AddressError{Key: key, Reason: fmt.Sprintf("the folder of root %q cannot be opened: %v", root.name, unpath(err))}
 	}
 	ref.open = r
-	if why := ref.checkChain(); why != "" {
+	if why, missing := ref.checkChain(); why != "" {
 		ref.release()
-		return planRef{}, s.refuseAddress(key, why)
+		err := s.refuseAddress(key, why)
+		err.Missing = missing
+		return planRef{}, err
 	}
 	if err := s.ensureJournal(ref); err != nil {
 		ref.release()
@@ -196,14 +204,14 @@ func (s *Service) resolve(key string) (planRef, error) {
 
 // refuseAddress logs a refused key below a root (the user finds why an agent's request
 // failed) and returns its error.
-func (s *Service) refuseAddress(key, why string) error {
+func (s *Service) refuseAddress(key, why string) *AddressError {
 	s.log.Warn("plan key below a root refused", "plan", key, "reason", why)
 	return &AddressError{Key: key, Reason: why}
 }
 
 // checkChain Lstats every element of a root plan's path below the root (through the
 // root, so the check itself cannot be led outside) and says what is wrong, "" if nothing.
-func (p planRef) checkChain() string {
+func (p planRef) checkChain() (why string, missing bool) {
 	r := p.open
 	segs := strings.Split(p.rel, "/")
 	for i := range segs {
@@ -213,20 +221,20 @@ func (p planRef) checkChain() string {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if last {
-				return fmt.Sprintf("there is no file %s below root %q", p.rel, p.root.name)
+				return fmt.Sprintf("there is no file %s below root %q", p.rel, p.root.name), true
 			}
-			return fmt.Sprintf("there is no folder %s below root %q", sub, p.root.name)
+			return fmt.Sprintf("there is no folder %s below root %q", sub, p.root.name), true
 		case err != nil:
-			return fmt.Sprintf("%s below root %q cannot be checked: %v", sub, p.root.name, unpath(err))
+			return fmt.Sprintf("%s below root %q cannot be checked: %v", sub, p.root.name, unpath(err)), false
 		case fi.Mode()&fs.ModeSymlink != 0:
-			return fmt.Sprintf("%s below root %q is a symlink; talkd does not follow symlinks below a root (one could lead out of it)", sub, p.root.name)
+			return fmt.Sprintf("%s below root %q is a symlink; talkd does not follow symlinks below a root (one could lead out of it)", sub, p.root.name), false
 		case !last && !fi.IsDir():
-			return fmt.Sprintf("%s below root %q is not a folder", sub, p.root.name)
+			return fmt.Sprintf("%s below root %q is not a folder", sub, p.root.name), false
 		case last && !fi.Mode().IsRegular():
-			return fmt.Sprintf("%s below root %q is not a regular file", sub, p.root.name)
+			return fmt.Sprintf("%s below root %q is not a regular file", sub, p.root.name), false
 		}
 	}
-	return ""
+	return "", false
 }
 
 // ensureJournal gives a root plan its journal bucket and settles what a crash left

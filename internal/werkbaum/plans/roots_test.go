@@ -313,3 +313,35 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestRootPlanDeletedDocument: a plan file deleted below a root reads as a deleted
+// document like a configured plan's: its id still resolves, the feed has the DELETED
+// version, and the file's return is RESTORED.
+func TestRootPlanDeletedDocument(t *testing.T) {
+	f := newRootFixture(t)
+	ctx := context.Background()
+	id, err := f.svc.DocumentID(ctx, "notes:sub/dir/b.werkbaum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.svc.Document(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(f.root, "sub", "dir", "b.werkbaum")
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Document(ctx, id); !errors.Is(err, ErrPlanMissing) {
+		t.Fatalf("GET of the deleted root plan's document: %v", err)
+	}
+	feed, err := f.svc.Changes(ctx, id, d.Version, 0)
+	if err != nil || feed == nil || feed.CurrentVersion != d.Version+1 || feed.Events[0].ChangeType != ChangeDeleted {
+		t.Fatalf("feed of the deleted root plan: %+v %v", feed, err)
+	}
+	writePlanFile(t, file, planText)
+	feed, err = f.svc.Changes(ctx, id, d.Version+1, 0)
+	if err != nil || feed == nil || feed.CurrentVersion != d.Version+2 || feed.Events[0].ChangeType != ChangeRestored || len(feed.Ops) != 0 {
+		t.Fatalf("feed after the root plan's return: %+v %v", feed, err)
+	}
+}
