@@ -777,6 +777,15 @@ func TestPatchSettleLostIsNotAppliedTwice(t *testing.T) {
 	if d, err := next.Document(ctx, id); err != nil || d.Version != 2 {
 		t.Fatalf("document after the restart: %+v %v", d, err)
 	}
+	// The start settled the PATCH as applied and gave its version the editor's name, not
+	// that of a change made outside talkd.
+	hist, err := next.History(ctx, id)
+	if err != nil || len(hist) == 0 {
+		t.Fatalf("history after the restart: %v %v", hist, err)
+	}
+	if v := hist[len(hist)-1]; v.Version != 2 || v.ClientID != "ed" || v.DisplayName != p.DisplayName || v.DisplayName == outsideName {
+		t.Fatalf("version 2 after the restart: %+v (the patch's display name %q)", v, p.DisplayName)
+	}
 }
 
 // TestPatchRunsAfterWrite: an applied PATCH reaches the mirror and the announcements

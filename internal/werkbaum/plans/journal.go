@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -428,7 +429,16 @@ func (s *Service) recover(p planRef) error {
 		return nil
 	}
 	sum := werkbaum.Checksum(data)
-	return s.db.Update(func(tx Tx) error {
+	// The document's state is loaded before the transaction (a read transaction inside
+	// bbolt's write transaction can deadlock); an applied write gets its version record
+	// with its author in it, as its own settle would have given it.
+	st, err := s.docState(key)
+	if err != nil {
+		s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
+	}
+	var versions []*pendingVersion
+	err = s.db.Update(func(tx Tx) error {
+		versions = nil
 		b := tx.Bucket(bucketName(key))
 		var pending []*journalEntry
 		err := eachEntry(b, func(_ []byte, e *journalEntry) error {
@@ -449,6 +459,13 @@ func (s *Service) recover(p planRef) error {
 				if err := writeMeta(b, planMeta{Revision: e.Revision, Checksum: sum}); err != nil {
 					return err
 				}
+				if st != nil {
+					pv := s.settledVersion(e, string(data))
+					if err := s.putVersion(tx, key, st, pv); err != nil {
+						return err
+					}
+					versions = append(versions, pv)
+				}
 				s.log.Info("journal: write settled as applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 				continue
 			}
@@ -459,6 +476,26 @@ func (s *Service) recover(p planRef) error {
 		}
 		return nil
 	})
+	for _, pv := range versions {
+		s.versionSaved(key, st, pv)
+	}
+	return err
+}
+
+// settledVersion is the version record of a write that a crash left pending and the start
+// found applied: an editor's PATCH under its clientId and display name, an agent's write
+// under the MCP host's name (its process's agent client id is gone with it).
+func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
+	rec := versionRecord{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
+	if e.Tool == patchTool {
+		rec.ClientID = strings.TrimPrefix(e.Author.Client, patchClient(""))
+	} else {
+		rec.Client = e.Author.Client
+		if rec.DisplayName == "" {
+			rec.DisplayName = agentName
+		}
+	}
+	return &pendingVersion{rec: rec, text: docText(text)}
 }
 
 // settleByFile settles a pending entry whose writer is gone (it failed, or its settle
