@@ -317,11 +317,7 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 // plan: a tool call, /status, a document GET, the start of a long poll); until then it
 // does not wake waiters.
 func (s *Service) Changes(ctx context.Context, id string, since uint64, wait time.Duration) (*ChangeFeed, error) {
-	key, err := s.docPlan(id)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.docState(key)
+	key, st, err := s.docPlanState(id)
 	if err != nil {
 		return nil, err
 	}
@@ -392,15 +388,24 @@ func (s *Service) deletedSnapshot(key string, st *docState, readErr error) (*Sna
 // then ask Changes with wait 0; when that has nothing new, the signal says when to ask
 // again. A version recorded between the two closes the signal, so none is missed.
 func (s *Service) ChangeSignal(id string) (<-chan struct{}, error) {
-	key, err := s.docPlan(id)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.docState(key)
+	_, st, err := s.docPlanState(id)
 	if err != nil {
 		return nil, err
 	}
 	return s.changeSignal(st), nil
+}
+
+// docPlanState resolves a document id to its plan key and the document's state.
+func (s *Service) docPlanState(id string) (string, *docState, error) {
+	key, err := s.docPlan(id)
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := s.docState(key)
+	if err != nil {
+		return "", nil, err
+	}
+	return key, st, nil
 }
 
 func (s *Service) changeSignal(st *docState) chan struct{} {
@@ -518,11 +523,7 @@ func (s *Service) computeFeedDiff(ctx context.Context, key string, d *feedDiffEn
 // store still keeps, plus always the newest state. Non-milestone PATCH versions are
 // short-lived sync states and are left out once a newer version exists.
 func (s *Service) History(ctx context.Context, id string) ([]HistoryEntry, error) {
-	key, err := s.docPlan(id)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.docState(key)
+	key, st, err := s.docPlanState(id)
 	if err != nil {
 		return nil, err
 	}
