@@ -436,9 +436,9 @@ func (s *Service) recover(p planRef) error {
 	if err != nil {
 		s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
 	}
-	var versions []*pendingVersion
+	var settled []*pendingVersion
 	err = s.db.Update(func(tx Tx) error {
-		versions = nil
+		settled = nil
 		b := tx.Bucket(bucketName(key))
 		var pending []*journalEntry
 		err := eachEntry(b, func(_ []byte, e *journalEntry) error {
@@ -459,12 +459,13 @@ func (s *Service) recover(p planRef) error {
 				if err := writeMeta(b, planMeta{Revision: e.Revision, Checksum: sum}); err != nil {
 					return err
 				}
-				if st != nil {
+				// Its version record, unless one is there already (then it is kept).
+				if versions := tx.Bucket(docBucketName(key)); st != nil && (versions == nil || versions.Get(versionKey('v', e.Revision)) == nil) {
 					pv := s.settledVersion(e, string(data))
 					if err := s.putVersion(tx, key, st, pv); err != nil {
 						return err
 					}
-					versions = append(versions, pv)
+					settled = append(settled, pv)
 				}
 				s.log.Info("journal: write settled as applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 				continue
@@ -476,7 +477,7 @@ func (s *Service) recover(p planRef) error {
 		}
 		return nil
 	})
-	for _, pv := range versions {
+	for _, pv := range settled {
 		s.versionSaved(key, st, pv)
 	}
 	return err
