@@ -74,8 +74,8 @@ func newDocumentDoors(s *Server) *documentDoors {
 func (s *Server) EndPolls() { s.documents.parker.endAll() }
 
 // WaitPolls ends the long polls (as EndPolls) and returns when every parked one has been
-// answered, or ctx ends. http.Server.Shutdown does not wait for them: a parked poll's connection is no
-// longer the server's.
+// answered, or ctx ends. http.Server.Shutdown does not wait for them: a parked poll's
+// connection is no longer the server's.
 func (s *Server) WaitPolls(ctx context.Context) error { return s.documents.parker.wait(ctx) }
 
 // HeldPoll reports whether r is a long poll of a document feed (GET …/changes), which the
