@@ -931,27 +931,38 @@
   // sizeConflicts flags every sized parent whose children need at least twice its size's
   // minimum (§10), in pre-order.
   function sizeConflicts(walk) {
+    var parents = walk.parents;
+    for (var k = 0; k < parents.length; k++) {
+      if (sizeConflictOf(parents[k])) parents[k].sizeConflict = true;
+    }
+    return sizeWarnings(walk);
+  }
+
+  // sizeConflictOf is the rule of §10 for one parent.
+  function sizeConflictOf(p) {
+    if (p.size === null || p.size === 'XXL') return false;
+    var ch = p.children;
+    var counted = 0;
+    var disj = ch[0].type !== 'and';
+    var need = disj ? Infinity : 0;
+    for (var j = 0; j < ch.length; j++) {
+      var min = ch[j]._sizeMin;
+      if (min === 0) continue;
+      counted++;
+      if (disj) {
+        if (min < need) need = min;
+      } else need += min;
+    }
+    return counted > 0 && need >= 2 * SIZE_MIN[p.size];
+  }
+
+  // sizeWarnings lists the flagged parents' sizeConflict warnings, in pre-order.
+  function sizeWarnings(walk) {
     var out = [];
     var parents = walk.parents;
     for (var k = 0; k < parents.length; k++) {
       var p = parents[k];
-      if (p.size === null || p.size === 'XXL') continue;
-      var ch = p.children;
-      var counted = 0;
-      var disj = ch[0].type !== 'and';
-      var need = disj ? Infinity : 0;
-      for (var j = 0; j < ch.length; j++) {
-        var min = ch[j]._sizeMin;
-        if (min === 0) continue;
-        counted++;
-        if (disj) {
-          if (min < need) need = min;
-        } else need += min;
-      }
-      if (counted && need >= 2 * SIZE_MIN[p.size]) {
-        p.sizeConflict = true;
-        out.push({ type: 'sizeConflict', line: p.line, size: p.size });
-      }
+      if (p.sizeConflict) out.push({ type: 'sizeConflict', line: p.line, size: p.size });
     }
     return out;
   }
