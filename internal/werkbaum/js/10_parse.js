@@ -988,6 +988,138 @@
     return doc;
   }
 
+  // ---- The parse of a status edit -----------------------------------------------------
+  // A write that sets one node's status changes one line, and only its box; the rest of the
+  // document reads as before. parseBoxEdit makes the new text's document from the old one
+  // instead of parsing the whole text again (two thirds of a write on a large plan): the
+  // changed node and its ancestors are copied (documents are shared and read-only; a node
+  // holds its children as objects, its parent by index), and what follows from a status is
+  // recomputed: the node's status and size minimum, its line's unknownStatus warning, its
+  // parent's sizeConflict, and the xorConflict and sizeConflict warnings. It answers null,
+  // and the caller parses in full, unless the new text's lines are the old ones but that
+  // node's (a single physical line), and that line, read alone, is the same node but for its
+  // box. Proven equal to parse in Node (test/fastpath.test.js) and in goja (boxedit_test.go);
+  // BenchmarkSize's write pays for it (docs/bench-werkbaum.md, sixth round).
+  var LINE_FIELDS = ['line', 'cont', 'indent', 'gate', 'type', 'optional', 'fold', 'url', 'size', 'tags', 'marks',
+    'id', 'deps', 'focus', 'label', 'labelFromId', '_plainLabel'];
+  var boxEditOff = false;
+  var POST_PASS = { unknownDep: true, xorConflict: true, sizeConflict: true };
+
+  function sameList(a, b) {
+    if (a === b) return true;
+    if (a.length !== b.length) return false;
+    for (var i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+
+  // copyNode is a node with n's fields, its own ones copied (the shape's stay shared).
+  function copyNode(n) {
+    var c = Object.create(Object.getPrototypeOf(n));
+    var keys = Object.keys(n);
+    for (var i = 0; i < keys.length; i++) c[keys[i]] = n[keys[i]];
+    return c;
+  }
+
+  // readAlone reads line i of lines as the tree walk would, outside any document: the node
+  // and its line's warnings, or null when it is no node or needs its neighbours (a glued
+  // continuation).
+  function readAlone(lines, i) {
+    var scratch = { warnings: [], byId: Object.create(null) };
+    var walk = new Walk();
+    var node = fastOff ? null : fastLine(scratch, walk, lines[i], i + 1, null);
+    if (node === null) {
+      var s = logicalLine(lines, i);
+      if (s === null || lnCont !== null) return null;
+      node = generalLine(scratch, walk, s, i + 1, null, null);
+    }
+    if (node === SKIP) return null;
+    checkNode(scratch, node, i + 1, lnBox, lnShaped, lnTailed);
+    return { node: node, warnings: scratch.warnings };
+  }
+
+  function parseBoxEdit(old, index, newText) {
+    var node = old.all[index];
+    if (!node || node.cont !== NONE) return null;
+    var k = node.line - 1;
+    var lines = T.normalize(newText).split('\n');
+    var oldLines = old.lines;
+    if (lines.length !== oldLines.length || (old.separatorLine !== null && k >= old.separatorLine - 1)) return null;
+    for (var i = 0; i < lines.length; i++) if (i !== k && lines[i] !== oldLines[i]) return null;
+    var read = readAlone(lines, k);
+    if (read === null) return null;
+    var fresh = read.node;
+    for (var f = 0; f < LINE_FIELDS.length; f++) {
+      var a = fresh[LINE_FIELDS[f]], b = node[LINE_FIELDS[f]];
+      if (a !== b && !(Array.isArray(a) && Array.isArray(b) && sameList(a, b))) return null;
+    }
+    if (read.warnings.length) return null; // the new box is unknown, or the line warns otherwise
+
+    var doc = {
+      lines: lines,
+      roots: old.roots,
+      all: old.all.slice(),
+      byId: old.byId,
+      warnings: null,
+      separatorLine: old.separatorLine,
+      descBlocks: old.descBlocks
+    };
+    var changed = copyNode(node);
+    changed.status = fresh.status;
+    changed._box = fresh._box;
+    changed._sizeMin = fresh._sizeMin;
+    doc.all[index] = changed;
+    var copies = [changed];
+    // The ancestors, each with its children list holding the copy below it.
+    var child = changed;
+    var from = node;
+    while (child.parent >= 0) {
+      var parent = copyNode(old.all[child.parent]);
+      var ch = parent.children.slice();
+      ch[ch.indexOf(from)] = child;
+      parent.children = ch;
+      doc.all[parent.index] = parent;
+      copies.push(parent);
+      from = old.all[child.parent];
+      child = parent;
+    }
+    doc.roots = old.roots.slice();
+    doc.roots[doc.roots.indexOf(from)] = child;
+    if (node.parent >= 0) {
+      // Only its parent's need changed (§10): the children's size minimums it adds up.
+      var p = doc.all[node.parent];
+      var conflict = sizeConflictOf(p);
+      if (conflict !== p.sizeConflict) p.sizeConflict = conflict;
+    }
+    var byId = null;
+    for (i = 0; i < copies.length; i++) {
+      var c = copies[i];
+      if (c.id !== null && old.byId[c.id] === old.all[c.index]) {
+        if (byId === null) byId = Object.assign(Object.create(null), old.byId);
+        byId[c.id] = c;
+      }
+    }
+    if (byId !== null) doc.byId = byId;
+
+    // The warnings: the walk's, less the old line's unknownStatus (a status edit writes a
+    // known box), then the post-passes of §1 step 4 in their order. The post-passes' are
+    // the old list's tail: unknownDep, xorConflict and sizeConflict come from them only.
+    var walk = { withDeps: [], parents: [] };
+    for (i = 0; i < doc.all.length; i++) {
+      var n = doc.all[i];
+      if (n.deps !== NONE) walk.withDeps.push(n);
+      if (n.children !== NONE) walk.parents.push(n);
+    }
+    var end = old.warnings.length;
+    while (end > 0 && POST_PASS[old.warnings[end - 1].type]) end--;
+    var out = [];
+    for (i = 0; i < end; i++) {
+      var w = old.warnings[i];
+      if (w.line !== node.line || w.type !== 'unknownStatus') out.push(w);
+    }
+    doc.warnings = out.concat(unknownDeps(doc, walk), xorConflicts(doc, walk), sizeWarnings(walk));
+    return doc;
+  }
+
   // W.parse memoises (05_text.js Memo): documents are read-only for every consumer.
   var parsed = W._memo();
   W.parse = function (text) {
@@ -997,6 +1129,26 @@
       parsed.put(text, doc);
     }
     return doc;
+  };
+  // W.parseBoxEdit(oldText, newText, index) is W.parse(newText) for a text that a status
+  // edit of node `index` made from oldText: from the old document when parseBoxEdit can,
+  // else in full; memoised like W.parse.
+  W.parseBoxEdit = function (oldText, newText, index) {
+    var doc = parsed.get(newText);
+    if (doc === null) {
+      if (!boxEditOff) doc = parseBoxEdit(W.parse(oldText), index, newText);
+      if (doc === null) doc = parse(newText);
+      parsed.put(newText, doc);
+    }
+    return doc;
+  };
+  // _boxEditParse(on) switches parseBoxEdit on or off (tests compare it with parse; on by
+  // default). _parseBoxEditFresh is parseBoxEdit without the memo (null: not applicable).
+  W._boxEditParse = function (on) {
+    boxEditOff = !on;
+  };
+  W._parseBoxEditFresh = function (oldText, newText, index) {
+    return parseBoxEdit(parse(oldText), index, newText);
   };
   // _parseFresh parses without the memo (the debugging method "parse" shows a document
   // that no analysis has touched).

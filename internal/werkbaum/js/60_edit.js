@@ -259,7 +259,7 @@
     var have = node.box === null ? null : T.BOX_ALIASES[node.box] || node.box;
     if (have === code) return text;
     var out = replaceRow(text, pd, node.line - 1, setStatusBox(rowContent(text, pd, node.line - 1), code));
-    var after = nodeAt(W.parse(out), node.line);
+    var after = nodeAt(W.parseBoxEdit(text, out, node.index), node.line);
     if (!after || after.label !== node.label || after.parent !== node.parent ||
         (code === null ? after.box !== null : after.box !== code)) {
       throw unsupported('set the status of', node);

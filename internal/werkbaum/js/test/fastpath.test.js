@@ -174,3 +174,92 @@ test('a parse with more combinations than the table holds keeps its shapes to th
   assert.strictEqual(doc.all[n - 10].box, String.fromCharCode(0x100 + n - 11));
   assertSame(text, 'beyond the shape table');
 });
+
+// The parse of a status edit (parseBoxEdit in 10_parse.js) makes the edited text's
+// document from the old one. It must equal the full parse of the new text in every field
+// of every node (children as indices), the internal ones the model reads included, in
+// every warning, id and root.
+function canonical(d) {
+  const rep = (k, v) => (k === 'children' ? Array.from(v, (c) => c.index) : v);
+  const parts = [JSON.stringify(d.lines), JSON.stringify(d.warnings), JSON.stringify(d.descBlocks), String(d.separatorLine),
+    JSON.stringify(Array.from(d.roots, (r) => r.index))];
+  for (const id of Object.keys(d.byId).sort()) parts.push(id + '=' + d.byId[id].index);
+  for (const n of d.all) parts.push(JSON.stringify(n, rep) + ' ' + n._sizeMin + ' ' + n._plainLabel + ' ' + n._box);
+  return parts.join('\n');
+}
+
+function boxEdits(text, what, seed, counts) {
+  const doc = W._parseFresh(text);
+  const r = rng(seed);
+  const statuses = ['done', 'progress', 'planned', 'idea', 'highrisk', 'blocked', 'discarded', 'review', null];
+  const types = (d) => Array.from(d.warnings, (w) => w.type + ':' + w.line).sort().join();
+  for (let k = 0; k < 30 && doc.all.length; k++) {
+    const n = doc.all[Math.floor(r() * doc.all.length)];
+    let out;
+    try {
+      out = W.edit.setStatus(text, 'line:' + n.line, statuses[Math.floor(r() * statuses.length)]);
+    } catch (e) {
+      counts.refused++; // a verb's refusal (e.g. a node line split by a continuation)
+      continue;
+    }
+    if (out === text) continue;
+    const patched = W._parseBoxEditFresh(text, out, n.index);
+    const full = W._parseFresh(out);
+    if (patched === null) {
+      counts.full++;
+      continue;
+    }
+    counts.patched++;
+    if (types(doc) !== types(full)) counts.warningsChanged++;
+    const a = canonical(patched);
+    const b = canonical(full);
+    if (a !== b) assert.strictEqual(a, b, what + ': status edit of line ' + n.line);
+  }
+}
+
+test('the parse of a status edit equals the full parse of the edited text', () => {
+  const counts = { patched: 0, full: 0, refused: 0, warningsChanged: 0 };
+  const shared = examples();
+  if (!shared.skip) {
+    for (const f of fs.readdirSync(shared.dir).filter((f) => f.endsWith('.werkbaum'))) {
+      boxEdits(fs.readFileSync(path.join(shared.dir, f), 'utf8'), f, 3, counts);
+    }
+  }
+  const cases = path.join(__dirname, '..', '..', 'testdata', 'cases');
+  for (const f of fs.readdirSync(cases).filter((f) => f.endsWith('.json'))) {
+    const data = JSON.parse(fs.readFileSync(path.join(cases, f), 'utf8'));
+    for (const c of Array.isArray(data) ? data : []) {
+      if (Array.isArray(c.lines)) boxEdits(c.lines.join('\n'), f + ' ' + c.name, 5, counts);
+    }
+  }
+  boxEdits(bigPlan(500, 3), 'bigPlan', 7, counts);
+  for (let seed = 1; seed <= 40; seed++) boxEdits(randomPlan(seed, 60), 'randomPlan ' + seed, seed, counts);
+  // Status changes that flip xor and size conflicts and drop an unknown box's warning.
+  boxEdits('= [x] A #a (S)\n  - [ ] A1 (M)\n  - [q] A2 (L)\n= [/] B #b\n= [X] C\n', 'xor', 11, counts);
+  boxEdits('[ ] Root (S)\n  - [ ] a (M)\n  - [ ] b (M)\n  | [ ] c (XS)\n  | [-] d (L)\n---\n#a\n  text\n', 'sizes', 13, counts);
+  boxEdits('- [?] top #t :#missing\n  = [x] x1\n  = [/] x2\n  = [ ] x3\n  + [!] opt (S)\n- [ ] t2 (L) @jörg &mark\n  - [~] Müller (XL)\n  - [k] y (XL)\n',
+    'mixed', 17, counts);
+  // Line endings and a byte order mark: the rows keep theirs, the document is the same.
+  boxEdits('\ufeff- [ ] A #a (S)\r\n  - [x] A1 (M)\r\n- [?] B #b\r\n', 'crlf', 19, counts);
+  boxEdits('- [ ] A #a\r  - [ ] A1\r- [ ] B\r', 'cr', 23, counts);
+  assert.ok(counts.patched > 500, JSON.stringify(counts));
+  assert.ok(counts.warningsChanged > 20, 'too few edits changed the warnings: ' + JSON.stringify(counts));
+});
+
+test('a status edit that is not one box of one line is parsed in full', () => {
+  const text = '- [ ] A #a\n- [ ] B #b\n';
+  const doc = W._parseFresh(text);
+  // Another line changed too, a label changed, a line added: not a box edit.
+  assert.strictEqual(W._parseBoxEditFresh(text, '- [x] A #a\n- [x] B #b\n', 0), null);
+  assert.strictEqual(W._parseBoxEditFresh(text, '- [x] A2 #a\n- [ ] B #b\n', 0), null);
+  assert.strictEqual(W._parseBoxEditFresh(text, '- [x] A #a\n- [ ] B #b\n- C\n', 0), null);
+  // An unknown box is no status edit either.
+  assert.strictEqual(W._parseBoxEditFresh(text, '- [q] A #a\n- [ ] B #b\n', 0), null);
+  const old = W.parse(text);
+  const ok = W.parseBoxEdit(text, '- [x] A #a\n- [ ] B #b\n', 0);
+  assert.strictEqual(ok.all[0].status.key, 'done');
+  assert.strictEqual(old.all[0].status.key, 'planned', 'the old document is not changed');
+  assert.strictEqual(ok.all[1], old.all[1], 'an untouched node is shared');
+  assert.strictEqual(W.parse('- [x] A #a\n- [ ] B #b\n'), ok, 'the edited document is memoised');
+  assert.strictEqual(doc.all.length, 2);
+});

@@ -1,0 +1,83 @@
+package werkbaum
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"talkd/internal/werkbaum/gen"
+)
+
+// boxEditScript compares, inside goja, the parse of status edits (parseBoxEdit, the write
+// path's fast path) with the full parse of the edited text: random nodes, random statuses,
+// every field of every node (children as indices, so a deep tree is not written out once
+// per ancestor), the internal fields the model reads, the warnings, ids and roots.
+const boxEditScript = `
+Werkbaum.methods.boxEditSame = function (a) {
+  var W = Werkbaum, text = a.text, doc = W._parseFresh(text), seed = a.seed >>> 0;
+  var statuses = ['done', 'progress', 'planned', 'idea', 'highrisk', 'blocked', 'discarded', 'review', null];
+  function next() { seed = (seed * 1103515245 + 12345) >>> 0; return seed / 4294967296; }
+  function canon(d) {
+    function rep(k, v) { return k === 'children' ? Array.prototype.map.call(v, function (c) { return c.index; }) : v; }
+    var parts = [JSON.stringify(d.lines), JSON.stringify(d.warnings), JSON.stringify(d.descBlocks), String(d.separatorLine),
+      JSON.stringify(Array.prototype.map.call(d.roots, function (r) { return r.index; }))];
+    var ids = Object.keys(d.byId).sort();
+    for (var j = 0; j < ids.length; j++) parts.push(ids[j] + '=' + d.byId[ids[j]].index);
+    for (var i = 0; i < d.all.length; i++) {
+      var n = d.all[i];
+      parts.push(JSON.stringify(n, rep) + ' ' + n._sizeMin + ' ' + n._plainLabel + ' ' + n._box);
+    }
+    return parts.join('\n');
+  }
+  var out = { patched: 0, full: 0, differ: [] };
+  for (var k = 0; k < a.edits && doc.all.length; k++) {
+    var n = doc.all[Math.floor(next() * doc.all.length)];
+    var edited;
+    try { edited = W.edit.setStatus(text, 'line:' + n.line, statuses[Math.floor(next() * statuses.length)]); } catch (e) { continue; }
+    if (edited === text) continue;
+    var patched = W._parseBoxEditFresh(text, edited, n.index);
+    if (patched === null) { out.full++; continue; }
+    out.patched++;
+    if (canon(patched) !== canon(W._parseFresh(edited))) out.differ.push(n.line);
+  }
+  return out;
+};`
+
+// TestBoxEditParseEqualsFullParse: the same proof as js/test/fastpath.test.js, in goja.
+func TestBoxEditParseEqualsFullParse(t *testing.T) {
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: 2 * time.Minute}, boxEditScript)
+	plans := []struct {
+		name, text string
+		edits      int
+	}{
+		{"gen 1000", gen.Plan(1000, 3), 20}, {"deep", gen.Deep(300, 40, 2), 20}, {"flat", gen.Flat(400, 4), 20}, {"small", smallPlan, 20},
+		// Status changes that flip a size conflict (b discarded or not), xor conflicts, and
+		// drop an unknown box's warning.
+		{"sizes", "[ ] Root (M)\n  - [ ] a (M)\n  - [-] b (L)\n  - [q] e (XS)\n", 60},
+		{"xor", "= [x] A #a (S)\n  - [ ] A1 (M)\n  - [q] A2 (L)\n= [/] B #b\n= [X] C\n  = [ ] C1\n  = [x] C2\n", 60},
+	}
+	patched := 0
+	for _, p := range plans {
+		name := p.name
+		raw, err := e.call(context.Background(), "boxEditSame", map[string]any{"text": p.text, "seed": len(name), "edits": p.edits})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var r struct {
+			Patched int   `json:"patched"`
+			Full    int   `json:"full"`
+			Differ  []int `json:"differ"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Differ) > 0 {
+			t.Errorf("%s: the status edit's parse differs from the full parse at lines %v", name, r.Differ)
+		}
+		patched += r.Patched
+	}
+	if patched < 50 {
+		t.Fatalf("only %d edits took the box-edit parse: the test does not test it", patched)
+	}
+}
