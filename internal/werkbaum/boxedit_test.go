@@ -3,6 +3,8 @@ package werkbaum
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,8 +14,18 @@ import (
 // boxEditScript compares, inside goja, the parse of status edits (parseBoxEdit, the write
 // path's fast path) with the full parse of the edited text: random nodes, random statuses,
 // every field of every node (children as indices, so a deep tree is not written out once
-// per ancestor), the internal fields the model reads, the warnings, ids and roots.
-const boxEditScript = `
+// per ancestor), the internal fields the model reads, the warnings, ids and roots. It also
+// compares the model made from the old model (modelBoxEdit) with the full model of the
+// edited text in everything js/test/equiv_view.js reads (the Node test uses that file too).
+func boxEditScript(t *testing.T) string {
+	view, err := os.ReadFile(filepath.Join("js", "test", "equiv_view.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(view) + boxEditSame
+}
+
+const boxEditSame = `
 Werkbaum.methods.boxEditSame = function (a) {
   var W = Werkbaum, text = a.text, doc = W._parseFresh(text), seed = a.seed >>> 0;
   var statuses = ['done', 'progress', 'planned', 'idea', 'highrisk', 'blocked', 'discarded', 'review', null];
@@ -30,7 +42,7 @@ Werkbaum.methods.boxEditSame = function (a) {
     }
     return parts.join('\n');
   }
-  var out = { patched: 0, full: 0, differ: [] };
+  var out = { patched: 0, full: 0, differ: [], incModel: 0, modelDiffer: [] };
   for (var k = 0; k < a.edits && doc.all.length; k++) {
     var n = doc.all[Math.floor(next() * doc.all.length)];
     var edited;
@@ -39,14 +51,21 @@ Werkbaum.methods.boxEditSame = function (a) {
     var patched = W._parseBoxEditFresh(text, edited, n.index);
     if (patched === null) { out.full++; continue; }
     out.patched++;
-    if (canon(patched) !== canon(W._parseFresh(edited))) out.differ.push(n.line);
+    var full = W._parseFresh(edited);
+    if (canon(patched) !== canon(full)) out.differ.push(n.line);
+    var inc = W._modelBoxEdit(W._model(doc, {}), patched, n.index);
+    if (inc === null) continue;
+    out.incModel++;
+    if (JSON.stringify(equivView(W, edited, false, inc)) !== JSON.stringify(equivView(W, edited, false, W._model(full, {})))) {
+      out.modelDiffer.push(n.line);
+    }
   }
   return out;
 };`
 
 // TestBoxEditParseEqualsFullParse: the same proof as js/test/fastpath.test.js, in goja.
 func TestBoxEditParseEqualsFullParse(t *testing.T) {
-	e := newTestEngine(t, Options{Runtimes: 1, Timeout: 2 * time.Minute}, boxEditScript)
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: 2 * time.Minute}, boxEditScript(t))
 	plans := []struct {
 		name, text string
 		edits      int
@@ -56,8 +75,16 @@ func TestBoxEditParseEqualsFullParse(t *testing.T) {
 		// drop an unknown box's warning.
 		{"sizes", "[ ] Root (M)\n  - [ ] a (M)\n  - [-] b (L)\n  - [q] e (XS)\n", 60},
 		{"xor", "= [x] A #a (S)\n  - [ ] A1 (M)\n  - [q] A2 (L)\n= [/] B #b\n= [X] C\n  = [ ] C1\n  = [x] C2\n", 60},
+		// Several xor groups and sized parents: the conflicts of one group and one parent
+		// change among the others'.
+		{"groups", "= [x] A (S)\n  = [x] A1 (M)\n  = [/] A2\n  = [ ] A3\n= [/] B (S)\n  - [ ] B1 (M)\n  - [ ] B2 (M)\n" +
+			"= [ ] C (S)\n  = [x] C1 (L)\n  = [ ] C2 (L)\n  = [~] C3\n= [ ] D (XS)\n  - [ ] D1 (S)\n  - [-] D2 (S)\n", 80},
+		// Dependencies, coupled choice groups and a dropped discarded root: what the model
+		// of an edit takes from the old model.
+		{"coupled", coupledPlan(6), 60},
+		{"dropped", "[-] Old #old\n  - A #a\nNew (L) @ann\n  - [~] B :#a,#b @bo\n  | > C #b (S)\n  = D\n  + [/] E !!!\n", 60},
 	}
-	patched := 0
+	patched, incModel := 0, 0
 	for _, p := range plans {
 		name := p.name
 		raw, err := e.call(context.Background(), "boxEditSame", map[string]any{"text": p.text, "seed": len(name), "edits": p.edits})
@@ -65,9 +92,11 @@ func TestBoxEditParseEqualsFullParse(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var r struct {
-			Patched int   `json:"patched"`
-			Full    int   `json:"full"`
-			Differ  []int `json:"differ"`
+			Patched     int   `json:"patched"`
+			Full        int   `json:"full"`
+			Differ      []int `json:"differ"`
+			IncModel    int   `json:"incModel"`
+			ModelDiffer []int `json:"modelDiffer"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
 			t.Fatal(err)
@@ -75,9 +104,16 @@ func TestBoxEditParseEqualsFullParse(t *testing.T) {
 		if len(r.Differ) > 0 {
 			t.Errorf("%s: the status edit's parse differs from the full parse at lines %v", name, r.Differ)
 		}
+		if len(r.ModelDiffer) > 0 {
+			t.Errorf("%s: the status edit's model differs from the full model at lines %v", name, r.ModelDiffer)
+		}
 		patched += r.Patched
+		incModel += r.IncModel
 	}
 	if patched < 50 {
 		t.Fatalf("only %d edits took the box-edit parse: the test does not test it", patched)
+	}
+	if incModel < 40 {
+		t.Fatalf("only %d edits took the model from the old one: the test does not test it", incModel)
 	}
 }

@@ -248,6 +248,11 @@
     for (var i = 0; i < this.keys.length; i++) if (this.keys[i] === text) return this.vals[i];
     return null;
   };
+  // find returns the first remembered value (newest first) that pred accepts, or null.
+  Memo.prototype.find = function (pred) {
+    for (var i = 0; i < this.vals.length; i++) if (pred(this.vals[i])) return this.vals[i];
+    return null;
+  };
   Memo.prototype.put = function (text, val) {
     if (memoSize === 0) return;
     this.keys.unshift(text);

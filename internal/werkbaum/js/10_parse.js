@@ -956,13 +956,17 @@
     return counted > 0 && need >= 2 * SIZE_MIN[p.size];
   }
 
+  function sizeWarning(p) {
+    return { type: 'sizeConflict', line: p.line, size: p.size };
+  }
+
   // sizeWarnings lists the flagged parents' sizeConflict warnings, in pre-order.
   function sizeWarnings(walk) {
     var out = [];
     var parents = walk.parents;
     for (var k = 0; k < parents.length; k++) {
       var p = parents[k];
-      if (p.sizeConflict) out.push({ type: 'sizeConflict', line: p.line, size: p.size });
+      if (p.sizeConflict) out.push(sizeWarning(p));
     }
     return out;
   }
@@ -1102,13 +1106,9 @@
 
     // The warnings: the walk's, less the old line's unknownStatus (a status edit writes a
     // known box), then the post-passes of §1 step 4 in their order. The post-passes' are
-    // the old list's tail: unknownDep, xorConflict and sizeConflict come from them only.
-    var walk = { withDeps: [], parents: [] };
-    for (i = 0; i < doc.all.length; i++) {
-      var n = doc.all[i];
-      if (n.deps !== NONE) walk.withDeps.push(n);
-      if (n.children !== NONE) walk.parents.push(n);
-    }
+    // the old list's tail (unknownDep, xorConflict and sizeConflict come from them only),
+    // and a status changes only two of its parts: the xorConflicts of the node's sibling
+    // group and the sizeConflict of its parent. unknownDep reads no status.
     var end = old.warnings.length;
     while (end > 0 && POST_PASS[old.warnings[end - 1].type]) end--;
     var out = [];
@@ -1116,8 +1116,54 @@
       var w = old.warnings[i];
       if (w.line !== node.line || w.type !== 'unknownStatus') out.push(w);
     }
-    doc.warnings = out.concat(unknownDeps(doc, walk), xorConflicts(doc, walk), sizeWarnings(walk));
+    var deps = [];
+    var xors = [];
+    var sizes = [];
+    for (i = end; i < old.warnings.length; i++) {
+      w = old.warnings[i];
+      (w.type === 'unknownDep' ? deps : w.type === 'xorConflict' ? xors : sizes).push(w);
+    }
+    var P = node.parent;
+    var group = [];
+    xorCheck(P >= 0 ? doc.all[P].children : doc.roots, group);
+    doc.warnings = out.concat(deps, groupSpliced(old, xors, P, group),
+      P >= 0 ? sizeSpliced(sizes, doc.all[P]) : sizes);
     return doc;
+  }
+
+  // groupSpliced is the xorConflict list xors (in pre-order of the sibling groups' parents,
+  // the top level first) with the group under parent P (-1: the top level) replaced by
+  // `group`, that group's xorConflicts now.
+  function groupSpliced(old, xors, P, group) {
+    var out = [];
+    var placed = false;
+    for (var i = 0; i < xors.length; i++) {
+      var q = W.nodeAtLine(old, xors[i].line).parent;
+      if (q === P) continue;
+      if (q > P && !placed) {
+        out = out.concat(group);
+        placed = true;
+      }
+      out.push(xors[i]);
+    }
+    return placed ? out : out.concat(group);
+  }
+
+  // sizeSpliced is the sizeConflict list sizes (in pre-order, which is line order) with
+  // parent p's warning as p's flag has it now.
+  function sizeSpliced(sizes, p) {
+    var out = [];
+    var placed = !p.sizeConflict;
+    for (var i = 0; i < sizes.length; i++) {
+      if (sizes[i].line === p.line) continue;
+      if (sizes[i].line > p.line && !placed) {
+        out.push(sizeWarning(p));
+        placed = true;
+      }
+      out.push(sizes[i]);
+    }
+    if (!placed) out.push(sizeWarning(p));
+    return out;
   }
 
   // W.parse memoises (05_text.js Memo): documents are read-only for every consumer.
@@ -1136,11 +1182,25 @@
   W.parseBoxEdit = function (oldText, newText, index) {
     var doc = parsed.get(newText);
     if (doc === null) {
-      if (!boxEditOff) doc = parseBoxEdit(W.parse(oldText), index, newText);
+      var old = W.parse(oldText);
+      if (!boxEditOff) doc = parseBoxEdit(old, index, newText);
       if (doc === null) doc = parse(newText);
+      else lastBoxEdit = { doc: doc, from: old, index: index };
       parsed.put(newText, doc);
     }
     return doc;
+  };
+  // W._boxEditOrigin(doc) is {doc, from, index} when doc is the document the last
+  // parseBoxEdit made (from the old document `from` by a status edit of node `index`), else
+  // null: the analysis of the edited text then starts from the old one's model
+  // (50_analyze.js). One edit is kept, so no chain of old documents stays reachable; the
+  // memo's clear forgets it.
+  var lastBoxEdit = null;
+  W._onClearMemo(function () {
+    lastBoxEdit = null;
+  });
+  W._boxEditOrigin = function (doc) {
+    return lastBoxEdit !== null && lastBoxEdit.doc === doc ? lastBoxEdit : null;
   };
   // _boxEditParse(on) switches parseBoxEdit on or off (tests compare it with parse; on by
   // default). _parseBoxEditFresh is parseBoxEdit without the memo (null: not applicable).
@@ -1153,6 +1213,21 @@
   // _parseFresh parses without the memo (the debugging method "parse" shows a document
   // that no analysis has touched).
   W._parseFresh = parse;
+  // W.nodeAtLine(doc, line) is the node that starts on physical line `line` (1-based), or
+  // null: doc.all is in line order, so a binary search finds it.
+  W.nodeAtLine = function (doc, line) {
+    var all = doc.all;
+    var lo = 0;
+    var hi = all.length - 1;
+    while (lo <= hi) {
+      var mid = (lo + hi) >> 1;
+      var l = all[mid].line;
+      if (l === line) return all[mid];
+      if (l < line) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return null;
+  };
   // _nodePrefix exposes the prefix scanner to the tests (compared with the §3 regexp).
   W._nodePrefix = function (s) {
     scanPrefix(s);

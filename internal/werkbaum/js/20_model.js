@@ -157,14 +157,8 @@
     for (i = 0; i < ws.length; i++) {
       var w = ws[i];
       if (w.type !== 'duplicateId' || referenced[w.id] !== true) continue;
-      var lo = 0;
-      var hi = all.length - 1;
-      while (lo < hi) {
-        var mid = (lo + hi) >> 1;
-        if (all[mid].line < w.line) lo = mid + 1;
-        else hi = mid;
-      }
-      if (all[lo].line === w.line) up(all, touch, lo);
+      var dup = W.nodeAtLine(doc, w.line);
+      if (dup !== null) up(all, touch, dup.index);
     }
     return touch;
   }
@@ -220,12 +214,97 @@
   function model(doc, opts) {
     var m = newModel(doc, !!(opts && opts.showDiscarded));
     var w = forwardPass(doc, m);
+    m.pass = w;
     if (w.unsized !== null) assumeUnsized(m, w.unsized);
-    var touch = w.depNodes === null ? null : dependencies(doc, m, w.depNodes);
-    if (w.groupsAt !== null) choiceGroups(m, w.groupsAt, touch);
+    if (w.depNodes !== null) dependencies(doc, m, w.depNodes);
+    if (w.groupsAt !== null) choiceGroups(m, w.groupsAt, m.touch);
     if (w.rescues !== null) rescue(m.all, m.collapsed, w.rescues);
     if (w.mixedAt !== null) m.mixed = mixedWarnings(m, w.mixedAt);
     return m;
+  }
+
+  // modelBoxEdit is model(doc, {}) for a document that parseBoxEdit (10_parse.js) made from
+  // prev.doc by a status edit of node `index`, computed from prev, the model of the text
+  // before the edit (default view), or null when the edit changes more than a status can
+  // without touching the view: a node discarded before or after, or an optional node that
+  // starts or stops being a path child. Then the forward pass reads the same from every node
+  // but that one's rank, and what follows from a rank is recomputed:
+  // - the node's own cost, and §11 for every unsized node on its path to the root (each
+  //   reads only its path children, and of those only the one on that path changed);
+  // - the effective ranks (§19), from the same dependency targets;
+  // - the choice groups (§20.3: local choice and coupling read ranks and own costs);
+  // - the mixedGate warnings (new records: the final warning list gives them texts).
+  // The rest (view, byId, taiga, tickets, fold state, path children, dependency lists) is
+  // shared with prev: models are read-only once made. js/test/fastpath.test.js and
+  // boxedit_test.go prove the result equal to model(doc, {}).
+  function modelBoxEdit(prev, doc, index) {
+    var o = prev.all[index];
+    var n = doc.all[index];
+    if (prev.showDiscarded || prev.pass === null || doc.all.length !== prev.N || !o || !n) return null;
+    if (isDiscarded(o) || isDiscarded(n) || isPathChild(o) !== isPathChild(n)) return null;
+    var all = doc.all;
+    var pass = prev.pass;
+    var m = Object.assign({}, prev);
+    var rk = prev.rank.slice();
+    rk[index] = rankOf(n);
+    m.doc = doc;
+    m.all = all;
+    m.roots = [];
+    for (var i = 0; i < prev.roots.length; i++) m.roots.push(all[prev.roots[i].index]);
+    m.byId = prev.discardedRootsDropped === 0 ? doc.byId : byIdAfterEdit(prev, all, index);
+    m.rank = rk;
+    m.eff = prev.discardedRootsDropped === 0 ? rk : viewRanks(rk, m.inView);
+    var A = (m.assumed = prev.assumed.slice());
+    var O = (m.ownCost = prev.ownCost.slice());
+    for (var x = index; x >= 0; x = all[x].parent) {
+      if (all[x].size === null) A[x] = assumedUnsized(all, rk, A, m.next, m.first[x]);
+      O[x] = ownCost(rk[x], A[x]);
+    }
+    if (pass.depNodes !== null) {
+      if (m.eff === rk) m.eff = rk.slice();
+      effectiveRanks(m.eff, prev.targets, prev.dependents, prev.depOn);
+    }
+    m.pick = prev.pick.slice();
+    m.coupled = NONE;
+    m.coupledOf = null;
+    if (pass.groupsAt !== null) choiceGroups(m, pass.groupsAt, m.touch);
+    if (pass.mixedAt !== null) m.mixed = mixedWarnings(m, pass.mixedAt);
+    return m;
+  }
+
+  // byIdAfterEdit is the model's byId (first node per id among the nodes in view) with the
+  // nodes parseBoxEdit copied (the edited node and its ancestors) in place of the old ones.
+  function byIdAfterEdit(prev, all, index) {
+    var byId = prev.byId;
+    var out = null;
+    for (var x = index; x >= 0; x = all[x].parent) {
+      var id = all[x].id;
+      if (id === null || byId[id] !== prev.all[x]) continue;
+      if (out === null) out = Object.assign(Object.create(null), byId);
+      out[id] = all[x];
+    }
+    return out === null ? byId : out;
+  }
+
+  // isPathChild is the §20 rule for a node under a parent: not discarded, and not optional
+  // unless started. The forward pass inlines it (one call per node costs a few ms in goja).
+  function isPathChild(n) {
+    var r = rankOf(n);
+    return !isDiscarded(n) && (r === 2 || r === 3 || !n.optional);
+  }
+
+  // ownCost is §11's own cost of a node of progress rank r and assumed size rank a: a done
+  // node costs nothing more.
+  function ownCost(r, a) {
+    return r >= 4 ? 0 : a + 1;
+  }
+
+  // viewRanks is the effective rank's starting point when nodes are out of view: they have
+  // none (-1).
+  function viewRanks(rk, inView) {
+    var eff = new Int32Array(rk.length);
+    for (var i = 0; i < rk.length; i++) eff[i] = inView[i] ? rk[i] : -1;
+    return eff;
   }
 
   // newModel returns the model with its roots in view and every column allocated.
@@ -271,7 +350,13 @@
       depLists: null,
       coupled: NONE,
       coupledOf: null, // parent index → coupled group
-      mixed: NONE
+      mixed: NONE,
+      // What modelBoxEdit reuses: the forward pass's lists and the dependency graph.
+      pass: null,
+      targets: NONE, // nodes others depend on
+      dependents: null, // dependents[t] > 0: depOn[dependents[t]] = the nodes in view that depend on t
+      depOn: null,
+      touch: null // §20.2 touches (null: the document has no dependencies)
     };
   }
 
@@ -346,9 +431,9 @@
       if (size !== null) {
         var a = SIZE_RANK[size];
         A[i] = a;
-        O[i] = r >= 4 ? 0 : a + 1;
+        O[i] = ownCost(r, a);
       } else (unsized || (unsized = [])).push(i);
-      // §20 path children (not discarded, not optional unless started), appended in
+      // §20 path children (isPathChild: not discarded, not optional unless started), appended in
       // document order; a parent whose first path child is disjunctive gets that child as
       // its pick, and becomes a choice group with its second path child.
       if (p >= 0 && !disc && (r === 2 || r === 3 || !n.optional)) {
@@ -389,12 +474,7 @@
         visGate[p] = -1; // reported once
       }
     }
-    if (!allIn) {
-      // Nodes out of view have no effective rank.
-      var eff = new Int32Array(N);
-      for (i = 0; i < N; i++) eff[i] = inView[i] ? rk[i] : -1;
-      m.eff = eff;
-    }
+    if (!allIn) m.eff = viewRanks(rk, inView);
     return new Pass(unsized, depNodes, rescues, groupsAt, mixedAt);
   }
 
@@ -411,13 +491,13 @@
       var i = unsized[j];
       var au = assumedUnsized(all, rk, A, next, first[i]);
       A[i] = au;
-      O[i] = rk[i] >= 4 ? 0 : au + 1;
+      O[i] = ownCost(rk[i], au);
     }
   }
 
   // dependencies resolves the dependencies of the nodes in view against byId (complete
-  // only now: forward references), lowers the effective ranks (§19) and returns the §20.2
-  // touches.
+  // only now: forward references), lowers the effective ranks (§19) and keeps the
+  // dependency graph and the §20.2 touches in the model.
   function dependencies(doc, m, depNodes) {
     var all = m.all;
     var N = m.N;
@@ -458,8 +538,11 @@
     }
     m.depT = depT;
     m.depLists = depLists;
+    m.targets = targets;
+    m.dependents = dependents;
+    m.depOn = depOn;
     effectiveRanks(m.eff, targets, dependents, depOn);
-    return touches(doc, byId, depNodes, referenced, refIds);
+    m.touch = touches(doc, byId, depNodes, referenced, refIds);
   }
 
   // choiceGroups settles the choice groups (§20.3): local choice = cheapest of the pool
@@ -546,6 +629,7 @@
   }
 
   W._model = model;
+  W._modelBoxEdit = modelBoxEdit;
   W._status = {
     isDiscarded: isDiscarded,
     isDone: isDone,

@@ -22,11 +22,28 @@
 
   function computeFresh(text, opts) {
     var doc = W.parse(text);
-    var m = W._model(doc, opts);
+    var m = modelOf(doc, opts);
     var path = W._cheapPath(m);
     var loads = W._loads(m, path);
     var mixed = W._mixedGate(m);
     return { doc: doc, m: m, path: path, loads: loads, warnings: warningsOf(doc, path, loads, mixed), mixed: mixed };
+  }
+
+  // modelOf is the model of doc. For a document a status edit made (W._boxEditOrigin) whose
+  // old document's analysis is still remembered, it starts from that analysis' model
+  // (W._modelBoxEdit: the write path's set_status, then its guard and the inspect of the
+  // result), else it runs the model in full.
+  var boxEditModelOff = false;
+  function modelOf(doc, opts) {
+    var origin = boxEditModelOff || (opts && opts.showDiscarded) ? null : W._boxEditOrigin(doc);
+    if (origin !== null) {
+      var prev = computed.find(function (r) {
+        return r.doc === origin.from;
+      });
+      var m = prev === null ? null : W._modelBoxEdit(prev.m, doc, origin.index);
+      if (m !== null) return m;
+    }
+    return W._model(doc, opts);
   }
 
   // warningsOf is the final warning list of an analysis (§23 order) with its English texts;
@@ -143,6 +160,11 @@
   }
 
   W._compute = compute;
+  // _boxEditModel(on) switches modelOf's start from the old model on or off (tests compare
+  // the two; on by default).
+  W._boxEditModel = function (on) {
+    boxEditModelOff = !on;
+  };
   W._warningsOf = warningsOf;
   W._nodeView = nodeView;
   W._pathView = pathView;

@@ -267,19 +267,7 @@
     return out;
   }
 
-  function nodeAt(pd, line) {
-    // all is in line order: binary search.
-    var lo = 0;
-    var hi = pd.all.length - 1;
-    while (lo <= hi) {
-      var mid = (lo + hi) >> 1;
-      var l = pd.all[mid].line;
-      if (l === line) return pd.all[mid];
-      if (l < line) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return null;
-  }
+  var nodeAt = W.nodeAtLine;
 
   // ---- setSize ------------------------------------------------------------------------
 

@@ -41,20 +41,14 @@
     return { doc: W.parse(text), warnings: W.warnings(text) };
   }
 
-  function nodeStartingAt(doc) {
-    var byLine = Object.create(null);
-    for (var i = 0; i < doc.all.length; i++) byLine[doc.all[i].line] = doc.all[i];
-    return byLine;
-  }
-
-  function identity(w, doc, byLine) {
+  function identity(w, doc) {
     var key = w.type;
     for (var i = 0; i < NAMING.length; i++) {
       var f = NAMING[i];
       if (w[f] !== undefined && w[f] !== null) key += '\u0000' + f + '=' + w[f];
     }
     if (w.line && w.type !== 'mixedGate' && w.type !== 'unknownDesc') {
-      var n = byLine[w.line];
+      var n = W.nodeAtLine(doc, w.line);
       if (n) key += '\u0000node=' + n.label;
       else key += '\u0000text=' + (doc.lines[w.line - 1] || '').replace(COMMENT_RE, '').trim();
     }
@@ -106,13 +100,11 @@
     opts = opts || {};
     var before = analyse(oldText);
     var after = analyse(newText);
-    var oldLines = nodeStartingAt(before.doc);
-    var newLines = nodeStartingAt(after.doc);
     var oldKeys = [];
     var newKeys = [];
     var i;
-    for (i = 0; i < before.warnings.length; i++) oldKeys.push(identity(before.warnings[i], before.doc, oldLines));
-    for (i = 0; i < after.warnings.length; i++) newKeys.push(identity(after.warnings[i], after.doc, newLines));
+    for (i = 0; i < before.warnings.length; i++) oldKeys.push(identity(before.warnings[i], before.doc));
+    for (i = 0; i < after.warnings.length; i++) newKeys.push(identity(after.warnings[i], after.doc));
     var added = excess(after.warnings, newKeys, oldKeys);
     var removed = excess(before.warnings, oldKeys, newKeys);
     var res = { ok: true, added: added, removed: removed, warnings: after.warnings };

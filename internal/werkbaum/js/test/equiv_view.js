@@ -4,10 +4,11 @@
 // the loads (key order included: a JSON string), mixedGate and the final warnings with their
 // texts. model_equiv.test.js compares it for the current passes and the reference under
 // Node, TestModelPassesEqualTheReferenceInGoja does the same in goja with this very file, so
-// it is plain ES5 and needs nothing from Node.
-function equivView(X, text, show) {
-  var doc = X.parse(text);
-  var m = X._model(doc, { showDiscarded: show });
+// it is plain ES5 and needs nothing from Node. A given model (e.g. from X._modelBoxEdit)
+// is viewed instead of X._model(X.parse(text)).
+function equivView(X, text, show, model) {
+  var m = model || X._model(X.parse(text), { showDiscarded: show });
+  var doc = m.doc;
   var p = X._cheapPath(m);
   var l = X._loads(m, p);
   var mixed = X._mixedGate(m);

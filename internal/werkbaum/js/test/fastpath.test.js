@@ -7,9 +7,10 @@ const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
 const { load, examples } = require('./load.js');
-const { rng, bigPlan, randomPlan } = require('./gen.js');
+const { rng, bigPlan, randomPlan, richPlan, coupledRandomPlan } = require('./gen.js');
 
 const W = load();
+const view = require('./equiv_view.js');
 
 function both(text) {
   W._fastParse(false);
@@ -214,11 +215,20 @@ function boxEdits(text, what, seed, counts) {
     const a = canonical(patched);
     const b = canonical(full);
     if (a !== b) assert.strictEqual(a, b, what + ': status edit of line ' + n.line);
+    // The model of the edit from the old model (modelBoxEdit) equals the full model.
+    const inc = W._modelBoxEdit(W._model(doc, {}), patched, n.index);
+    if (inc === null) {
+      counts.fullModel++;
+      continue;
+    }
+    counts.incModel++;
+    assert.deepStrictEqual(view(W, out, false, inc), view(W, out, false, W._model(full, {})),
+      what + ': model of the status edit of line ' + n.line);
   }
 }
 
 test('the parse of a status edit equals the full parse of the edited text', () => {
-  const counts = { patched: 0, full: 0, refused: 0, warningsChanged: 0 };
+  const counts = { patched: 0, full: 0, refused: 0, warningsChanged: 0, incModel: 0, fullModel: 0 };
   const shared = examples();
   if (!shared.skip) {
     for (const f of fs.readdirSync(shared.dir).filter((f) => f.endsWith('.werkbaum'))) {
@@ -234,6 +244,10 @@ test('the parse of a status edit equals the full parse of the edited text', () =
   }
   boxEdits(bigPlan(500, 3), 'bigPlan', 7, counts);
   for (let seed = 1; seed <= 40; seed++) boxEdits(randomPlan(seed, 60), 'randomPlan ' + seed, seed, counts);
+  // Every input the model reads (discarded roots, optional started nodes, dependencies,
+  // coupled choice groups): what the model of an edit takes from the old model.
+  for (let seed = 1; seed <= 60; seed++) boxEdits(richPlan(seed, 10 + (seed % 50)), 'richPlan ' + seed, seed, counts);
+  for (let seed = 1; seed <= 30; seed++) boxEdits(coupledRandomPlan(seed), 'coupledRandomPlan ' + seed, seed, counts);
   // Status changes that flip xor and size conflicts and drop an unknown box's warning.
   boxEdits('= [x] A #a (S)\n  - [ ] A1 (M)\n  - [q] A2 (L)\n= [/] B #b\n= [X] C\n', 'xor', 11, counts);
   boxEdits('[ ] Root (S)\n  - [ ] a (M)\n  - [ ] b (M)\n  | [ ] c (XS)\n  | [-] d (L)\n---\n#a\n  text\n', 'sizes', 13, counts);
@@ -244,6 +258,8 @@ test('the parse of a status edit equals the full parse of the edited text', () =
   boxEdits('- [ ] A #a\r  - [ ] A1\r- [ ] B\r', 'cr', 23, counts);
   assert.ok(counts.patched > 500, JSON.stringify(counts));
   assert.ok(counts.warningsChanged > 20, 'too few edits changed the warnings: ' + JSON.stringify(counts));
+  console.log(JSON.stringify(counts));
+  assert.ok(counts.incModel > 400, 'too few edits took the model from the old one: ' + JSON.stringify(counts));
 });
 
 test('a status edit that is not one box of one line is parsed in full', () => {
@@ -262,4 +278,25 @@ test('a status edit that is not one box of one line is parsed in full', () => {
   assert.strictEqual(ok.all[1], old.all[1], 'an untouched node is shared');
   assert.strictEqual(W.parse('- [x] A #a\n- [ ] B #b\n'), ok, 'the edited document is memoised');
   assert.strictEqual(doc.all.length, 2);
+});
+
+test('the analysis of a status edit starts from the old analysis and equals the full one', () => {
+  const text = richPlan(7, 40);
+  const before = W._compute(text, {});
+  const n = before.doc.all.find((x) => x.children.length && x.status === null && !x.optional);
+  assert.ok(n, 'the plan has a parent without a box');
+  const out = W.edit.setStatus(text, 'line:' + n.line, 'done');
+  const after = W._compute(out, {});
+  assert.strictEqual(after.m.inView, before.m.inView, 'the edit\'s model shares the old model\'s view');
+  assert.strictEqual(after.m.all[n.index].status.key, 'done');
+  const fromOld = JSON.stringify(W.analyze(out, {}));
+  W._boxEditModel(false);
+  W._clearMemo();
+  try {
+    const full = W._compute(out, {});
+    assert.notStrictEqual(full.m.inView, before.m.inView);
+    assert.strictEqual(JSON.stringify(W.analyze(out, {})), fromOld);
+  } finally {
+    W._boxEditModel(true);
+  }
 });

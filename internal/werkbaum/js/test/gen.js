@@ -127,4 +127,65 @@ function coupledRandomPlan(seed) {
   return out.join('\n') + '\n';
 }
 
-module.exports = { rng, randomPlan, coupledPlan, coupledRandomPlan, bigPlan };
+// richPlan builds a random plan with every input the model reads: discarded roots and
+// children, optional started nodes, all gates (mixed too), fold marks and focus, taiga
+// marks (also the bare "taiga."), ticket ids and label refs, duplicate ids, several and
+// repeated assignees, unsized parents and dependencies into dropped subtrees.
+function richPlan(seed, size) {
+  const r = rng(seed);
+  const pick = (a) => a[Math.floor(r() * a.length)];
+  const SIZES = ['XS', 'S', 'M', 'L', 'XL', 'XXL'];
+  const BOXES = ['', '', '[ ] ', '[?] ', '[!] ', '[~] ', '[/] ', '[x] ', '[^] ', '[-] '];
+  const lines = [];
+  let count = 0;
+  function id() {
+    const k = Math.floor(r() * (size + 2));
+    const x = r();
+    if (x < 0.1) return 'T-' + k;
+    if (x < 0.15) return 'US-' + k;
+    if (x < 0.2) return 'Tn' + k;
+    return 'n' + k;
+  }
+  function node(depth, gate) {
+    count++;
+    let line = '  '.repeat(depth) + gate + (gate ? ' ' : '') + pick(BOXES);
+    const f = r();
+    if (f < 0.08) line += '> ';
+    else if (f < 0.12) line += '< ';
+    if (r() < 0.8) line += '#' + id() + ': ';
+    line += 'N' + count;
+    if (r() < 0.1) line += ' see #US-' + Math.floor(r() * 9) + ' and';
+    if (r() < 0.05) line += ' #T-' + Math.floor(r() * 9);
+    if (r() < 0.6) line += ' (' + pick(SIZES) + ')';
+    if (r() < 0.3) {
+      const deps = [];
+      const k = 1 + Math.floor(r() * 2);
+      for (let i = 0; i < k; i++) deps.push('#' + id());
+      line += ' :' + deps.join(',');
+    }
+    const t = r();
+    if (t < 0.2) line += ' @' + pick(['ann', 'bo', 'cy']);
+    else if (t < 0.3) line += ' @' + pick(['ann', 'bo']) + ' @' + pick(['bo', 'cy']);
+    const k = r();
+    if (k < 0.1) line += ' &taiga.p' + Math.floor(r() * 4);
+    else if (k < 0.13) line += ' &taiga. &taiga.q';
+    else if (k < 0.16) line += ' &misc';
+    if (r() < 0.05) line += ' !!!';
+    lines.push(line);
+    if (depth < 4 && count < size && r() < 0.55) {
+      const kids = 1 + Math.floor(r() * 4);
+      const kind = r();
+      for (let i = 0; i < kids && count < size; i++) {
+        let g;
+        if (kind < 0.35) g = pick(['|', '|', '=']);
+        else if (kind < 0.45) g = pick(['-', '|', '=', '+']);
+        else g = pick(['-', '-', '+', '']);
+        node(depth + 1, g);
+      }
+    }
+  }
+  while (count < size) node(0, pick(['', '', '-', '+']));
+  return lines.join('\n') + '\n';
+}
+
+module.exports = { rng, randomPlan, richPlan, coupledPlan, coupledRandomPlan, bigPlan };
