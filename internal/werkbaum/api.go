@@ -400,17 +400,7 @@ func (e *Engine) Apply(ctx context.Context, text string, v Verb) (string, error)
 		Verb string `json:"verb"`
 		Args any    `json:"args"`
 	}{name, params}
-	raw, err := e.call(ctx, "apply", args, textArg{"text", text})
-	if err != nil {
-		return "", err
-	}
-	var res struct {
-		Text *string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil || res.Text == nil {
-		return "", fmt.Errorf("%w: apply %s: malformed result", ErrEngine, name)
-	}
-	return *res.Text, nil
+	return e.callText(ctx, "apply", args, textArg{"text", text})
 }
 
 // checkUTF8 rejects text that is not valid UTF-8, naming the first bad line.

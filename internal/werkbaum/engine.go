@@ -163,6 +163,8 @@ type jsRuntime struct {
 	call goja.Callable
 	// callParts is Werkbaum.callParts: an inspect whose node records Go writes (view.go).
 	callParts goja.Callable
+	// callValue is Werkbaum.callValue: call returning the answer, not its JSON (apply).
+	callValue goja.Callable
 	// clearMemo empties the scripts' memo; nil when the memo is off.
 	clearMemo goja.Callable
 	// trim fires memoIdle after the runtime's last release and empties its memo if it is
@@ -243,7 +245,11 @@ func (e *Engine) newRuntime() (*jsRuntime, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: Werkbaum.callParts is not a function", ErrEngine)
 	}
-	rt := &jsRuntime{vm: vm, call: fn, callParts: parts}
+	value, ok := goja.AssertFunction(ns.ToObject(vm).Get("callValue"))
+	if !ok {
+		return nil, fmt.Errorf("%w: Werkbaum.callValue is not a function", ErrEngine)
+	}
+	rt := &jsRuntime{vm: vm, call: fn, callParts: parts, callValue: value}
 	if e.opts.CacheEntries < 0 {
 		setMemo, ok := goja.AssertFunction(ns.ToObject(vm).Get("_setMemoSize"))
 		if !ok {
@@ -369,6 +375,30 @@ func (e *Engine) call(ctx context.Context, method string, args any, texts ...tex
 		}
 		return []byte(res.String()), nil
 	})
+}
+
+// callText runs Werkbaum.callValue(method, argsJSON, name1, text1, …) for a method whose
+// answer is {text} and returns that text as it is: a plan text sent as JSON would be
+// escaped by the script and parsed again here (about 10 ms for a 10,000-node plan).
+func (e *Engine) callText(ctx context.Context, method string, args any, texts ...textArg) (string, error) {
+	var text string
+	_, err := e.run(ctx, method, args, texts, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
+		res, err := rt.callValue(goja.Undefined(), callArgs...)
+		if err != nil {
+			return nil, err
+		}
+		obj, ok := res.(*goja.Object)
+		if !ok { // a failure: the JSON error answer
+			return []byte(res.String()), nil
+		}
+		v := obj.Get("text")
+		if v == nil || !goja.IsString(v) {
+			return nil, fmt.Errorf("%w: %s: the answer has no text", ErrEngine, method)
+		}
+		text = v.String()
+		return []byte("{}"), nil
+	})
+	return text, err
 }
 
 // callParts runs Werkbaum.callParts(argsJSON, "text", text), an inspect whose node records

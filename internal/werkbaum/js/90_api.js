@@ -12,7 +12,8 @@
 //   apply    {text, verb, args}                       → {text}  (verbs of 60_edit.js)
 //   guard    {old, new, allowWarnings?, allowProd?}   → guard verdict (70_guard.js)
 // Werkbaum.callParts(argsJSON, "text", text) is inspect for the Go host, which writes the node
-// records itself: it returns inspectParts' object (55_inspect.js), not JSON.
+// records itself: it returns inspectParts' object (55_inspect.js), not JSON. Werkbaum.callValue
+// is call returning the answer itself (the Go host's apply).
 (function (W) {
   'use strict';
 
@@ -98,18 +99,34 @@
   // properties of the arguments object and take precedence over the JSON's.
   W.call = function (method, argsJSON, name1, text1, name2, text2) {
     try {
-      if (!Object.prototype.hasOwnProperty.call(methods, method)) {
-        throw W.inputError('unknownMethod', 'unknown method "' + method + '"');
-      }
-      var args = parseArgs(argsJSON);
-      if (typeof name1 === 'string') args[name1] = text1;
-      if (typeof name2 === 'string') args[name2] = text2;
-      var out = JSON.stringify(methods[method](args));
+      var out = JSON.stringify(run(method, argsJSON, name1, text1, name2, text2));
       return out === undefined ? 'null' : out;
     } catch (e) {
       return failure(e);
     }
   };
+
+  // callValue is call for a host that reads the answer's values itself: it returns the
+  // method's answer, not its JSON, or on failure the same JSON error string as call. The Go
+  // host takes apply's new text so: the text crosses as one string instead of being
+  // escaped into JSON and parsed back out of it (about 10 ms for a 10,000-node plan).
+  W.callValue = function (method, argsJSON, name1, text1, name2, text2) {
+    try {
+      return run(method, argsJSON, name1, text1, name2, text2);
+    } catch (e) {
+      return failure(e);
+    }
+  };
+
+  function run(method, argsJSON, name1, text1, name2, text2) {
+    if (!Object.prototype.hasOwnProperty.call(methods, method)) {
+      throw W.inputError('unknownMethod', 'unknown method "' + method + '"');
+    }
+    var args = parseArgs(argsJSON);
+    if (typeof name1 === 'string') args[name1] = text1;
+    if (typeof name2 === 'string') args[name2] = text2;
+    return methods[method](args);
+  }
 
   // callParts(argsJSON, name1, text1) runs inspectParts (55_inspect.js) for a host that reads
   // the node data itself: it returns the parts object, or on failure the same JSON error

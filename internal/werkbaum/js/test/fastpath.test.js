@@ -258,7 +258,6 @@ test('the parse of a status edit equals the full parse of the edited text', () =
   boxEdits('- [ ] A #a\r  - [ ] A1\r- [ ] B\r', 'cr', 23, counts);
   assert.ok(counts.patched > 500, JSON.stringify(counts));
   assert.ok(counts.warningsChanged > 20, 'too few edits changed the warnings: ' + JSON.stringify(counts));
-  console.log(JSON.stringify(counts));
   assert.ok(counts.incModel > 400, 'too few edits took the model from the old one: ' + JSON.stringify(counts));
 });
 
