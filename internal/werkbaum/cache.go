@@ -8,11 +8,18 @@ import (
 // lru is a small least-recently-used cache of read results. Values are treated as
 // immutable: callers get copies (JSON bytes are copied, typed results cloned), so nothing
 // a caller does can change what the next caller sees.
+//
+// It is bounded by a count and by the bytes of its answers, of which the newest entry is
+// always kept: an inspect of a 10,000-node plan is 4-8 MB of JSON, so 64 of them (a run of
+// writes to one large plan) would hold hundreds of MB and keep the collector busy near the
+// daemon's soft memory limit.
 type lru struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front = most recently used; elements hold *lruEntry
-	items map[string]*list.Element
+	mu       sync.Mutex
+	max      int
+	maxBytes int
+	bytes    int
+	order    *list.List // front = most recently used; elements hold *lruEntry
+	items    map[string]*list.Element
 }
 
 type lruEntry struct {
@@ -38,8 +45,8 @@ func (ent *lruEntry) typed() (any, error) {
 	return ent.typedVal, ent.typedErr
 }
 
-func newLRU(max int) *lru {
-	return &lru{max: max, order: list.New(), items: make(map[string]*list.Element, max)}
+func newLRU(max, maxBytes int) *lru {
+	return &lru{max: max, maxBytes: maxBytes, order: list.New(), items: make(map[string]*list.Element, max)}
 }
 
 func (c *lru) get(key string) (*lruEntry, bool) {
@@ -57,15 +64,19 @@ func (c *lru) put(ent *lruEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[ent.key]; ok {
+		c.bytes -= len(el.Value.(*lruEntry).raw)
 		el.Value = ent
 		c.order.MoveToFront(el)
-		return
+	} else {
+		c.items[ent.key] = c.order.PushFront(ent)
 	}
-	c.items[ent.key] = c.order.PushFront(ent)
-	for c.order.Len() > c.max {
+	c.bytes += len(ent.raw)
+	for c.order.Len() > c.max || (c.bytes > c.maxBytes && c.order.Len() > 1) {
 		last := c.order.Back()
 		c.order.Remove(last)
-		delete(c.items, last.Value.(*lruEntry).key)
+		old := last.Value.(*lruEntry)
+		delete(c.items, old.key)
+		c.bytes -= len(old.raw)
 	}
 }
 

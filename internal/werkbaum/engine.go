@@ -82,6 +82,9 @@ const (
 	DefaultTimeoutPerMiB = 10 * time.Second
 	DefaultMaxInputBytes = 2 << 20
 	DefaultCacheEntries  = 64
+	// DefaultCacheBytes bounds the answers the result cache holds (its newest always
+	// stays): a few inspects of large plans, not 64 of them.
+	DefaultCacheBytes = 32 << 20
 )
 
 // memoIdle is how long a runtime must sit unused before the engine empties the scripts'
@@ -210,7 +213,7 @@ func newEngine(opts Options, extra ...string) (*Engine, error) {
 		e.names = append(e.names, fmt.Sprintf("extra-%d.js", i))
 	}
 	if opts.CacheEntries > 0 {
-		e.cache = newLRU(opts.CacheEntries)
+		e.cache = newLRU(opts.CacheEntries, DefaultCacheBytes)
 	}
 	// Build one runtime now so that a broken script fails NewEngine, not the first call.
 	rt, err := e.newRuntime()

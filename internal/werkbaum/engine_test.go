@@ -298,7 +298,7 @@ func TestInspectCacheReturnsPrivateCopies(t *testing.T) {
 }
 
 func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
-	c := newLRU(2)
+	c := newLRU(2, 1<<20)
 	c.put(&lruEntry{key: "a"})
 	c.put(&lruEntry{key: "b"})
 	if _, ok := c.get("a"); !ok {
@@ -313,6 +313,27 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	}
 	if c.len() != 2 {
 		t.Fatalf("len = %d", c.len())
+	}
+}
+
+// TestCacheBoundedByBytes: large answers evict older ones before the count is reached,
+// and the newest answer stays even when it alone is over the bound.
+func TestCacheBoundedByBytes(t *testing.T) {
+	c := newLRU(64, 100)
+	c.put(&lruEntry{key: "a", raw: make([]byte, 40)})
+	c.put(&lruEntry{key: "b", raw: make([]byte, 40)})
+	c.put(&lruEntry{key: "c", raw: make([]byte, 40)}) // 120 bytes: a goes
+	if _, ok := c.get("a"); ok || c.len() != 2 {
+		t.Fatalf("a kept or len %d, want b and c", c.len())
+	}
+	c.put(&lruEntry{key: "b", raw: make([]byte, 10)}) // replaced: 50 bytes
+	c.put(&lruEntry{key: "d", raw: make([]byte, 40)}) // 90 bytes: all three fit
+	if c.len() != 3 || c.bytes != 90 {
+		t.Fatalf("len %d, bytes %d; want 3 entries, 90 bytes", c.len(), c.bytes)
+	}
+	c.put(&lruEntry{key: "huge", raw: make([]byte, 500)})
+	if _, ok := c.get("huge"); !ok || c.len() != 1 || c.bytes != 500 {
+		t.Fatalf("the newest answer must stay alone: len %d, bytes %d", c.len(), c.bytes)
 	}
 }
 
