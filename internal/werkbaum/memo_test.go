@@ -249,7 +249,7 @@ Werkbaum.methods.memoFill = function (a) {
 		{[]int{10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10}, "[1,2,3,4,5,6,7,8,9,10,11,12,12,12]"}, // small: the count bound (12)
 		{[]int{3 << 20, 3 << 20, 3 << 20}, "[1,2,2]"},                                                         // huge: the newest two stay
 		{[]int{100, 3 << 20, 3 << 20, 10}, "[1,2,2,2]"},                                                       // a huge pair pushes the rest out
-		{[]int{1 << 20, 1 << 20, 1 << 20, 1 << 20}, "[1,2,3,3]"},                                              // 3 MiB together: within the size bound
+		{[]int{300 << 10, 300 << 10, 300 << 10, 300 << 10, 300 << 10}, "[1,2,3,3,3]"},                         // three of 300 Ki characters fit in 1 Mi, a fourth does not
 	} {
 		raw, err := e.call(context.Background(), "memoFill", map[string][]int{"texts": c.sizes})
 		if err != nil {

@@ -231,8 +231,12 @@
   // two newest texts — a write's old and new text — are always kept, whatever their size
   // (a text over a fixed limit used to be parsed again by every call of a write, 20 times
   // slower per node above 262,144 characters); older entries go once all together hold
-  // more than MEMO_MAX_CHARS. The host empties the memo after an idle spell (engine.go).
-  var MEMO_MAX_CHARS = 4194304; // two texts at the host's 2 MiB input limit
+  // more than MEMO_MAX_CHARS. An analysed text holds about 50 bytes of heap per character
+  // (a 10,000-node plan of 470,000 characters about 25 MB, in goja), so 1 Mi characters
+  // keep a dozen small plans but only a write's two texts of a large one: 4 Mi kept eight
+  // 10,000-node texts per runtime (200 MB), past the daemon's soft memory limit, where the
+  // collector runs without pause. The host empties the memo after an idle spell (engine.go).
+  var MEMO_MAX_CHARS = 1048576;
   var MEMO_KEEP = 2;
   // The count bound: a write touches two texts (its old and new one), and writes on four
   // plans at once interleave on the host's runtimes, each with its own memo; with 3 they
