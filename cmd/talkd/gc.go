@@ -22,9 +22,15 @@ import "runtime/debug"
 // the 1,000-node write 88 / 81 ms against 72 / 67 ms (docs/bench-werkbaum.md). Small
 // plans' heaps stay far below either limit (GOGC decides there), so the limit costs
 // nothing until a large plan is in use, and the idle release returns it afterwards.
+//
+// It is 512 MiB, not 256: a plan near the 2 MiB input limit (40,000 nodes) holds about
+// 140 MB while a write's two texts are analysed, and under 256 MiB its write took
+// 1.10 / 1.13 / 1.15 s (-test.bench 'Size/write/nodes=40000$' -test.benchtime 3x, GOGC=400),
+// under 384 MiB 0.53 s, under 512 MiB 0.38 s, the cost per node of a 1,000-node write
+// (docs/bench-werkbaum.md, seventh round). 10,000-node writes (67-95 ms) did not change.
 const (
 	defaultGCPercent   = 400
-	defaultMemoryLimit = 256 << 20 // bytes
+	defaultMemoryLimit = 512 << 20 // bytes
 )
 
 // tuneGC applies talkd's collector settings unless GOGC or GOMEMLIMIT are set, which keep
