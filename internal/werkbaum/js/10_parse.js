@@ -1138,7 +1138,7 @@
     var out = [];
     var placed = false;
     for (var i = 0; i < xors.length; i++) {
-      var q = W.nodeAtLine(old, xors[i].line).parent;
+      var q = W._nodeAtLine(old, xors[i].line).parent;
       if (q === P) continue;
       if (q > P && !placed) {
         out = out.concat(group);
@@ -1213,9 +1213,9 @@
   // _parseFresh parses without the memo (the debugging method "parse" shows a document
   // that no analysis has touched).
   W._parseFresh = parse;
-  // W.nodeAtLine(doc, line) is the node that starts on physical line `line` (1-based), or
+  // W._nodeAtLine(doc, line) is the node that starts on physical line `line` (1-based), or
   // null: doc.all is in line order, so a binary search finds it.
-  W.nodeAtLine = function (doc, line) {
+  W._nodeAtLine = function (doc, line) {
     var all = doc.all;
     var lo = 0;
     var hi = all.length - 1;

@@ -157,7 +157,7 @@
     for (i = 0; i < ws.length; i++) {
       var w = ws[i];
       if (w.type !== 'duplicateId' || referenced[w.id] !== true) continue;
-      var dup = W.nodeAtLine(doc, w.line);
+      var dup = W._nodeAtLine(doc, w.line);
       if (dup !== null) up(all, touch, dup.index);
     }
     return touch;

@@ -259,15 +259,13 @@
     var have = node.box === null ? null : T.BOX_ALIASES[node.box] || node.box;
     if (have === code) return text;
     var out = replaceRow(text, pd, node.line - 1, setStatusBox(rowContent(text, pd, node.line - 1), code));
-    var after = nodeAt(W.parseBoxEdit(text, out, node.index), node.line);
+    var after = W._nodeAtLine(W.parseBoxEdit(text, out, node.index), node.line);
     if (!after || after.label !== node.label || after.parent !== node.parent ||
         (code === null ? after.box !== null : after.box !== code)) {
       throw unsupported('set the status of', node);
     }
     return out;
   }
-
-  var nodeAt = W.nodeAtLine;
 
   // ---- setSize ------------------------------------------------------------------------
 
@@ -360,7 +358,7 @@
       }
     }
     var out = done ? replaceRow(text, pd, changed, changedTo) : text;
-    var after = done ? nodeAt(W.parse(out), node.line) : null;
+    var after = done ? W._nodeAtLine(W.parse(out), node.line) : null;
     if (!after || after.size !== want || after.label !== node.label || after.parent !== node.parent) {
       throw unsupported('set the size of', node);
     }
@@ -415,7 +413,7 @@
     rows.splice(pl.at, 0, { c: pl.indent + body, e: '' });
     var out = finish(doc, rows);
     var npd = W.parse(out);
-    var added = nodeAt(npd, pl.at + 1);
+    var added = W._nodeAtLine(npd, pl.at + 1);
     var parentLine = parent ? parent.line : 0;
     if (!added || added.lastLine !== added.line || npd.all.length !== pd.all.length + 1 ||
         (added.parent < 0 ? 0 : npd.all[added.parent].line) !== parentLine) {
@@ -472,7 +470,7 @@
     var out = finish(doc, rows);
 
     var npd = W.parse(out);
-    var moved = nodeAt(npd, at + 1);
+    var moved = W._nodeAtLine(npd, at + 1);
     var ok = moved && moved.label === node.label && npd.all.length === pd.all.length &&
       subtreeEnd(npd, moved) - moved.index === last - node.index;
     if (ok) {

@@ -48,7 +48,7 @@
       if (w[f] !== undefined && w[f] !== null) key += '\u0000' + f + '=' + w[f];
     }
     if (w.line && w.type !== 'mixedGate' && w.type !== 'unknownDesc') {
-      var n = W.nodeAtLine(doc, w.line);
+      var n = W._nodeAtLine(doc, w.line);
       if (n) key += '\u0000node=' + n.label;
       else key += '\u0000text=' + (doc.lines[w.line - 1] || '').replace(COMMENT_RE, '').trim();
     }
