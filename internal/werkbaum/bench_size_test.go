@@ -3,6 +3,7 @@ package werkbaum
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -174,4 +175,49 @@ func BenchmarkSizeRatio(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkSizeLiveHeap is the live heap (after a collection) of an engine with the
+// default caches that has served six agent writes (read, set_status, guard) on variants of
+// a plan: what the memo and the result cache keep of large plans. Figures in
+// docs/bench-werkbaum.md, seventh round.
+//
+//	go test -run '^$' -bench 'SizeLiveHeap' -benchtime 1x ./internal/werkbaum
+func BenchmarkSizeLiveHeap(b *testing.B) {
+	for _, n := range []int{10000, 40000} {
+		b.Run("nodes="+strconv.Itoa(n), func(b *testing.B) {
+			text := gen.Plan(n, 1)
+			write := sizeOps[len(sizeOps)-1]
+			if write.name != "write" {
+				b.Fatal("the last of sizeOps is not the write")
+			}
+			var first, last uint64
+			for i := 0; i < b.N; i++ {
+				e := sizeEngine(b, true)
+				for w := 0; w < 6; w++ {
+					t := variant(text, w)
+					if err := write.prepare(e, t); err != nil {
+						b.Fatal(err)
+					}
+					if err := write.run(e, t); err != nil {
+						b.Fatal(err)
+					}
+					if w == 0 {
+						first = liveHeap()
+					}
+				}
+				last = liveHeap()
+				runtime.KeepAlive(e)
+			}
+			b.ReportMetric(float64(first)/(1<<20), "MiB-after-1")
+			b.ReportMetric(float64(last)/(1<<20), "MiB-after-6")
+		})
+	}
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
