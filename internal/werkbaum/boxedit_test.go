@@ -82,6 +82,9 @@ func TestBoxEditParseEqualsFullParse(t *testing.T) {
 		// Dependencies, coupled choice groups and a dropped discarded root: what the model
 		// of an edit takes from the old model.
 		{"coupled", coupledPlan(6), 60},
+		// One coupled group of two open options: starting either leaves a pool of one,
+		// which is no longer coupled.
+		{"uncoupled", "- [ ] Root\n  | [ ] Opt1 #o1 :#t\n  | [ ] Opt2 #o2\n- [ ] Target #t\n", 60},
 		{"dropped", "[-] Old #old\n  - A #a\nNew (L) @ann\n  - [~] B :#a,#b @bo\n  | > C #b (S)\n  = D\n  + [/] E !!!\n", 60},
 	}
 	patched, incModel := 0, 0
