@@ -64,8 +64,9 @@ var sizeOps = []struct {
 		return err
 	}, run: func(e *Engine, text string) error {
 		ctx := context.Background()
-		// Roots of generated plans never carry [!], so the write always changes the text.
-		next, err := e.Apply(ctx, text, SetStatus{ID: "area0", Status: "highrisk"})
+		// Line 1 of every generated plan is a root (gen.Plan's is #area0), and roots of
+		// generated plans never carry [!], so the write always changes the text.
+		next, err := e.Apply(ctx, text, SetStatus{ID: "line:1", Status: "highrisk"})
 		if err != nil {
 			return err
 		}

@@ -149,9 +149,8 @@
     var m = LINE_REF_RE.exec(ref);
     if (m) {
       var ln = parseInt(m[1], 10);
-      for (var i = 0; i < pd.all.length; i++) {
-        if (pd.all[i].line === ln) return pd.all[i];
-      }
+      var at = W._nodeAtLine(pd, ln);
+      if (at !== null) return at;
       throw inputError('unknownId', 'no node starts at line ' + ln + given(what));
     }
     var id = ref.charAt(0) === '#' ? ref.slice(1) : ref;
