@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -42,7 +43,7 @@ func sizedPlans() []sizedPlan {
 // sizeOps are the three things a plan of any size must do within the deadline: a first
 // inspect (nothing remembered), the full analysis, and an agent's write (set_status with
 // its guards, the plan store's Apply + Guard) on a text the agent has just read.
-var sizeOps = []struct {
+type sizeOp struct {
 	name string
 	// memo: the op runs in an engine with the default caches (the write relies on what the
 	// agent's read left in the runtime); otherwise every cache is off.
@@ -50,7 +51,9 @@ var sizeOps = []struct {
 	// prepare runs untimed before each op (the agent's read of the plan).
 	prepare func(e *Engine, text string) error
 	run     func(e *Engine, text string) error
-}{
+}
+
+var sizeOps = []sizeOp{
 	{name: "inspect", run: func(e *Engine, text string) error {
 		_, err := e.InspectJSON(context.Background(), text, InspectOptions{})
 		return err
@@ -188,10 +191,11 @@ func BenchmarkSizeLiveHeap(b *testing.B) {
 	for _, n := range []int{10000, 40000} {
 		b.Run("nodes="+strconv.Itoa(n), func(b *testing.B) {
 			text := gen.Plan(n, 1)
-			write := sizeOps[len(sizeOps)-1]
-			if write.name != "write" {
-				b.Fatal("the last of sizeOps is not the write")
+			i := slices.IndexFunc(sizeOps, func(o sizeOp) bool { return o.name == "write" })
+			if i < 0 {
+				b.Fatal("sizeOps has no write")
 			}
+			write := sizeOps[i]
 			var first, last uint64
 			for i := 0; i < b.N; i++ {
 				e := sizeEngine(b, true)

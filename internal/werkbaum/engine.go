@@ -399,7 +399,7 @@ func (e *Engine) callText(ctx context.Context, method string, args any, texts ..
 			return nil, fmt.Errorf("%w: %s: the answer has no text", ErrEngine, method)
 		}
 		text = v.String()
-		return []byte("{}"), nil
+		return []byte("{}"), nil // run reads only failures from the JSON; the text went above
 	})
 	return text, err
 }
