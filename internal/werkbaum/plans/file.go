@@ -26,8 +26,9 @@ type planFile struct {
 	fi fs.FileInfo // of the open descriptor
 }
 
-// errPlanSwapped says that the path named another file between the check and the open;
-// like errFileMoved, the caller reads again.
+// errPlanSwapped says that the path named another file between the check and the open,
+// every time openPlan tried (a file being saved in a tight loop); like errFileMoved, the
+// caller reads again or answers a conflict.
 var errPlanSwapped = errors.New("the plan file was replaced while it was opened")
 
 // ErrPlanMissing marks a read of a plan whose file is not there (deleted, or moved away).
@@ -56,7 +57,26 @@ func (e *missingError) Is(target error) bool {
 //
 // A root plan is opened through its root (planRef.openRead), which refuses every path
 // that leads out of the root's folder, at this very open.
+//
+// A file saved by rename between the check and the open (another talkd's write, an
+// editor's save) is simply the next version: openPlan checks and opens again, so that no
+// caller sees the swap unless the path keeps naming new files for openAttempts tries.
 func openPlan(p planRef, limit int64) (*planFile, error) {
+	for attempt := 1; ; attempt++ {
+		pf, err := openPlanOnce(p, limit)
+		if !errors.Is(err, errPlanSwapped) || attempt == openAttempts {
+			return pf, err
+		}
+	}
+}
+
+// openAttempts bounds openPlan's checks and opens of one call: a check and an open take
+// microseconds, a save by rename takes a write, a sync and a rename, so a few tries see
+// a stable file unless something replaces it without pause.
+const openAttempts = 8
+
+// openPlanOnce is one check and open of openPlan.
+func openPlanOnce(p planRef, limit int64) (*planFile, error) {
 	key := p.Key
 	li, err := p.lstat()
 	if err != nil {
