@@ -193,10 +193,19 @@
   //   list keeps the line's order. Groups 2 and 6 are the node's shape (see Shape).
   // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a name with a letter
   // outside the Basic Multilingual Plane, a tab in the indentation or anything unusual
-  // fails the match. Without the `u` flag goja runs it in Go's regexp over UTF-16 text with
-  // no per-call position map. FA, a name, takes every BMP letter and digit (@jörg, #prüf):
-  // with ASCII names only, a fifth of the lines of a plan with German names took the
-  // general path, which costs several times the regexp.
+  // fails the match. FA, a name, takes every BMP letter and digit (@jörg, #prüf): with
+  // ASCII names only, a fifth of the lines of a plan with German names took the general
+  // path, which costs several times the regexp.
+  // fastLine reads it with split (the match is the whole line, so the answer is ['', the
+  // nine groups, ''], or [line] when it does not match), under the `u` flag, which means the
+  // same here: the pattern has no escape the flag refuses, and a class takes an astral
+  // character whole where it took both halves, which only the label's negated classes can
+  // do. The reason is the engine: goja runs exec on a line with a non-ASCII character through
+  // Go's regexp on a rune reader, its slowest matcher, and a search for all matches under
+  // `u` (split is one) on the line converted to UTF-8, where Go's backtracker runs. On the
+  // generated 10,000-node plan a non-ASCII line took 10.2 µs with exec and takes 4.9 with
+  // split (an ASCII line 2.8 and 3.3), and the parse 251 ms and 204 (docs/bench-werkbaum.md,
+  // eighth round).
   var FA = '[' + T.NAME_CHARS_BMP + ']+';
   // The prefix (indentation, gate, box) and the size-and-tag part of a node line; PREFIX_RE
   // and SIZE_TAG_RE take them apart when a shape is made (see Shape).
@@ -211,7 +220,7 @@
     '(?:[ \\t]+#(' + FA + '):?)?(' + SIZE_TAG + ')(?:[ \\t]+&(' + FA + '))?' +
     '(?:[ \\t]+:#(' + FA + '))?' +
     '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|#' + FA + ':?|:#' + FA + '(?:,#' + FA + ')*))*)' +
-    '[ \\t]*(?:%%.*)?)$');
+    '[ \\t]*(?:%%.*)?)$', 'u');
   var TAIL_TOKEN_RE = /[^ \t]+/g;
   var FAST_SIZE = { '(XS)': 'XS', '(S)': 'S', '(M)': 'M', '(L)': 'L', '(XL)': 'XL', '(XXL)': 'XXL' };
 
@@ -631,8 +640,8 @@
 
   // fastLine reads a common node or short-description line (§4, §6) with one regexp.
   function fastLine(doc, walk, line, first, lastNode) {
-    var fm = FAST_RE.exec(line);
-    if (fm === null) return null;
+    var fm = line.split(FAST_RE);
+    if (fm.length === 1) return null;
     if (fm[1] !== undefined) {
       if (lastNode) shortDesc(lastNode, fm[1].trim(), first, null, walk.described);
       else doc.warnings.push({ type: 'descStray', line: first });
