@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"talkd/internal/werkbaum"
@@ -84,6 +85,9 @@ func AddTool[In, Out any](s *Server, spec ToolSpec[In, Out]) {
 				return refusedAnswer(log, name, caller, toolErrorOf(derr))
 			}
 			res, text, terr := spec.Call(ctx, caller, v, raw)
+			if terr != nil && errors.Is(ctx.Err(), context.Canceled) {
+				return abandonedAnswer(log, name, caller, terr)
+			}
 			if terr != nil {
 				return refusedAnswer(log, name, caller, terr)
 			}
@@ -133,6 +137,18 @@ func refusedAnswer(log interface {
 	Info(msg string, args ...any)
 }, name string, caller Caller, e *ToolError) toolAnswer {
 	log.Info("tool call refused", "tool", name, "code", e.Error, "client", caller.ID, "message", truncate(e.Message, 200))
+	return toolAnswer{err: e}
+}
+
+// abandonedAnswer logs a call that failed because its request was cancelled (the client
+// disconnected, or the daemon is stopping) and wraps the failure, which no client reads.
+// It is no refusal: logged as one ("refused … context canceled"), it sent users looking
+// for a rule that had said no. A write cut off this way may still have been applied;
+// operation_get with its request id tells.
+func abandonedAnswer(log interface {
+	Info(msg string, args ...any)
+}, name string, caller Caller, e *ToolError) toolAnswer {
+	log.Info("tool call abandoned: the request was cancelled (client disconnected or daemon stopping)", "tool", name, "client", caller.ID, "message", truncate(e.Message, 200))
 	return toolAnswer{err: e}
 }
 
