@@ -369,10 +369,15 @@ func (s *Service) forget(key string, e *journalEntry) error {
 }
 
 // checkWritable refuses a write to a read-only plan file before any work is done (the
-// write's rename checks again under the folder lock).
+// write's rename checks again under the folder lock). A file that keeps being replaced
+// while it is opened is left to that check too, which answers a conflict: the text the
+// write started from is no longer there.
 func (s *Service) checkWritable(p planRef) error {
 	key, path := p.Key, p.Path
 	pf, err := openPlan(p, s.maxBytes)
+	if errors.Is(err, errPlanSwapped) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
