@@ -141,10 +141,11 @@ func refusedAnswer(log interface {
 }
 
 // abandonedAnswer logs a call that failed because its request was cancelled (the client
-// disconnected, or the daemon is stopping) and wraps the failure, which no client reads.
-// It is no refusal: logged as one ("refused … context canceled"), it sent users looking
-// for a rule that had said no. A write cut off this way may still have been applied;
-// operation_get with its request id tells.
+// disconnected, or the daemon is stopping) and wraps the failure, which still goes out to
+// a client that is there to read it (during a stop). It is no refusal: logged as one
+// ("refused … context canceled"), it sent users looking for a rule that had said no. A
+// write cut off this way may still have been applied; operation_get with its request id
+// tells.
 func abandonedAnswer(log interface {
 	Info(msg string, args ...any)
 }, name string, caller Caller, e *ToolError) toolAnswer {
