@@ -580,6 +580,31 @@ path = "` + small + `"
 
 // TestCLIMCPBridge: `talk mcp` reaches the daemon named by --url (given after the command)
 // and answers MCP on stdout, one message per line.
+// TestCLIPlansWithoutPlans: a daemon with no plan configured has no plan tools at all, so
+// talk says that no plan is configured (and how to add one) instead of passing on the
+// bare "unknown tool" refusal: `talk plans` lists none and exits 0, a command on one plan
+// is refused (4) naming the config entry.
+func TestCLIPlansWithoutPlans(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+
+	r := talkAt(t, d, "", "plans")
+	r.want(t, 0, "plans without plans")
+	if !strings.Contains(r.stdout, "no plans are configured") || r.stderr != "" {
+		t.Errorf("plans without plans: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	if m := talkAt(t, d, "", "plans", "--json").jsonLine(t); m["plans"] == nil || len(m["plans"].([]any)) != 0 {
+		t.Errorf("plans --json without plans: %v", m)
+	}
+	for _, args := range [][]string{{"plan", "show", "werkbaum"}, {"plan", "inspect", "werkbaum"}, {"plan", "set-status", "werkbaum", "n1", "done"}} {
+		r := talkAt(t, d, "", args...)
+		r.want(t, 4, strings.Join(args, " "))
+		if !strings.Contains(r.stderr, "none is configured") || !strings.Contains(r.stderr, "[[plans]]") || strings.Contains(r.stderr, "unknown tool") {
+			t.Errorf("%v without plans: stderr %q", args, r.stderr)
+		}
+	}
+}
+
 func TestCLIMCPBridge(t *testing.T) {
 	t.Parallel()
 	d := startDaemon(t, daemonOptions{})

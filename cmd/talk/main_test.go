@@ -300,6 +300,36 @@ func TestSetStatusRetriesOnConflict(t *testing.T) {
 	}
 }
 
+// TestPlanToolsOfADaemonWithoutPlans: an unknown-tool refusal is explained as "no plan is
+// configured" only when /status lists no plan; a daemon whose /status lists plans keeps
+// its own refusal (a plan tool it lacks is its error to report).
+func TestPlanToolsOfADaemonWithoutPlans(t *testing.T) {
+	for _, tc := range []struct {
+		name, plans string
+		wantNone    bool
+	}{
+		{"no plans", `[]`, true},
+		{"plans listed", `[{"key":"werkbaum"}]`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCLIDaemon(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/status" {
+					io.WriteString(w, `{"version":"x","plans":`+tc.plans+`}`)
+					return
+				}
+				io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: unknown tool \"werkbaum_read\""}}`)
+			})
+			_, errOut, code := runCLI(t, map[string]string{"TALK_URL": f.srv.URL}, "", "plan", "show", "werkbaum")
+			if code != exitRefused {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, exitRefused, errOut)
+			}
+			if none := strings.Contains(errOut, "none is configured"); none != tc.wantNone || none == strings.Contains(errOut, "unknown tool") {
+				t.Errorf("stderr %q: want the no-plans explanation %v", errOut, tc.wantNone)
+			}
+		})
+	}
+}
+
 // TestMCPErrorsAreRefusals: a JSON-RPC error answer of /mcp exits 4 with its code.
 func TestMCPErrorsAreRefusals(t *testing.T) {
 	f := newCLIDaemon(t, func(w http.ResponseWriter, r *http.Request) {

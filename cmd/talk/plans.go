@@ -74,6 +74,11 @@ func (e *rpcError) Error() string {
 	return fmt.Sprintf("refused by talkd's MCP door (JSON-RPC %d): %s", e.Code, e.Message)
 }
 
+// errNoPlans says that the daemon has no plan tools because it serves no plans: talkd
+// registers them only once a plan is configured, so without one a plan command would
+// otherwise meet a bare "unknown tool" refusal.
+var errNoPlans = errors.New("talkd serves no plans: none is configured (add a [[plans]] entry to the talkd config, then run talk reload)")
+
 // callTool calls one MCP tool with a plain JSON-RPC POST. A tool error comes back as
 // *toolError together with the result (its structuredContent may say more, e.g. the
 // current base of a conflict).
@@ -97,6 +102,9 @@ func (a *app) callTool(ctx context.Context, name string, args map[string]any) (*
 	}
 	switch {
 	case env.Error != nil:
+		if env.Error.Code == rpcInvalidParams && a.servesNoPlans(ctx) {
+			return nil, errNoPlans
+		}
 		return nil, env.Error
 	case env.Result == nil:
 		return nil, fmt.Errorf("the answer of POST /mcp %s has neither result nor error", name)
@@ -109,6 +117,16 @@ func (a *app) callTool(ctx context.Context, name string, args map[string]any) (*
 		return env.Result, &toolError{tool: name, res: env.Result}
 	}
 	return env.Result, nil
+}
+
+// rpcInvalidParams is JSON-RPC's code for bad params, an unknown tool among them.
+const rpcInvalidParams = -32602
+
+// servesNoPlans reports whether /status lists no plan at all for this caller. Any doubt
+// (no answer, no plans field) says false, so the daemon's own refusal is shown instead.
+func (a *app) servesNoPlans(ctx context.Context) bool {
+	_, st, err := a.fetchStatus(ctx)
+	return err == nil && st.Plans != nil && len(st.Plans) == 0
 }
 
 // failPlan reports a plan command's failure: tool and JSON-RPC errors are refusals (exit
@@ -136,6 +154,9 @@ func (a *app) failPlan(err error) int {
 		return exitRefused
 	case errors.As(err, &re):
 		a.warnf("%v", re)
+		return exitRefused
+	case errors.Is(err, errNoPlans):
+		a.warnf("%v", err)
 		return exitRefused
 	}
 	return a.fail(err)
@@ -165,6 +186,10 @@ editor to edit the plan live beside the agents. --json prints its structuredCont
 					return a.usage(cmd, "unexpected argument %q", args[0])
 				}
 				res, err := a.callTool(ctx, "plans_list", map[string]any{})
+				if errors.Is(err, errNoPlans) {
+					// The same answer as an empty plans_list: none for you.
+					res, err = &toolResult{StructuredContent: json.RawMessage(`{"plans":[]}`)}, nil
+				}
 				if err != nil {
 					return a.failPlan(err)
 				}
