@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -51,7 +52,7 @@ func TestVoiceNoPlayerIsNotSpoken(t *testing.T) {
 
 	r := talkAt(t, d, "", "say", "--now", "are you there")
 	r.want(t, 0, "talk say without a player")
-	if !strings.Contains(r.stderr, "not heard") {
+	if !strings.Contains(r.stderr, "will not be heard") {
 		t.Errorf("talk say stderr does not warn: %q", r.stderr)
 	}
 	r = talkAt(t, d, "", "say", "--now", "--wait", "still silent")
@@ -62,6 +63,44 @@ func TestVoiceNoPlayerIsNotSpoken(t *testing.T) {
 	r = talkAt(t, d, "", "status")
 	r.want(t, 0, "talk status")
 	if first := strings.SplitN(r.stdout, "\n", 3); len(first) < 2 || !strings.HasPrefix(first[1], "WARNING") || !strings.Contains(first[1], "NOTHING IS HEARD") {
+		t.Errorf("talk status does not lead with the warning:\n%s", r.stdout)
+	}
+}
+
+// TestVoiceNoEngineIsNotHeard: with neither a speech engine nor a player on the PATH, the
+// daemon does not call itself audible: /status says why (and lists no usable engine as
+// [], not null), the admission answer and talk say warn that the announcement will not be
+// heard, it fails with the hint what to install, and talk status leads with the warning.
+func TestVoiceNoEngineIsNotHeard(t *testing.T) {
+	t.Parallel()
+	empty := t.TempDir()
+	d := startDaemon(t, daemonOptions{Env: map[string]string{"TALK_PROVIDER": "auto", "TALK_SINK": "auto", "PATH": empty}})
+
+	_, st := d.getJSON(t, "/status")
+	v := st["voice"].(map[string]any)
+	if v["provider"] != "none" || v["audible"] != false || !strings.Contains(fmt.Sprint(v["silent"]), "no speech engine") {
+		t.Fatalf("status voice %v", v)
+	}
+	if list, ok := v["providers"].([]any); !ok || len(list) != 0 {
+		t.Errorf("status voice providers = %#v, want []", v["providers"])
+	}
+	status, body := d.postJSON(t, "/speak", map[string]any{"text": "is anyone there", "now": true}, nil)
+	if w, _ := body["warning"].(string); status != http.StatusAccepted || !strings.Contains(w, "no speech engine") || !strings.Contains(w, "will not be heard") {
+		t.Fatalf("speak: %d %v", status, body)
+	}
+	e := voiceHistoryEntry(t, d, body["id"].(string))
+	if e["outcome"] != "failed" || !strings.Contains(fmt.Sprint(e["error"], e["reason"]), "install espeak-ng") {
+		t.Fatalf("history says %v, want failed with the install hint", e)
+	}
+
+	r := talkAt(t, d, "", "say", "--now", "hello?")
+	r.want(t, 0, "talk say without an engine")
+	if !strings.Contains(r.stderr, "will not be heard") {
+		t.Errorf("talk say stderr does not warn: %q", r.stderr)
+	}
+	r = talkAt(t, d, "", "status")
+	r.want(t, 0, "talk status")
+	if first := strings.SplitN(r.stdout, "\n", 3); len(first) < 2 || !strings.HasPrefix(first[1], "WARNING") || !strings.Contains(first[1], "no speech engine") {
 		t.Errorf("talk status does not lead with the warning:\n%s", r.stdout)
 	}
 }

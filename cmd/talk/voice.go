@@ -50,8 +50,8 @@ so text whose words start with "-" goes after it: talk say -p high -- -5 degrees
 Prints "queued: ID (position N)" on stdout. A muted or discarded announcement (quiet
 hours, rate limit) is reported on stderr and exits 0: it is the daemon's law, not a
 failure. A text longer than the daemon's voice.cleanup.max_chars (default 400) is cut at
-a sentence boundary, and talk says so on stderr. When the daemon has no audio player,
-talk warns on stderr that the announcement will be synthesized but not heard.
+a sentence boundary, and talk says so on stderr. When the daemon has no audio player or
+no speech engine, talk warns on stderr that the announcement will not be heard.
 
 With --wait, talk blocks until the announcement has ended and prints its outcome: exit 0
 when it was spoken; exit 5 when it was not (synthesized without a player, failed,

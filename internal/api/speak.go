@@ -188,8 +188,8 @@ type SpeakResult struct {
 	// SameAs names the waiting announcement with the same text and caller that this one
 	// was merged into (spoken once).
 	SameAs string `json:"same_as,omitempty" desc:"When the same text of the same caller was already waiting: its id; it is spoken once."`
-	// Warning says, for a queued announcement, that it will not be heard (no player).
-	Warning string `json:"warning,omitempty" desc:"When queued but nothing can play it (no audio player): why it will not be heard."`
+	// Warning says, for a queued announcement, that it will not be heard (no speech engine, no player).
+	Warning string `json:"warning,omitempty" desc:"When queued but nothing can make it heard (no speech engine, no audio player): why it will not be heard."`
 	Message string `json:"message"`
 }
 
@@ -256,7 +256,7 @@ func (r SpeakResult) HTTPStatus() int {
 }
 
 // Text is the one-line answer of the MCP speak tool ("queued: a12", "muted: …"), with
-// the warning that it will not be heard when nothing can play it.
+// the warning that it will not be heard when nothing can make it heard.
 func (r SpeakResult) Text() string {
 	if r.Status == queue.StatusQueued {
 		if r.Warning != "" {
@@ -314,7 +314,7 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 		}
 		if s.engines != nil {
 			if why := s.engines.Silent(a.Provider); why != "" {
-				res.Warning = why + "; the announcement will be synthesized but not heard"
+				res.Warning = why + "; the announcement will not be heard"
 			}
 		}
 	case queue.StatusMuted:

@@ -41,8 +41,8 @@ type Info struct {
 	SinkReason     string `json:"sink_reason"`
 	// Providers are the names a request's "provider" field may use here.
 	Providers []string `json:"providers"`
-	// Audible is false when nothing here can make sound (no player, null sink):
-	// announcements are then synthesized, not heard. Silent says why.
+	// Audible is false when nothing here can make sound (no speech engine, no player,
+	// null sink): announcements are then not heard. Silent says why.
 	Audible bool   `json:"audible"`
 	Silent  string `json:"silent,omitempty"`
 }
@@ -298,6 +298,7 @@ func (v *engineSet) setupProviders(cfg config.Voice, p platform) error {
 		v.defName, v.info.ProviderReason = name, "configured: [[voice.commands]] "+name
 	}
 	v.info.Provider = v.defName
+	v.info.Providers = []string{} // a list, empty when no engine is found (JSON [], not null)
 	for n := range v.providers {
 		v.lists[n] = &voiceCache{}
 		if n != ProviderNone {
@@ -518,8 +519,8 @@ func (v *Voice) Info() Info {
 }
 
 // Silent says why an utterance of provider ("" = the default) will not be heard here
-// ("" when it will): no audio player, or a null sink behind a real engine. An engine that
-// plays by itself needs no player.
+// ("" when it will): no speech engine, no audio player, or a null sink behind a real
+// engine. An engine that plays by itself needs no player.
 func (v *Voice) Silent(provider string) string { return v.set.Load().Silent(provider) }
 
 // Silent is Voice.Silent for this set.
@@ -528,8 +529,13 @@ func (v *engineSet) Silent(provider string) string {
 		provider = v.defName
 	}
 	e, ok := v.providers[provider]
-	if !ok || provider == ProviderNone {
-		return "" // unknown names are refused at admission; none fails with its own hint
+	if !ok {
+		return "" // unknown names are refused at admission
+	}
+	if none, ok := e.(noEngine); ok {
+		// No engine makes no sound either: /status must not call this daemon audible,
+		// and an admitted announcement must not look as if it will be heard.
+		return none.why
 	}
 	if _, ok := v.playsItself(provider, e); ok {
 		return ""
