@@ -474,7 +474,7 @@ func writeInspect(w io.Writer, key, id string, doc *inspectDoc) {
 	if id != "" {
 		title += ", subtree #" + id
 	}
-	fmt.Fprintf(w, "%s: revision %d, %d nodes, %d warnings\n", title, doc.Base.Revision, len(doc.Nodes), len(doc.Warnings))
+	fmt.Fprintf(w, "%s: revision %d, %s, %s\n", title, doc.Base.Revision, count(len(doc.Nodes), "node"), count(len(doc.Warnings), "warning"))
 	byLine := map[int]node{}
 	minDepth := -1
 	for _, n := range doc.Nodes {
@@ -503,7 +503,7 @@ func writeInspect(w io.Writer, key, id string, doc *inspectDoc) {
 	if !p.Exact {
 		kind = "approximate"
 	}
-	fmt.Fprintf(w, "\ncheapest path (%s): cost %s, %d needed nodes, %d stations\n", kind, num(p.Cost), len(p.Needed), len(p.Stations))
+	fmt.Fprintf(w, "\ncheapest path (%s): cost %s, %s, %s\n", kind, num(p.Cost), count(len(p.Needed), "needed node"), count(len(p.Stations), "station"))
 	for _, l := range p.Stations {
 		if n, ok := byLine[l]; ok {
 			fmt.Fprintf(w, "  station line %-4d %s\n", l, nodeLine(n))
@@ -657,7 +657,7 @@ func (a *app) planSetStatus(ctx context.Context, key, id, status string, allowWa
 		for _, w := range wr.Removed {
 			fmt.Fprintf(a.stdout, "  warning gone    %s\n", w)
 		}
-		fmt.Fprintf(a.stdout, "  %d warnings in the plan (talk plan inspect %s)\n", len(wr.Warnings), key)
+		fmt.Fprintf(a.stdout, "  %s in the plan (talk plan inspect %s)\n", count(len(wr.Warnings), "warning"), key)
 		return exitOK
 	}
 }
@@ -735,4 +735,12 @@ func plainAt(s string, i int) (size int, ok bool) {
 		return 1, false
 	}
 	return size, r > 0x9f
+}
+
+// count is n with its noun, singular for one: "1 warning", "3 warnings".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -116,3 +116,12 @@ func TestPlanHumanOutputNeutralisesControls(t *testing.T) {
 		t.Fatalf("plan inspect --json: %v %q", err, out)
 	}
 }
+
+// TestCountNoun: the summaries say "1 warning", never "1 warnings".
+func TestCountNoun(t *testing.T) {
+	for n, want := range map[int]string{0: "0 warnings", 1: "1 warning", 2: "2 warnings"} {
+		if got := count(n, "warning"); got != want {
+			t.Errorf("count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

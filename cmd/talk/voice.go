@@ -773,7 +773,7 @@ func planSummary(raw json.RawMessage) string {
 		parts = append(parts, fmt.Sprintf("%d nodes", *p.Nodes))
 	}
 	if p.Warnings != nil {
-		parts = append(parts, fmt.Sprintf("%d warnings", *p.Warnings))
+		parts = append(parts, count(*p.Warnings, "warning"))
 	}
 	if len(parts) > 0 {
 		s += " (" + strings.Join(parts, ", ") + ")"
