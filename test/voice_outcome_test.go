@@ -50,20 +50,28 @@ func TestVoiceNoPlayerIsNotSpoken(t *testing.T) {
 		t.Fatalf("status voice %v", v)
 	}
 
-	r := talkAt(t, d, "", "say", "--now", "are you there")
-	r.want(t, 0, "talk say without a player")
-	if !strings.Contains(r.stderr, "will not be heard") {
-		t.Errorf("talk say stderr does not warn: %q", r.stderr)
-	}
-	r = talkAt(t, d, "", "say", "--now", "--wait", "still silent")
+	wantTalkWarnsSilence(t, d, "no audio player")
+	r := talkAt(t, d, "", "say", "--now", "--wait", "still silent")
 	r.want(t, 5, "talk say --wait without a player")
 	if !strings.Contains(r.stderr, "synthesized (no_player)") {
 		t.Errorf("talk say --wait stderr: %q", r.stderr)
 	}
+}
+
+// wantTalkWarnsSilence checks that talk say warns on stderr that the announcement will
+// not be heard, and that talk status leads with a WARNING line giving why.
+func wantTalkWarnsSilence(t *testing.T, d *daemon, why string) {
+	t.Helper()
+	r := talkAt(t, d, "", "say", "--now", "is anyone there")
+	r.want(t, 0, "talk say on a silent daemon")
+	if !strings.Contains(r.stderr, "will not be heard") || !strings.Contains(r.stderr, why) {
+		t.Errorf("talk say stderr does not warn (%s): %q", why, r.stderr)
+	}
 	r = talkAt(t, d, "", "status")
 	r.want(t, 0, "talk status")
-	if first := strings.SplitN(r.stdout, "\n", 3); len(first) < 2 || !strings.HasPrefix(first[1], "WARNING") || !strings.Contains(first[1], "NOTHING IS HEARD") {
-		t.Errorf("talk status does not lead with the warning:\n%s", r.stdout)
+	if first := strings.SplitN(r.stdout, "\n", 3); len(first) < 2 || !strings.HasPrefix(first[1], "WARNING") ||
+		!strings.Contains(first[1], "NOTHING IS HEARD") || !strings.Contains(first[1], why) {
+		t.Errorf("talk status does not lead with the warning (%s):\n%s", why, r.stdout)
 	}
 }
 
@@ -92,17 +100,7 @@ func TestVoiceNoEngineIsNotHeard(t *testing.T) {
 	if e["outcome"] != "failed" || !strings.Contains(fmt.Sprint(e["error"], e["reason"]), "install espeak-ng") {
 		t.Fatalf("history says %v, want failed with the install hint", e)
 	}
-
-	r := talkAt(t, d, "", "say", "--now", "hello?")
-	r.want(t, 0, "talk say without an engine")
-	if !strings.Contains(r.stderr, "will not be heard") {
-		t.Errorf("talk say stderr does not warn: %q", r.stderr)
-	}
-	r = talkAt(t, d, "", "status")
-	r.want(t, 0, "talk status")
-	if first := strings.SplitN(r.stdout, "\n", 3); len(first) < 2 || !strings.HasPrefix(first[1], "WARNING") || !strings.Contains(first[1], "no speech engine") {
-		t.Errorf("talk status does not lead with the warning:\n%s", r.stdout)
-	}
+	wantTalkWarnsSilence(t, d, "no speech engine")
 }
 
 // TestVoicePlayerOnPath: real espeak-ng synthesizes, the first player found on the PATH
