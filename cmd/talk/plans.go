@@ -77,7 +77,7 @@ func (e *rpcError) Error() string {
 // errNoPlans says that the daemon has no plan tools because it serves no plans: talkd
 // registers them only once a plan is configured, so without one a plan command would
 // otherwise meet a bare "unknown tool" refusal.
-var errNoPlans = errors.New("talkd serves no plans: none is configured (add a [[plans]] entry to the talkd config, then run talk reload)")
+var errNoPlans = errors.New("talkd serves you no plans: none is configured (add a [[plans]] entry to the talkd config, then run talk reload) or granted to your client")
 
 // callTool calls one MCP tool with a plain JSON-RPC POST. A tool error comes back as
 // *toolError together with the result (its structuredContent may say more, e.g. the
