@@ -94,6 +94,7 @@ type Service struct {
 
 	maxBytes    int64         // the largest plan file read (the engine's input limit)
 	lockTimeout time.Duration // the longest wait for the plan folder's lock
+	folders     folderShares  // what writes into one folder share: its lock and its sync
 	cache       *cache
 	// warming counts the background warm-ups of summaries (tests wait for them: a warm-up
 	// reads the plan, and its first read records the revision).
@@ -431,7 +432,9 @@ func (s *Service) writeAtomic(p planRef, data []byte, expect string) (err error)
 		return fmt.Errorf("open the plan's folder: %w", unpath(err))
 	}
 	defer folder.Close()
-	unlock, err := lockFolder(folder, s.lockTimeout)
+	share, done := s.folders.use(filepath.Dir(p.Path), folder)
+	defer done()
+	unlock, err := share.lockFolder(folder, s.lockTimeout)
 	if err != nil {
 		return err
 	}
@@ -466,10 +469,11 @@ func (s *Service) writeAtomic(p planRef, data []byte, expect string) (err error)
 	}
 	// The lock guards the check and the rename, not the folder's sync: other plans in this
 	// folder (and other daemons) need not wait for it, and whoever syncs the folder makes
-	// every rename done before durable, ours included.
+	// every rename done before durable, ours included; writes of this process that rename
+	// meanwhile share the next sync (folderShares).
 	locked = false
 	unlock()
-	if serr := folder.Sync(); serr != nil {
+	if serr := share.sync(folder); serr != nil {
 		return fmt.Errorf("sync folder: %w", serr)
 	}
 	return nil

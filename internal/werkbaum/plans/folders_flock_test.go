@@ -1,0 +1,64 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package plans
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Another process's flock on the folder still holds every write of this one off: the
+// one that waits for it times out with the lock's error, and so does the one queued
+// behind it in this process, each within its own timeout; once the lock is released,
+// both plans are written.
+func TestFolderLockHeldByAnotherProcess(t *testing.T) {
+	svc, cfg := serviceWithPlans(t, 2, 150*time.Millisecond)
+	other, err := os.Open(filepath.Dir(cfg[0].Path)) // its own open file: flock treats it as another process
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	start := time.Now()
+	for _, p := range cfg {
+		go func() {
+			ref, err := svc.resolve(p.Key)
+			if err == nil {
+				err = saveNext(svc, ref, 0)
+			}
+			errs <- err
+		}()
+	}
+	for range cfg {
+		lockedError(t, <-errs)
+	}
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Errorf("two saves behind a held folder lock with a timeout of 150 ms took %s", waited)
+	}
+	for _, p := range cfg {
+		if data, _ := os.ReadFile(p.Path); string(data) != string(benchTexts[0]) {
+			t.Errorf("plan %s changed while its folder was locked: %q", p.Key, data)
+		}
+	}
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range cfg {
+		ref, err := svc.resolve(p.Key)
+		if err == nil {
+			err = saveNext(svc, ref, 0)
+		}
+		if err != nil {
+			t.Fatalf("save after the lock was released: %v", err)
+		}
+		if data, _ := os.ReadFile(p.Path); string(data) != string(benchTexts[1]) {
+			t.Errorf("plan %s holds %q after its save", p.Key, data)
+		}
+	}
+}
