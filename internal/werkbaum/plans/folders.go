@@ -87,7 +87,7 @@ func (sh *folderShare) lockFolder(folder *os.File, timeout time.Duration) (func(
 	case sh.lock <- struct{}{}:
 		wait.Stop()
 	case <-wait.C:
-		return nil, fmt.Errorf("the plan's folder stayed locked for %s by other writes of this daemon, which wait for another process's lock on it; nothing was written", timeout)
+		return nil, fmt.Errorf("the plan's folder stayed locked for %s by other writes of this daemon (waiting for another process's lock on it, or for a slow disk); nothing was written", timeout)
 	}
 	unlock, err := lockFolder(folder, time.Until(deadline))
 	if err != nil {
