@@ -256,10 +256,11 @@ func (s *Service) patchOnce(ctx context.Context, pl planRef, reqID string, p Con
 	err = s.settleApplied(key, entry, meta, func(tx Tx) error { return s.putVersion(tx, key, st, pv) })
 	if err != nil {
 		// As for an agent write: the file is written, the answer is the truth; the
-		// journal keeps the settle in memory. The version has no record until a later
-		// read finds the revision (then attributed to no one).
+		// journal keeps the settle in memory, and the version waits for the read that
+		// records the revision (with the editor as its author).
 		s.log.Error("journal: settling an applied document patch failed; kept in memory and saved in the background", "plan", key, "client_id", p.ClientID, "seq", p.Seq, "err", err)
 		s.keepApplied(key, entry, meta)
+		s.keepVersion(st, pv)
 	} else {
 		s.mem.metaSaved(key, meta)
 		s.versionSaved(key, st, pv)

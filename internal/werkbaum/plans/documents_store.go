@@ -93,6 +93,10 @@ type docState struct {
 	// record itself (0: none). A read that sees the new file before the writer's settle
 	// must not record that revision as a change made outside talkd.
 	writing uint64
+	// unsaved is the version of a write whose settle failed after its rename (the
+	// journal keeps the write in memory): the read that records its revision records
+	// this version, with its author, not a change made outside talkd.
+	unsaved *pendingVersion
 	// noting is closed when the read that records notingRev (noteVersion) is done.
 	noting    chan struct{}
 	notingRev uint64
@@ -478,7 +482,7 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 		return
 	}
 	s.docs.mu.Lock()
-	last, failed, writing, wasDeleted := st.last(), st.failed, st.writing, st.deleted()
+	last, failed, writing, wasDeleted, kept := st.last(), st.failed, st.writing, st.deleted(), st.unsaved
 	if rev <= last || rev == failed || rev == writing {
 		s.docs.mu.Unlock()
 		return
@@ -512,6 +516,9 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 	}
 	pv := &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ct, DisplayName: name, Milestone: true, At: s.now().UTC()},
 		text: docText(text)}
+	if kept != nil && kept.rec.Version == rev {
+		pv, ct = kept, ChangeUpdated
+	}
 	var found *versionRecord
 	skip := false
 	err = s.commit.Do(func(tx Tx) error {
@@ -534,6 +541,9 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 	})
 	s.docs.mu.Lock()
 	defer s.docs.mu.Unlock()
+	if err == nil && st.unsaved != nil && st.unsaved.rec.Version <= rev {
+		st.unsaved = nil // recorded now, or a newer version is (this one then has no record)
+	}
 	switch {
 	case err != nil:
 		st.failed = rev
@@ -542,10 +552,12 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 		s.addRecord(st, *found)
 	case !skip:
 		s.addRecord(st, pv.rec)
-		switch ct {
-		case ChangeUpdated:
+		switch {
+		case pv == kept:
+			s.log.Info("document: the version of a write whose settle failed is recorded", "plan", key, "version", rev, "client_id", pv.rec.ClientID, "name", pv.rec.DisplayName)
+		case ct == ChangeUpdated:
 			s.log.Info("document: a change made outside talkd is a new version", "plan", key, "version", rev)
-		case ChangeRestored:
+		case ct == ChangeRestored:
 			s.log.Info("document: the plan's file is back; a new version", "plan", key, "version", rev)
 		}
 	}
@@ -680,6 +692,19 @@ func (s *Service) putAgentVersion(tx Tx, key string, st *docState, pv *pendingVe
 		return nil
 	}
 	return s.putVersion(tx, key, st, pv)
+}
+
+// keepVersion keeps the version of a write whose settle failed for the read that
+// records its revision (noteVersion). st may be nil (the versions are unreadable).
+func (s *Service) keepVersion(st *docState, pv *pendingVersion) {
+	if st == nil || pv == nil {
+		return
+	}
+	s.docs.mu.Lock()
+	defer s.docs.mu.Unlock()
+	if pv.rec.Version > st.last() {
+		st.unsaved = pv
+	}
 }
 
 // agentVersionSaved updates the memory once the settle committed.

@@ -194,9 +194,11 @@ func (s *Service) write(ctx context.Context, p planRef, req WriteRequest) (*Writ
 		// The file is written: the write is applied and the caller gets the truth. The
 		// journal keeps it in memory (operation_get, retries and reads answer from there)
 		// and saves it in the background; a crash before that leaves the pending entry,
-		// which the next start settles from the file.
+		// which the next start settles from the file. Its document version waits in memory
+		// for the read that records the revision.
 		s.log.Error("journal: settling an applied write failed; kept in memory and saved in the background", "plan", key, "request_id", req.RequestID, "err", err)
 		s.keepApplied(key, entry, meta)
+		s.keepVersion(doc, pv)
 	} else {
 		s.mem.metaSaved(key, meta)
 		s.agentVersionSaved(key, doc, pv)
