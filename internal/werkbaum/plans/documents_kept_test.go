@@ -47,14 +47,8 @@ func TestKeptSettleVersionKeepsItsAuthor(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, planText)
-			db := &failingDB{Database: Bolt(f.db)}
-			f.svc = f.openOn(t, db)
+			f, db, id := failingDocFixture(t)
 			ctx := context.Background()
-			id, err := f.svc.DocumentID(ctx, "p")
-			if err != nil {
-				t.Fatal(err)
-			}
 			db.arm(1) // the pending record, then nothing
 			tc.write(t, f, id)
 			if db.failed.Load() == 0 {
@@ -77,4 +71,18 @@ func TestKeptSettleVersionKeepsItsAuthor(t *testing.T) {
 			check(f.openOn(t, Bolt(f.db)), "after a restart")
 		})
 	}
+}
+
+// failingDocFixture is a fixture whose service runs on a state database that fails when
+// armed, and the id of its plan's document.
+func failingDocFixture(t *testing.T) (*fixture, *failingDB, string) {
+	t.Helper()
+	f := newFixture(t, planText)
+	db := &failingDB{Database: Bolt(f.db)}
+	f.svc = f.openOn(t, db)
+	id, err := f.svc.DocumentID(context.Background(), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, db, id
 }

@@ -742,14 +742,8 @@ func TestPatchRebaseKeepsBothSides(t *testing.T) {
 // repeat of its (clientId, seq), in this process and in the next, gets the answer given,
 // and its lines are in the plan once.
 func TestPatchSettleLostIsNotAppliedTwice(t *testing.T) {
-	f := newFixture(t, planText)
-	db := &failingDB{Database: Bolt(f.db)}
-	f.svc = f.openOn(t, db)
+	f, db, id := failingDocFixture(t)
 	ctx := context.Background()
-	id, err := f.svc.DocumentID(ctx, "p")
-	if err != nil {
-		t.Fatal(err)
-	}
 	d, err := f.svc.Document(ctx, id)
 	if err != nil {
 		t.Fatal(err)
