@@ -517,7 +517,7 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 	pv := &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ct, DisplayName: name, Milestone: true, At: s.now().UTC()},
 		text: docText(text)}
 	if kept != nil && kept.rec.Version == rev {
-		pv, ct = kept, ChangeUpdated
+		pv = kept
 	}
 	var found *versionRecord
 	skip := false

@@ -5,6 +5,7 @@ package plans
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 // another would take 2.4 s); once the lock is released, every plan is written.
 func TestFolderLockHeldByAnotherProcess(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	svc, cfg := serviceWithPlans(t, 8, timeout)
+	svc, cfg := serviceWithPlans(t, 8, nil, timeout)
 	other, err := os.Open(filepath.Dir(cfg[0].Path)) // its own open file: flock treats it as another process
 	if err != nil {
 		t.Fatal(err)
@@ -61,5 +62,13 @@ func TestFolderLockHeldByAnotherProcess(t *testing.T) {
 		if data, _ := os.ReadFile(p.Path); string(data) != string(benchTexts[1]) {
 			t.Errorf("plan %s holds %q after its save", p.Key, data)
 		}
+	}
+}
+
+// lockedError is what a save answers when its folder's lock was not to be had.
+func lockedError(t *testing.T, err error) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), "stayed locked") || !strings.Contains(err.Error(), "nothing was written") {
+		t.Fatalf("save with the folder locked elsewhere: got %v, want the folder lock's timeout", err)
 	}
 }

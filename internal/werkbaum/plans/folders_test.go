@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/queue"
+	"talkd/internal/werkbaum"
 )
 
 // Every caller of sync gets a sync that started after its call and ended before its
@@ -137,7 +137,7 @@ func TestFolderSyncErrorReachesEverySharer(t *testing.T) {
 // Four plans saved at once in one folder by one process: every save lands, nothing is
 // left behind, and the folder share is gone when no write uses it.
 func TestFileSavesAcrossPlansInOneFolder(t *testing.T) {
-	svc, cfg := serviceWithPlans(t, 4, time.Second)
+	svc, cfg := serviceWithPlans(t, 4, nil, time.Second)
 	const saves = 25
 	var wg sync.WaitGroup
 	for i := range cfg {
@@ -175,35 +175,28 @@ func TestFileSavesAcrossPlansInOneFolder(t *testing.T) {
 	}
 }
 
-// serviceWithPlans makes a service with n plans in one folder, each holding benchTexts[0].
-func serviceWithPlans(t *testing.T, n int, lockTimeout time.Duration) (*Service, []config.Plan) {
-	t.Helper()
-	dir := t.TempDir()
+// serviceWithPlans makes a service with n plans in one folder, each holding benchTexts[0],
+// on a real bbolt journal (eng may be nil; lockTimeout 0 is the default).
+func serviceWithPlans(tb testing.TB, n int, eng *werkbaum.Engine, lockTimeout time.Duration) (*Service, []config.Plan) {
+	tb.Helper()
+	dir := tb.TempDir()
 	var cfg []config.Plan
 	for i := range n {
 		p := filepath.Join(dir, fmt.Sprintf("p%d.werkbaum", i))
 		if err := os.WriteFile(p, benchTexts[0], 0o644); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		cfg = append(cfg, config.Plan{Key: fmt.Sprintf("p%d", i), Path: p, Lang: "en"})
 	}
 	db, err := bbolt.Open(filepath.Join(dir, "state.db"), 0o600, nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	svc, err := New(Options{Plans: cfg, DB: Bolt(db), Lanes: &queue.Lanes{}, LockTimeout: lockTimeout})
+	tb.Cleanup(func() { db.Close() })
+	svc, err := New(Options{Plans: cfg, Engine: eng, DB: Bolt(db), Lanes: &queue.Lanes{}, LockTimeout: lockTimeout})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { svc.Close() })
+	tb.Cleanup(func() { svc.Close() })
 	return svc, cfg
-}
-
-// lockedError is what a save answers when its folder's lock was not to be had.
-func lockedError(t *testing.T, err error) {
-	t.Helper()
-	if err == nil || !strings.Contains(err.Error(), "stayed locked") || !strings.Contains(err.Error(), "nothing was written") {
-		t.Fatalf("save with the folder locked elsewhere: got %v, want the folder lock's timeout", err)
-	}
 }

@@ -4,15 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
-
-	"talkd/internal/config"
-	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
 )
 
@@ -103,15 +98,10 @@ func pendingEntry(tag string, k int) *journalEntry {
 		Result: []byte(`{"revision":2}`), At: time.Now()}
 }
 
+// settleEntry settles e as a write does, without a document version.
 func settleEntry(svc *Service, key string, e *journalEntry) error {
 	e.State = StateApplied
-	return svc.commit.Do(func(tx Tx) error {
-		bk := tx.Bucket(bucketName(key))
-		if err := svc.putEntry(bk, e); err != nil {
-			return err
-		}
-		return writeMeta(bk, planMeta{Revision: e.Revision, Checksum: e.NewChecksum})
-	})
+	return svc.settleApplied(key, e, planMeta{Revision: e.Revision, Checksum: e.NewChecksum}, func(Tx) error { return nil })
 }
 
 // acrossPlans runs write (its k-th call on a plan: k from 0, tag unique per phase and
@@ -124,11 +114,7 @@ func acrossPlans(b *testing.B, unit string, write func(svc *Service, plan planRe
 
 // acrossPlansWith is acrossPlans with the service's engine (nil: none).
 func acrossPlansWith(b *testing.B, eng *werkbaum.Engine, unit string, write func(svc *Service, plan planRef, tag string, k int) error) {
-	dir := b.TempDir()
-	var cfg []config.Plan
-	for i := range 4 {
-		cfg = append(cfg, config.Plan{Key: fmt.Sprintf("p%d", i), Path: filepath.Join(dir, fmt.Sprintf("p%d.werkbaum", i)), Lang: "en"})
-	}
+	svc, cfg := serviceWithPlans(b, 4, eng, 0)
 	reset := func() {
 		for _, p := range cfg {
 			if err := os.WriteFile(p.Path, benchTexts[0], 0o644); err != nil {
@@ -136,17 +122,6 @@ func acrossPlansWith(b *testing.B, eng *werkbaum.Engine, unit string, write func
 			}
 		}
 	}
-	reset()
-	db, err := bbolt.Open(filepath.Join(dir, "state.db"), 0o600, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	svc, err := New(Options{Plans: cfg, Engine: eng, DB: Bolt(db), Lanes: &queue.Lanes{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer svc.Close()
 	phase := func(plans int) float64 {
 		reset()
 		var wg sync.WaitGroup
