@@ -313,9 +313,9 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 //
 // A waiter costs no goroutine and no polling: each plan has one channel that is closed
 // (and replaced) whenever a version is recorded, and waiters select on it with a timer.
-// A change made outside talkd becomes a version when a read notices it (any read of the
-// plan: a tool call, /status, a document GET, the start of a long poll); until then it
-// does not wake waiters.
+// A change made outside talkd becomes a version when a read notices it: any read of the
+// plan (a tool call, /status, a document GET, the start of a long poll), or the
+// follower's, about a second after the save (follow.go).
 func (s *Service) Changes(ctx context.Context, id string, since uint64, wait time.Duration) (*ChangeFeed, error) {
 	key, st, err := s.docPlanState(id)
 	if err != nil {

@@ -777,6 +777,7 @@ func (m *journalMemory) forgetKept(saved map[string]unsavedEntry) {
 // Close saves what the journal keeps in memory (one last try) and stops the background
 // saver. The service must not be used afterwards.
 func (s *Service) Close() error {
+	s.stopFollower()
 	m := s.mem
 	m.mu.Lock()
 	if m.closed {

@@ -56,6 +56,13 @@ type Options struct {
 	// LockTimeout bounds the wait for the plan folder's lock (another talkd writing the
 	// same folder); default 10 s.
 	LockTimeout time.Duration
+	// FollowEvery is how often the plan files are looked at for changes made outside
+	// talkd (follow.go); 0 does not follow them: a change is then noticed by the next
+	// request that reads the plan.
+	FollowEvery time.Duration
+	// FollowWorked, if set, is told when the follower has read or analysed a changed plan
+	// (work done without a request).
+	FollowWorked func()
 	// MirrorState, if set, reports a plan's git mirror (last commit and its state) for
 	// plans_list and /status; nil answers are left out.
 	MirrorState func(key string) any
@@ -106,6 +113,7 @@ type Service struct {
 	docs          *docStore
 	agentClientID string
 	remote        *remoteState // HTTP client of plans kept on document servers (remote.go)
+	follow        *follower    // nil: changes are noticed by requests only (follow.go)
 }
 
 // Errors of the service.
@@ -146,7 +154,13 @@ func New(opts Options) (*Service, error) {
 	if err := s.openJournal(opts.DB, set); err != nil {
 		return nil, err
 	}
+	if opts.FollowEvery > 0 {
+		s.follow = newFollower(opts.FollowEvery, followWindow, opts.FollowWorked) // before any lookup
+	}
 	s.warm(set.keys)
+	if s.follow != nil {
+		s.startFollower()
+	}
 	return s, nil
 }
 
@@ -191,6 +205,11 @@ type Snapshot struct {
 // read nor hashed again (load).
 func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 	p, err := s.resolve(key)
+	return s.readLooked(ctx, key, p, err)
+}
+
+// readLooked is Read of a plan looked up by resolve or lookup (err: the lookup's error).
+func (s *Service) readLooked(ctx context.Context, key string, p planRef, err error) (*Snapshot, error) {
 	if err == nil {
 		defer p.release()
 		var snap *Snapshot
@@ -329,7 +348,10 @@ type Summary struct {
 // computed after summaryWait is answered with Analysis "pending" and no counts; one of a
 // plan below a root at once (summaryWaitFor: a listing may hold a thousand of them).
 func (s *Service) Summarize(ctx context.Context, key string) Summary {
-	p, err := s.resolve(key)
+	// A listing summarizes every plan below the roots; that is no use of one (the
+	// follower would look at them all), only a sign that the daemon is in use.
+	s.follow.busy()
+	p, err := s.lookup(key)
 	sum := Summary{Key: key, Lang: p.Lang}
 	if err != nil {
 		sum.Error = err.Error()

@@ -160,29 +160,25 @@ func checkRel(rel string) string {
 	return ""
 }
 
-// resolve looks a plan key up in the current plan set. A root key is checked by the
+// resolve looks up the plan a request is about (lookup), and tells the follower that the
+// plan is in use.
+func (s *Service) resolve(key string) (planRef, error) {
+	p, err := s.lookup(key)
+	s.follow.asked(p, err)
+	return p, err
+}
+
+// lookup looks a plan key up in the current plan set. A root key is checked by the
 // addressing rule and then on disk, through the root: every folder on the way must be a
 // folder (not a symlink) and the file a regular file (not a symlink). That check is the
 // clear error; the containment itself is enforced again at every open (rootOp), so a
 // folder swapped for a symlink after this check still cannot lead out of the root.
-func (s *Service) resolve(key string) (planRef, error) {
-	set := s.set.Load()
-	if p, ok := set.plans[key]; ok {
-		return planRef{Plan: p}, nil
+func (s *Service) lookup(key string) (planRef, error) {
+	ref, err := s.ref(key)
+	if err != nil || ref.root == nil {
+		return ref, err
 	}
-	name, rel, ok := splitRootKey(key)
-	if !ok {
-		return planRef{}, fmt.Errorf("%w %q", ErrUnknownPlan, key)
-	}
-	root, ok := set.roots[name]
-	if !ok {
-		return planRef{}, fmt.Errorf("%w %q", ErrUnknownPlan, key)
-	}
-	if why := checkRel(rel); why != "" {
-		return planRef{}, s.refuseAddress(key, why)
-	}
-	ref := planRef{Plan: config.Plan{Key: key, Path: filepath.Join(root.path, filepath.FromSlash(rel)), Lang: root.lang},
-		root: root, rel: rel}
+	root := ref.root
 	r, err := os.OpenRoot(root.path)
 	if err != nil {
 		s.log.Warn("root folder cannot be opened", "root", root.name, "path", root.path, "err", err)
@@ -200,6 +196,29 @@ func (s *Service) resolve(key string) (planRef, error) {
 		return planRef{}, err
 	}
 	return ref, nil
+}
+
+// ref names the plan of key in the current plan set without touching the disk: a
+// configured plan, or a file below a root whose name passes the addressing rule. Its
+// file operations open the root each (ref.open is nil).
+func (s *Service) ref(key string) (planRef, error) {
+	set := s.set.Load()
+	if p, ok := set.plans[key]; ok {
+		return planRef{Plan: p}, nil
+	}
+	name, rel, ok := splitRootKey(key)
+	if !ok {
+		return planRef{}, fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	}
+	root, ok := set.roots[name]
+	if !ok {
+		return planRef{}, fmt.Errorf("%w %q", ErrUnknownPlan, key)
+	}
+	if why := checkRel(rel); why != "" {
+		return planRef{}, s.refuseAddress(key, why)
+	}
+	return planRef{Plan: config.Plan{Key: key, Path: filepath.Join(root.path, filepath.FromSlash(rel)), Lang: root.lang},
+		root: root, rel: rel}, nil
 }
 
 // refuseAddress logs a refused key below a root (the user finds why an agent's request
