@@ -124,7 +124,7 @@ func logLevel(s string) slog.Level {
 // the history and close the database. SIGHUP reloads the configuration (reload.go); getenv
 // is what the reload reads it with.
 func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, log *slog.Logger, listenFrom string) error {
-	d := &daemon{log: log, getenv: getenv}
+	d := &daemon{log: log, getenv: getenv, releaser: newMemoryReleaser(idleRelease, log)}
 	d.cfg.Store(cfg)
 	d.quietNotify.Store(cfg.Rules.QuietNotify)
 	stopHUP := d.onSIGHUP(ctx)
@@ -193,7 +193,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	d.listenAddr = ln.Addr().String()
 	srv.SetListenAddr(d.listenAddr)
 	d.use(srv)
-	releaser := newMemoryReleaser(idleRelease, log)
+	releaser := d.releaser
 	go releaser.run(runCtx)
 	httpSrv := &http.Server{
 		Handler:           releaser.wrap(d),

@@ -53,7 +53,15 @@ type daemon struct {
 	mu      sync.Mutex
 	servers []*api.Server // every server built, for EndPolls at shutdown
 	plans   *planParts    // nil until a configuration has plans or roots
+
+	// releaser hands memory back after work: requests', and the plan follower's.
+	releaser *memoryReleaser
 }
+
+// followEvery is how often the plan store looks at the plan files for changes made outside
+// talkd (plans.Options.FollowEvery): a document editor sees such a change within one to
+// two intervals, and the stat of a few files twice a second costs nothing measurable.
+const followEvery = 500 * time.Millisecond
 
 type serving struct {
 	srv *api.Server
@@ -113,7 +121,7 @@ func (d *daemon) openPlans(cfg *config.Config, srv *api.Server) (*planParts, err
 	}
 	recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: planVoice{srv.Announcements()}, Log: d.log})
 	store, err := plans.New(plans.Options{Plans: cfg.Plans, Roots: cfg.Roots, Engine: engine, DB: plans.Bolt(d.db), Lanes: &queue.Lanes{}, Log: d.log,
-		AfterWrite: recorder.AfterWrite, MirrorState: recorder.State})
+		AfterWrite: recorder.AfterWrite, MirrorState: recorder.State, FollowEvery: followEvery, FollowWorked: d.releaser.answered})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,120 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"talkd/internal/werkbaum/gen"
+)
+
+// saveLikeAnEditor replaces the file the way most editors save: a new file renamed over
+// the old one.
+func saveLikeAnEditor(t testing.TB, path, text string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOutsideEditWakesTheFeed: an editor's save outside talkd reaches a parked long poll of
+// the plan's document without any other request (the follower reads the changed file), as
+// an UPDATED version with no client, within seconds rather than at the end of the wait.
+func TestOutsideEditWakesTheFeed(t *testing.T) {
+	t.Parallel()
+	d, paths := startPlanDaemon(t, planFile{Key: "p", Text: docPlanText})
+	mcp := newMCPClient(d)
+	path := docPathOf(t, d, mcp, "p")
+	c := newDocHTTP(d, nil)
+	cur := mcp.read(t, "p").Base.Revision
+
+	polled := make(chan docAnswer, 1)
+	go func() {
+		a, _ := c.do(context.Background(), http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=25", path, cur), nil)
+		polled <- a
+	}()
+	time.Sleep(300 * time.Millisecond) // parked
+	edited := strings.Replace(docPlanText, "[ ] #b", "[x] #b", 1)
+	saveLikeAnEditor(t, paths["p"], edited)
+	start := time.Now()
+	var a docAnswer
+	select {
+	case a = <-polled:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the parked poll was not woken by the outside edit")
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("the poll was woken %v after the save", el)
+	}
+	var feed docFeed
+	a.decode(t, &feed)
+	if a.Status != http.StatusOK || feed.CurrentVersion != cur+1 || len(feed.Events) != 1 ||
+		feed.Events[0].ChangeType != "UPDATED" || feed.Events[0].ClientID != "" ||
+		len(feed.Ops) != 1 || feed.Ops[0].Lines[0] != "  - [x] #b: Beta (S) @Müller" {
+		t.Fatalf("the woken poll: %s", a)
+	}
+	if logs := d.logs(); !strings.Contains(logs, "a change made outside talkd is a new version") {
+		t.Errorf("no log line of the outside change:\n%s", logs)
+	}
+	if got := mcp.read(t, "p"); got.Base.Revision != cur+1 {
+		t.Errorf("an agent's read after the edit: revision %d, want %d", got.Base.Revision, cur+1)
+	}
+}
+
+// BenchmarkPlanInspect10kAfterOutsideEdit: the first werkbaum_inspect of the generated
+// 10,000-node plan after a save outside talkd, over loopback HTTP (the answer read, not
+// decoded). "asked-at-once" asks right after the save, so the call analyses the new text
+// itself; "asked-after-2s" asks after a pause of 2 s (a person switching from the editor
+// to the agent), by which time the follower has read and analysed the new text. Only the
+// call is timed.
+func BenchmarkPlanInspect10kAfterOutsideEdit(b *testing.B) {
+	text := gen.Plan(10000, 1)
+	d, paths := startPlanDaemon(b, planFile{Key: "big", Text: text})
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"big"}}}`)
+	client := &http.Client{Timeout: time.Minute}
+	inspect := func(b *testing.B) {
+		req, err := http.NewRequest(http.MethodPost, d.URL+"/mcp", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("HTTP %d, %v", resp.StatusCode, err)
+		}
+	}
+	inspect(b)
+	round := 0
+	for _, pause := range []time.Duration{0, 2 * time.Second} {
+		name := "asked-at-once"
+		if pause > 0 {
+			name = "asked-after-2s"
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				round++
+				saveLikeAnEditor(b, paths["big"], text+fmt.Sprintf("%%%% edit %d\n", round))
+				time.Sleep(pause)
+				b.StartTimer()
+				inspect(b)
+			}
+		})
+	}
+}
