@@ -120,6 +120,18 @@ func (c *docHTTP) do(ctx context.Context, method, path string, v any) (docAnswer
 }
 
 // must is do for the test goroutine.
+// parkedPoll starts a long poll of the document's feed since a version (wait 25 s) and
+// returns once it has had time to be parked; its answer arrives on the channel.
+func (c *docHTTP) parkedPoll(docPath string, since uint64) <-chan docAnswer {
+	answer := make(chan docAnswer, 1)
+	go func() {
+		a, _ := c.do(context.Background(), http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=25", docPath, since), nil)
+		answer <- a
+	}()
+	time.Sleep(300 * time.Millisecond)
+	return answer
+}
+
 func (c *docHTTP) must(t testing.TB, method, path string, v any) docAnswer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -291,12 +291,7 @@ func TestDocumentFeedWaitClamped(t *testing.T) {
 	}
 
 	// A write wakes a held poll well before its wait ends.
-	done := make(chan docAnswer, 1)
-	go func() {
-		a, _ := c.do(context.Background(), http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=25", path, cur), nil)
-		done <- a
-	}()
-	time.Sleep(300 * time.Millisecond)
+	done := c.parkedPoll(path, cur)
 	start = time.Now()
 	mcp.ok(t, "werkbaum_set_status", writeArgs("p", mcp.read(t, "p").Base, "wake-1", map[string]any{"id": "a", "status": "done"}), nil)
 	select {
@@ -802,12 +797,7 @@ func TestDocumentDeletedFile(t *testing.T) {
 	base := mcp.read(t, "p").Base
 	cur := base.Revision
 
-	polled := make(chan docAnswer, 1)
-	go func() {
-		a, _ := c.do(context.Background(), http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=25", path, cur), nil)
-		polled <- a
-	}()
-	time.Sleep(300 * time.Millisecond) // parked
+	polled := c.parkedPoll(path, cur)
 	if err := os.Remove(paths["p"]); err != nil {
 		t.Fatal(err)
 	}

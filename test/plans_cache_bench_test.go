@@ -22,32 +22,7 @@ import (
 // is read against (talkd ÷ floor, measured in one run).
 func BenchmarkPlanInspect10kCacheHit(b *testing.B) {
 	d, _ := startPlanDaemon(b, planFile{Key: "big", Text: generatedPlan(100, 99)})
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"big"}}}`)
-	client := &http.Client{Timeout: time.Minute}
-	post := func(b testing.TB, url string, keep *[]byte) int64 {
-		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var n int64
-		if keep != nil {
-			*keep, err = io.ReadAll(resp.Body)
-			n = int64(len(*keep))
-		} else {
-			n, err = io.Copy(io.Discard, resp.Body)
-		}
-		if err != nil || resp.StatusCode != http.StatusOK {
-			b.Fatalf("HTTP %d, %v", resp.StatusCode, err)
-		}
-		return n
-	}
+	post := func(b testing.TB, url string, keep *[]byte) int64 { return postInspect(b, url, "big", keep) }
 	// The first call runs the engine (up to seconds on a busy machine); the plan store
 	// trusts a file's identity only once it is 2 s old.
 	var answer []byte
@@ -82,4 +57,34 @@ func BenchmarkPlanInspect10kCacheHit(b *testing.B) {
 		}
 		b.ReportMetric(float64(n), "answer-bytes")
 	})
+}
+
+// postInspect sends werkbaum_inspect of a whole plan to url (a daemon's /mcp) and reads
+// the answer without decoding it: into keep when it is not nil. It returns the answer's
+// size.
+func postInspect(tb testing.TB, url, plan string, keep *[]byte) int64 {
+	tb.Helper()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"` + plan + `"}}}`)
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req) // the default transport keeps the connection
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var n int64
+	if keep != nil {
+		*keep, err = io.ReadAll(resp.Body)
+		n = int64(len(*keep))
+	} else {
+		n, err = io.Copy(io.Discard, resp.Body)
+	}
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("HTTP %d, %v", resp.StatusCode, err)
+	}
+	return n
 }

@@ -1,10 +1,7 @@
 package test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,12 +36,7 @@ func TestOutsideEditWakesTheFeed(t *testing.T) {
 	c := newDocHTTP(d, nil)
 	cur := mcp.read(t, "p").Base.Revision
 
-	polled := make(chan docAnswer, 1)
-	go func() {
-		a, _ := c.do(context.Background(), http.MethodGet, fmt.Sprintf("%s/changes?since=%d&wait=25", path, cur), nil)
-		polled <- a
-	}()
-	time.Sleep(300 * time.Millisecond) // parked
+	polled := c.parkedPoll(path, cur)
 	edited := strings.Replace(docPlanText, "[ ] #b", "[x] #b", 1)
 	saveLikeAnEditor(t, paths["p"], edited)
 	start := time.Now()
@@ -81,24 +73,7 @@ func TestOutsideEditWakesTheFeed(t *testing.T) {
 func BenchmarkPlanInspect10kAfterOutsideEdit(b *testing.B) {
 	text := gen.Plan(10000, 1)
 	d, paths := startPlanDaemon(b, planFile{Key: "big", Text: text})
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"big"}}}`)
-	client := &http.Client{Timeout: time.Minute}
-	inspect := func(b *testing.B) {
-		req, err := http.NewRequest(http.MethodPost, d.URL+"/mcp", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
-			b.Fatalf("HTTP %d, %v", resp.StatusCode, err)
-		}
-	}
+	inspect := func(b *testing.B) { postInspect(b, d.URL+"/mcp", "big", nil) }
 	inspect(b)
 	round := 0
 	for _, pause := range []time.Duration{0, 2 * time.Second} {

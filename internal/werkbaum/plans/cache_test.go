@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
-
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
@@ -61,15 +59,7 @@ func storeFor(tb testing.TB, text string, engOpts werkbaum.Options, logs *syncWr
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	db, err := bbolt.Open(filepath.Join(dir, "state.db"), 0o600, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	eng, err := werkbaum.NewEngine(engOpts)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db, eng := stateDB(tb, dir), testEngine(tb, engOpts)
 	var log *slog.Logger
 	if logs != nil {
 		log = slog.New(slog.NewTextHandler(logs, nil))

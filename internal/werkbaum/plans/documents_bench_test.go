@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
-
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
@@ -28,15 +26,7 @@ func benchDoc(b *testing.B, n int) (*Service, string, *werkbaum.Engine) {
 	if err := os.WriteFile(path, []byte(gen.Plan(n, 1)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	db, err := bbolt.Open(filepath.Join(dir, "state.db"), 0o600, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	eng, err := werkbaum.NewEngine(werkbaum.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db, eng := stateDB(b, dir), testEngine(b, werkbaum.Options{})
 	svc, err := New(Options{Plans: []config.Plan{{Key: "p", Path: path, Lang: "en"}}, Engine: eng, DB: Bolt(db), Lanes: &queue.Lanes{}})
 	if err != nil {
 		b.Fatal(err)

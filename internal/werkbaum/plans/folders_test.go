@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
-
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
@@ -188,12 +186,7 @@ func serviceWithPlans(tb testing.TB, n int, eng *werkbaum.Engine, lockTimeout ti
 		}
 		cfg = append(cfg, config.Plan{Key: fmt.Sprintf("p%d", i), Path: p, Lang: "en"})
 	}
-	db, err := bbolt.Open(filepath.Join(dir, "state.db"), 0o600, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	svc, err := New(Options{Plans: cfg, Engine: eng, DB: Bolt(db), Lanes: &queue.Lanes{}, LockTimeout: lockTimeout})
+	svc, err := New(Options{Plans: cfg, Engine: eng, DB: Bolt(stateDB(tb, dir)), Lanes: &queue.Lanes{}, LockTimeout: lockTimeout})
 	if err != nil {
 		tb.Fatal(err)
 	}

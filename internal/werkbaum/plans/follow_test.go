@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
-
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
@@ -29,17 +27,8 @@ type followFixture struct {
 func newFollowFixture(t *testing.T, plans []config.Plan, roots []config.Root) *followFixture {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := bbolt.Open(filepath.Join(dir, "state.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	eng, err := werkbaum.NewEngine(werkbaum.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &syncWriter{b: &bytes.Buffer{}}
-	svc, err := New(Options{Plans: plans, Roots: roots, Engine: eng, DB: Bolt(db), Lanes: &queue.Lanes{},
+	svc, err := New(Options{Plans: plans, Roots: roots, Engine: testEngine(t, werkbaum.Options{}), DB: Bolt(stateDB(t, dir)), Lanes: &queue.Lanes{},
 		Log: slog.New(slog.NewTextHandler(logs, nil)), FollowEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)

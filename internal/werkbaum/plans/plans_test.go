@@ -24,6 +24,27 @@ type fixture struct {
 	eng  *werkbaum.Engine
 }
 
+// stateDB opens a state database in dir, closed when the test ends.
+func stateDB(tb testing.TB, dir string) *bbolt.DB {
+	tb.Helper()
+	db, err := bbolt.Open(filepath.Join(dir, "state.db"), 0o600, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// testEngine is a notation engine with these options.
+func testEngine(tb testing.TB, opts werkbaum.Options) *werkbaum.Engine {
+	tb.Helper()
+	eng, err := werkbaum.NewEngine(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return eng
+}
+
 func newFixture(t *testing.T, text string) *fixture {
 	t.Helper()
 	dir := t.TempDir()
@@ -31,16 +52,7 @@ func newFixture(t *testing.T, text string) *fixture {
 	if err := os.WriteFile(path, []byte(text), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bbolt.Open(filepath.Join(dir, "state.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	eng, err := werkbaum.NewEngine(werkbaum.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{path: path, db: db, eng: eng}
+	f := &fixture{path: path, db: stateDB(t, dir), eng: testEngine(t, werkbaum.Options{})}
 	f.svc = f.open(t)
 	return f
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -257,11 +256,7 @@ func newRemoteFixture(t *testing.T, content string, setups ...func(*remoteFixtur
 	f := &remoteFixture{eng: eng, dir: t.TempDir()}
 	f.doc = newFakeDocServer(t, eng, content)
 	f.p = config.Plan{Key: "p", URL: f.doc.url(), Lang: "en"}
-	f.db, err = bbolt.Open(filepath.Join(f.dir, "state.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.db.Close() })
+	f.db = stateDB(t, f.dir)
 	for _, setup := range setups {
 		setup(f)
 	}

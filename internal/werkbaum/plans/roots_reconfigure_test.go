@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
-
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
@@ -45,15 +43,7 @@ type reconfFixture struct {
 func newReconfFixture(t testing.TB, plans []config.Plan, roots []config.Root) *reconfFixture {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := bbolt.Open(filepath.Join(t.TempDir(), "state.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	eng, err := werkbaum.NewEngine(werkbaum.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, eng := stateDB(t, t.TempDir()), testEngine(t, werkbaum.Options{})
 	lanes := &gateLanes{entered: make(chan string, 1), release: make(chan struct{})}
 	svc, err := New(Options{Plans: plans, Roots: roots, Engine: eng, DB: Bolt(db), Lanes: lanes})
 	if err != nil {
