@@ -16,8 +16,8 @@ import (
 // the whole analysis (0.35–0.45 s for 10,000 nodes on a two-core machine). The follower
 // opens and stats the followed plan files every interval. A file that changed and then
 // held still for one interval is read by the same path as a request's read, which records
-// the revision and wakes the feed; then it is analysed in the background, which leaves the
-// whole-plan inspect cached.
+// the revision and wakes the feed; then, when its text is new to talkd (not one of its own
+// writes), it is analysed in the background, which leaves the whole-plan inspect cached.
 //
 // It follows the configured plans and the plans below roots that a request used within
 // followWindow, at most maxFollowedRoots of them: a root may hold thousands of files, and
@@ -240,15 +240,18 @@ func (s *Service) followRound(ctx context.Context, f *follower, states map[strin
 		return false
 	}
 	// Read them all first: the revisions wake the feeds without waiting for analyses.
+	// Only a text new to talkd is analysed: a file talkd wrote itself (or a request read
+	// first) already has its revision, and its analysis is made when it is asked for.
 	type read struct {
 		key  string
 		snap *Snapshot
 	}
 	var reads []read
 	for _, key := range changed {
+		known, _ := s.latestMeta(key) // unreadable: taken as new
 		p, err := s.lookup(key)
 		snap, err := s.readLooked(ctx, key, p, err) // logs what it refuses, records a deletion
-		if err == nil {
+		if err == nil && snap.Base.Checksum != known.Checksum {
 			reads = append(reads, read{key, snap})
 		}
 	}

@@ -150,8 +150,9 @@ func TestFollowerWaitsForAFileToHoldStill(t *testing.T) {
 	}
 }
 
-// talkd's own write is not an outside change: the follower reads the new file (the
-// summary of the new text is made) but records no second version.
+// talkd's own write is not an outside change: the follower reads the new file but records
+// no second version and does not analyse the text (a write on a large plan would cost a
+// whole analysis more each time the agent pauses).
 func TestFollowerLeavesOwnWritesAlone(t *testing.T) {
 	f, _, id := onePlan(t)
 	ctx := context.Background()
@@ -166,8 +167,16 @@ func TestFollowerLeavesOwnWritesAlone(t *testing.T) {
 		t.Fatalf("write: %+v %v", res, err)
 	}
 	f.round()
+	if !f.round() {
+		t.Fatal("the follower did not read the file the write renamed in")
+	}
 	f.round()
-	f.round()
+	f.svc.cache.mu.Lock()
+	ent := f.svc.cache.summaries["p"]
+	f.svc.cache.mu.Unlock()
+	if ent != nil && ent.sum == res.Base.Checksum {
+		t.Fatalf("the follower analysed talkd's own write: %+v", ent)
+	}
 	if feed := f.changes(t, id, res.Revision); feed != nil {
 		t.Fatalf("a version after the write's own: %+v", feed)
 	}

@@ -226,14 +226,10 @@ var errFileMoved = errors.New("the plan file changed while it was read")
 // must not fail because the state cannot be written.
 func (s *Service) revisionFor(p planRef, sum string) (uint64, error) {
 	key := p.Key
-	var meta planMeta
-	err := s.db.View(func(tx Tx) error {
-		return readMeta(tx.Bucket(bucketName(key)), &meta)
-	})
+	meta, err := s.latestMeta(key)
 	if err != nil {
 		return 0, fmt.Errorf("plan %s: read revision: %w", key, err)
 	}
-	meta = s.mem.newerMeta(key, meta)
 	if meta.Checksum == sum && meta.Revision > 0 {
 		return meta.Revision, nil
 	}
@@ -290,6 +286,19 @@ func (p planRef) fileIs(sum string) error {
 		return errFileMoved
 	}
 	return nil
+}
+
+// latestMeta is the plan's latest revision and checksum: the saved one, or a newer one
+// kept in memory.
+func (s *Service) latestMeta(key string) (planMeta, error) {
+	var meta planMeta
+	err := s.db.View(func(tx Tx) error {
+		return readMeta(tx.Bucket(bucketName(key)), &meta)
+	})
+	if err != nil {
+		return planMeta{}, err
+	}
+	return s.mem.newerMeta(key, meta), nil
 }
 
 func readMeta(b Bucket, m *planMeta) error {
