@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -22,7 +23,13 @@ import (
 // is read against (talkd ÷ floor, measured in one run).
 func BenchmarkPlanInspect10kCacheHit(b *testing.B) {
 	d, _ := startPlanDaemon(b, planFile{Key: "big", Text: generatedPlan(100, 99)})
-	post := func(b testing.TB, url string, keep *[]byte) int64 { return postInspect(b, url, "big", keep) }
+	post := func(b testing.TB, url string, keep *[]byte) int64 {
+		n, err := postInspect(url, "big", keep)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
 	// The first call runs the engine (up to seconds on a busy machine); the plan store
 	// trusts a file's identity only once it is 2 s old.
 	var answer []byte
@@ -61,19 +68,19 @@ func BenchmarkPlanInspect10kCacheHit(b *testing.B) {
 
 // postInspect sends werkbaum_inspect of a whole plan to url (a daemon's /mcp) and reads
 // the answer without decoding it: into keep when it is not nil. It returns the answer's
-// size.
-func postInspect(tb testing.TB, url, plan string, keep *[]byte) int64 {
-	tb.Helper()
+// size, or what went wrong (it may run on a goroutine of its own, where a test cannot
+// fail).
+func postInspect(url, plan string, keep *[]byte) (int64, error) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"` + plan + `"}}}`)
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		tb.Fatal(err)
+		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	resp, err := (&http.Client{Timeout: time.Minute}).Do(req) // the default transport keeps the connection
 	if err != nil {
-		tb.Fatal(err)
+		return 0, err
 	}
 	defer resp.Body.Close()
 	var n int64
@@ -83,8 +90,8 @@ func postInspect(tb testing.TB, url, plan string, keep *[]byte) int64 {
 	} else {
 		n, err = io.Copy(io.Discard, resp.Body)
 	}
-	if err != nil || resp.StatusCode != http.StatusOK {
-		tb.Fatalf("HTTP %d, %v", resp.StatusCode, err)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	return n
+	return n, err
 }

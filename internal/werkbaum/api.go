@@ -74,7 +74,7 @@ func (e *Engine) Analyze(ctx context.Context, text string, opts AnalyzeOptions) 
 		File          string `json:"file,omitempty"`
 		ShowDiscarded bool   `json:"showDiscarded,omitempty"`
 	}{NotationChecksum(text), opts.File, opts.ShowDiscarded}
-	ent, err := e.cachedCall("analyze", text, opts, func() (json.RawMessage, error) {
+	ent, err := e.cachedCall(ctx, "analyze", text, opts, func() (json.RawMessage, error) {
 		return e.call(ctx, "analyze", args, textArg{"text", text})
 	}, nil)
 	if err != nil {
@@ -210,7 +210,7 @@ func (e *Engine) inspect(ctx context.Context, text string, opts InspectOptions) 
 		Include []string `json:"include,omitempty"`
 	}{opts.ID, opts.Include}
 	// The script computes the view; Go writes its node records (view.go).
-	return e.cachedCall("inspect", text, opts, func() (json.RawMessage, error) {
+	return e.cachedCall(ctx, "inspect", text, opts, func() (json.RawMessage, error) {
 		return e.callParts(ctx, args, text)
 	}, func(raw []byte) (any, error) {
 		var in Inspection
@@ -227,7 +227,7 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 	if err := e.checkSize("plan text", len(text)); err != nil {
 		return nil, err
 	}
-	ent, err := e.cachedCall("warnings", text, nil, func() (json.RawMessage, error) {
+	ent, err := e.cachedCall(ctx, "warnings", text, nil, func() (json.RawMessage, error) {
 		return e.call(ctx, "warnings", struct{}{}, textArg{"text", text})
 	}, func(raw []byte) (any, error) {
 		var ws []Warning
@@ -250,29 +250,54 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 // method, its options and the text's hash; produce runs the script on a miss. decode
 // (optional) builds the typed form once per cache entry, when a caller first asks for it
 // (lruEntry.typed).
-func (e *Engine) cachedCall(method, text string, opts any, produce func() (json.RawMessage, error), decode func([]byte) (any, error)) (*lruEntry, error) {
-	var key string
-	if e.cache != nil {
-		o, err := json.Marshal(opts)
+//
+// Callers that miss the cache while the same key is being produced wait for that answer
+// instead of producing it again (the plan follower's background analysis and an agent's
+// inspect of the same new text, or several agents after one change: each would otherwise
+// run the whole analysis, and on two cores slow the others down). ctx bounds the wait.
+func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, produce func() (json.RawMessage, error), decode func([]byte) (any, error)) (*lruEntry, error) {
+	if e.cache == nil {
+		raw, err := produce()
 		if err != nil {
-			return nil, fmt.Errorf("werkbaum %s: encode options: %w", method, err)
+			return nil, err
 		}
-		h := sha256.New()
-		io.WriteString(h, text) // hashes the string in place, no copy of a large text
-		key = method + "\x00" + string(o) + "\x00" + string(h.Sum(nil))
+		return &lruEntry{raw: raw, decode: decode}, nil
+	}
+	o, err := json.Marshal(opts)
+	if err != nil {
+		return nil, fmt.Errorf("werkbaum %s: encode options: %w", method, err)
+	}
+	h := sha256.New()
+	io.WriteString(h, text) // hashes the string in place, no copy of a large text
+	key := method + "\x00" + string(o) + "\x00" + string(h.Sum(nil))
+	for {
 		if ent, ok := e.cache.get(key); ok {
 			return ent, nil
 		}
+		f, first := e.flights.join(key)
+		if !first {
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("werkbaum %s: %w", method, ctx.Err())
+			}
+			if f.err == nil {
+				return f.ent, nil
+			}
+			if !f.abandoned {
+				return nil, f.err // the same input fails the same way for every caller
+			}
+			continue // its caller gave up (its context ended): produce it here
+		}
+		raw, err := produce()
+		if err == nil {
+			f.ent = &lruEntry{key: key, raw: raw, decode: decode}
+			e.cache.put(f.ent) // before the flight ends: a new caller finds one or the other
+		}
+		f.err, f.abandoned = err, err != nil && ctx.Err() != nil
+		e.flights.land(key, f)
+		return f.ent, err
 	}
-	raw, err := produce()
-	if err != nil {
-		return nil, err
-	}
-	ent := &lruEntry{key: key, raw: raw, decode: decode}
-	if e.cache != nil {
-		e.cache.put(ent)
-	}
-	return ent, nil
 }
 
 // Verb is one text→text edit of a plan. The concrete verbs are SetStatus, SetSize, AddNode,

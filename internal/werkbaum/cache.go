@@ -85,3 +85,40 @@ func (c *lru) len() int {
 	defer c.mu.Unlock()
 	return c.order.Len()
 }
+
+// flights are the cached calls being produced, by cache key.
+type flights struct {
+	mu sync.Mutex
+	m  map[string]*flight
+}
+
+// flight is one cached call being produced; done is closed when ent or err is set.
+type flight struct {
+	done      chan struct{}
+	ent       *lruEntry
+	err       error
+	abandoned bool // err came from the producing caller's context, not from the input
+}
+
+// join returns the flight of key, and whether the caller starts it (and must land it).
+func (fs *flights) join(key string) (*flight, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f := fs.m[key]; f != nil {
+		return f, false
+	}
+	if fs.m == nil {
+		fs.m = map[string]*flight{}
+	}
+	f := &flight{done: make(chan struct{})}
+	fs.m[key] = f
+	return f, true
+}
+
+// land ends the flight of key and wakes its waiters.
+func (fs *flights) land(key string, f *flight) {
+	fs.mu.Lock()
+	delete(fs.m, key)
+	fs.mu.Unlock()
+	close(f.done)
+}

@@ -148,7 +148,8 @@ type Engine struct {
 	programs []*goja.Program
 	names    []string // file name per program, for load errors
 	log      *slog.Logger
-	cache    *lru // nil when disabled
+	cache    *lru    // nil when disabled
+	flights  flights // cached calls being produced (cachedCall)
 
 	created  atomic.Int64  // runtimes built so far (tests and debugging)
 	memoIdle time.Duration // memoIdle, shortened by tests
