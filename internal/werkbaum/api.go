@@ -289,15 +289,22 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, 
 			}
 			continue // its caller gave up (its context ended): produce it here
 		}
-		raw, err := produce()
-		if err == nil {
-			f.ent = &lruEntry{key: key, raw: raw, decode: decode}
-			e.cache.put(f.ent) // before the flight ends: a new caller finds one or the other
-		}
-		f.err, f.abandoned = err, err != nil && ctx.Err() != nil
-		e.flights.land(key, f)
-		return f.ent, err
+		return e.fly(ctx, key, f, produce, decode)
 	}
+}
+
+// fly produces the answer of a flight this caller started and lands it, also when produce
+// panics (a request's panic is recovered by net/http; its waiters must not wait forever).
+func (e *Engine) fly(ctx context.Context, key string, f *flight, produce func() (json.RawMessage, error), decode func([]byte) (any, error)) (*lruEntry, error) {
+	f.err, f.abandoned = errFlightAbandoned, true // until produce returns
+	defer e.flights.land(key, f)
+	raw, err := produce()
+	if err == nil {
+		f.ent = &lruEntry{key: key, raw: raw, decode: decode}
+		e.cache.put(f.ent) // before the flight ends: a new caller finds one or the other
+	}
+	f.err, f.abandoned = err, err != nil && ctx.Err() != nil
+	return f.ent, err
 }
 
 // Verb is one text→text edit of a plan. The concrete verbs are SetStatus, SetSize, AddNode,

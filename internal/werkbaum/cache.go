@@ -2,6 +2,7 @@ package werkbaum
 
 import (
 	"container/list"
+	"errors"
 	"sync"
 )
 
@@ -85,6 +86,10 @@ func (c *lru) len() int {
 	defer c.mu.Unlock()
 	return c.order.Len()
 }
+
+// errFlightAbandoned is a flight's answer while it is produced (waiters never see it: they
+// read the flight once done is closed), and stays its answer if produce panicked.
+var errFlightAbandoned = errors.New("werkbaum: the call producing this answer ended without one")
 
 // flights are the cached calls being produced, by cache key.
 type flights struct {

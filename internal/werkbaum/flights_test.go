@@ -151,7 +151,7 @@ func TestCachedCallFailuresAndAbandonedFlights(t *testing.T) {
 // analysis and an agent's call, or several agents after one change).
 func TestConcurrentInspectsOfOneTextRunOnce(t *testing.T) {
 	e := newTestEngine(t, Options{Runtimes: 4})
-	text := bigPlan(2000, 7) // tens of ms: the four calls overlap
+	text := bigPlan(2000, 7)   // tens of ms: the four calls overlap
 	before := e.created.Load() // the engine made one runtime already (its vocabulary)
 	var wg sync.WaitGroup
 	answers := make([]json.RawMessage, 4)
@@ -174,5 +174,32 @@ func TestConcurrentInspectsOfOneTextRunOnce(t *testing.T) {
 	}
 	if made := e.created.Load() - before; made != 0 {
 		t.Fatalf("%d more runtimes were made for four concurrent inspects of one text; one analysis needs the idle one", made)
+	}
+}
+
+// A producer that panics (net/http recovers a request's panic) leaves its flight to a
+// waiter, which produces the answer itself.
+func TestCachedCallPanickingProducerReleasesWaiters(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	p := newProducer()
+	started := make(chan struct{})
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		e.cachedCall(context.Background(), "test", "a text", nil, func() (json.RawMessage, error) {
+			close(started)
+			<-p.release
+			panic("a bug")
+		}, nil)
+	}()
+	<-started
+	waiter := callAsync(e, context.Background(), p)
+	time.Sleep(20 * time.Millisecond)
+	close(p.release)
+	if r := <-panicked; r != "a bug" {
+		t.Fatalf("recovered %v", r)
+	}
+	if r := <-waiter; r.err != nil || r.ent == nil || p.runs.Load() != 1 {
+		t.Fatalf("the waiter after a panicking producer: %+v, %d runs", r, p.runs.Load())
 	}
 }
