@@ -307,3 +307,24 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A file the read refuses (a symlink in the plan's place) is logged once per change, not
+// once per round: the follower compares what it saw, and reads only on a change.
+func TestFollowerLogsARefusedFileOncePerChange(t *testing.T) {
+	f, path, _ := onePlan(t)
+	f.round()
+	target := filepath.Join(t.TempDir(), "elsewhere.werkbaum")
+	writePlanFile(t, target, planText)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		f.round()
+	}
+	if n := strings.Count(f.logs.String(), "plan file refused"); n != 1 {
+		t.Fatalf("%d refusal lines for one change in six rounds:\n%s", n, f.logs)
+	}
+}
