@@ -156,7 +156,7 @@ exit 0`)
 	os.WriteFile(filepath.Join(seen, "broken"), nil, 0o600)
 	_, body = d.postJSON(t, "/speak", map[string]any{"text": "second", "now": true}, nil)
 	e := voiceHistoryEntry(t, d, body["id"].(string))
-	if e["outcome"] != "failed" || !strings.Contains(e["reason"].(string), "Unknown PCM default") {
+	if e["outcome"] != "failed" || e["reason"] != "no audio device: espeak-ng could not open a sound card" {
 		t.Fatalf("espeak-ng that reported an audio error: %v", e)
 	}
 }

@@ -54,3 +54,10 @@ const (
 	MinPitch, MaxPitch   = 1, 99
 	MinVolume, MaxVolume = 1, 200
 )
+
+// ErrNoDevice is what Speaker.Play returns (wrapped, with a short reason a person
+// understands) when every player, or the engine's own output, failed to reach an audio
+// device: a machine without a sound card, a sound server that is not running. The queue
+// records the announcement as failed with that reason; the voice reports itself not
+// audible until a play succeeds again.
+var ErrNoDevice = errors.New("no audio device")

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"talkd/internal/queue"
@@ -160,25 +162,47 @@ func copyFile(from, to string) error {
 	return out.Close()
 }
 
-// playerSink plays through an audio player found on the PATH (pw-play, paplay, …).
+// playerSink plays through the audio players found on the PATH (pw-play, paplay, …), in
+// the search order. A player that fails is followed by the next one found, so a PipeWire
+// player without a running PipeWire does not silence a machine whose aplay works; the one
+// that worked last is tried first next time.
 type playerSink struct {
-	argv    []string // player and its options; the file path is appended
-	env     string   // when set, the path goes into this environment variable instead
+	players [][]string // each: player and its options; the file path is appended
+	env     string     // when set, the path goes into this environment variable instead
 	timeout time.Duration
+	log     *slog.Logger
+	first   atomic.Int32 // index of the player that worked last
 }
 
-// play runs the player; its timeout stretches to fit long utterances.
+// play runs the players until one succeeds; its timeout stretches to fit long utterances.
+// When all fail, the error is short (classifyPlayFailures): ErrNoDevice when none reached
+// an audio device.
 func (p *playerSink) play(ctx context.Context, _ queue.Utterance, a *audio) error {
 	timeout := p.timeout
 	if w, err := probeWAV(a.path); err == nil {
 		timeout = max(timeout, w.Duration*3/2+2*time.Second)
 	}
-	spec := procSpec{argv: append(append([]string{}, p.argv...), a.path), timeout: timeout}
-	if p.env != "" {
-		spec.argv, spec.env = p.argv, []string{p.env + "=" + a.path}
+	start := int(p.first.Load())
+	var programs []string
+	var errs []error
+	for k := range p.players {
+		i := (start + k) % len(p.players)
+		argv := p.players[i]
+		spec := procSpec{argv: append(append([]string{}, argv...), a.path), timeout: timeout}
+		if p.env != "" {
+			spec.argv, spec.env = argv, []string{p.env + "=" + a.path}
+		}
+		_, err := runProc(ctx, spec)
+		if err == nil {
+			p.first.Store(int32(i))
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		programs, errs = append(programs, argv[0]), append(errs, err)
 	}
-	_, err := runProc(ctx, spec)
-	return err
+	return classifyPlayFailures(ctx, p.log, programs, errs)
 }
 
 // defaultPlayers is the search order of the auto sink per platform (documented in the

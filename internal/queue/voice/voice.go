@@ -57,6 +57,9 @@ type Voice struct {
 	platform platform
 
 	set atomic.Pointer[engineSet]
+	// device is why the last real play could not reach an audio device (nil: it could,
+	// or nothing was played yet); it makes Info and Silent say the voice is not heard.
+	device atomic.Pointer[string]
 
 	tmpDir string
 	seq    atomic.Uint64
@@ -146,6 +149,7 @@ func (v *Voice) Stage(cfg config.Voice) (commit func(), err error) {
 	}
 	return func() {
 		v.set.Store(set)
+		v.device.Store(nil) // new players or engines: the next play tells again
 		v.log.Info("voice reconfigured", "provider", set.info.Provider, "why", set.info.ProviderReason, "sink", set.info.Sink, "sink_why", set.info.SinkReason)
 	}, nil
 }
@@ -326,17 +330,25 @@ func (v *engineSet) setupSink(cfg config.Voice, p platform) error {
 		if len(players) == 0 {
 			players = defaultPlayers(p.goos)
 		}
+		var found [][]string
+		var foundNames []string
 		for _, entry := range players {
 			if argv, ok := resolvePlayer(entry, p); ok {
-				v.sink = &playerSink{argv: argv, timeout: v.timeout}
-				v.info.Sink = filepath.Base(argv[0])
-				v.info.SinkReason = "auto: first player found: " + argv[0]
-				return nil
+				found, foundNames = append(found, argv), append(foundNames, filepath.Base(argv[0]))
 			}
+		}
+		if len(found) > 0 {
+			v.sink = &playerSink{players: found, timeout: v.timeout, log: v.log}
+			v.info.Sink = foundNames[0]
+			v.info.SinkReason = "auto: first player found: " + found[0][0]
+			if len(found) > 1 {
+				v.info.SinkReason += "; when it fails: " + strings.Join(foundNames[1:], ", ")
+			}
+			return nil
 		}
 		if p.goos == "windows" {
 			if bin, ok := p.firstFound("powershell.exe", "powershell"); ok {
-				v.sink = &playerSink{argv: []string{bin, "-NoProfile", "-NonInteractive", "-Command", windowsPlayerScript}, env: "TALKD_WAV", timeout: v.timeout}
+				v.sink = &playerSink{players: [][]string{{bin, "-NoProfile", "-NonInteractive", "-Command", windowsPlayerScript}}, env: "TALKD_WAV", timeout: v.timeout, log: v.log}
 				v.info.Sink, v.info.SinkReason = "soundplayer", "auto: Windows SoundPlayer through powershell"
 				return nil
 			}
@@ -462,15 +474,57 @@ func (v *Voice) Play(ctx context.Context, u queue.Utterance, qa queue.Audio) err
 		return a.set.playFake(ctx, u, a)
 	}
 	if a.self != nil {
-		return a.self.speak(ctx, a.req)
+		err := a.self.speak(ctx, a.req)
+		if err != nil && ctx.Err() == nil {
+			// runProc's errors start with the program's name.
+			program, _, _ := strings.Cut(err.Error(), ":")
+			if why, ok := deviceFailure(program, err); ok {
+				v.log.DebugContext(ctx, "engine's own audio output failed", "engine", program, "err", err)
+				err = fmt.Errorf("%w: %s", queue.ErrNoDevice, why)
+			}
+		}
+		v.noteDevice(err)
+		return err
 	}
-	if _, null := a.set.sink.(nullSink); null {
+	switch a.set.sink.(type) {
+	case nullSink:
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w: the sink is null", queue.ErrNoPlayer)
+	case *playerSink:
+		err := a.set.sink.play(ctx, u, a)
+		if ctx.Err() == nil {
+			v.noteDevice(err)
+		}
+		return err
 	}
 	return a.set.sink.play(ctx, u, a)
+}
+
+// noteDevice keeps what the last real play found out about the audio device: a failure
+// to reach one makes the voice not audible (Info, Silent) from then on, a successful play
+// makes it audible again. Each change is logged once.
+func (v *Voice) noteDevice(err error) {
+	switch {
+	case err == nil:
+		if old := v.device.Swap(nil); old != nil {
+			v.log.Info("audio device reachable again", "was", *old)
+		}
+	case errors.Is(err, queue.ErrNoDevice):
+		why := err.Error()
+		if old := v.device.Swap(&why); old == nil || *old != why {
+			v.log.Warn("announcements are not heard", "why", why)
+		}
+	}
+}
+
+// deviceProblem is the reason no audio device could be reached by the last play, or "".
+func (v *Voice) deviceProblem() string {
+	if p := v.device.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // voiceName is the engine voice of u: the request's own, else the agent's from
@@ -515,13 +569,28 @@ func (v *Voice) Info() Info {
 	set := v.set.Load()
 	i := set.info
 	i.Providers = slices.Clone(set.info.Providers)
+	if why := v.deviceProblem(); why != "" && i.Audible && set.defName != ProviderFake {
+		i.Audible, i.Silent = false, why
+	}
 	return i
 }
 
 // Silent says why an utterance of provider ("" = the default) will not be heard here
 // ("" when it will): no speech engine, no audio player, or a null sink behind a real
 // engine. An engine that plays by itself needs no player.
-func (v *Voice) Silent(provider string) string { return v.set.Load().Silent(provider) }
+func (v *Voice) Silent(provider string) string {
+	set := v.set.Load()
+	if why := set.Silent(provider); why != "" {
+		return why
+	}
+	if provider == "" {
+		provider = set.defName
+	}
+	if provider != ProviderFake {
+		return v.deviceProblem()
+	}
+	return ""
+}
 
 // Silent is Voice.Silent for this set.
 func (v *engineSet) Silent(provider string) string {
