@@ -279,7 +279,7 @@ normal = "0s"
 // in quiet hours exit 0 with the reason on stderr.
 func TestCLIDiscardedIsNotAFailure(t *testing.T) {
 	t.Parallel()
-	d := startDaemon(t, daemonOptions{})
+	d := startDaemon(t, daemonOptions{Config: "version = 1\n[rules]\non_rate_limit = \"discard\"\n"})
 	talkAt(t, d, "", "say", "-p", "low", "first").want(t, 0, "first low")
 	r := talkAt(t, d, "", "say", "-p", "low", "second")
 	r.want(t, 0, "second low inside the rate limit")

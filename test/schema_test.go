@@ -29,10 +29,20 @@ func TestEveryAnswerMatchesItsSchema(t *testing.T) {
 	d, _ := startPlanDaemon(t, planFile{Key: "g", Text: plan})
 	v := newSchemaChecker(t, d)
 
-	// speak: queued, discarded by the rate limit, muted, refused.
+	// speak: queued, deferred, discarded by the rate limit (a slot beyond max_wait),
+	// muted, refused.
 	v.ok("speak", map[string]any{"text": "schema check for @jörg", "priority": "low"})
-	if sc := v.ok("speak", map[string]any{"text": "too soon", "priority": "low"}); sc["reason"] != "rate_limit" {
+	if sc := v.ok("speak", map[string]any{"text": "too soon", "priority": "low"}); sc["deferred_ms"] == nil {
 		t.Errorf("second low announcement: %v", sc)
+	}
+	for i := 0; ; i++ {
+		sc := v.ok("speak", map[string]any{"text": fmt.Sprintf("low number %d", i), "priority": "low"})
+		if sc["reason"] == "rate_limit" {
+			break
+		}
+		if i > 5 {
+			t.Fatalf("no low announcement was discarded by the rate limit: %v", sc)
+		}
 	}
 	if st, body := d.postJSON(t, "/mute", map[string]any{"for": "10m"}, nil); st != 200 {
 		t.Fatalf("mute: %d %v", st, body)

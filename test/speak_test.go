@@ -133,10 +133,19 @@ quiet_hours = ["` + quietAroundNow() + `"]
 	}
 }
 
+// TestRateLimitLow: a low announcement inside the rate limit waits for its slot by
+// default; with on_rate_limit = "discard" it is discarded with the time until the next.
 func TestRateLimitLow(t *testing.T) {
 	t.Parallel()
-	d := startDaemon(t, daemonOptions{})
-	status, body := d.postJSON(t, "/speak", map[string]any{"text": "first low", "priority": "low"}, nil)
+	def := startDaemon(t, daemonOptions{})
+	def.postJSON(t, "/speak", map[string]any{"text": "first low", "priority": "low"}, nil)
+	status, body := def.postJSON(t, "/speak", map[string]any{"text": "second low", "priority": "low"}, nil)
+	if ms, _ := body["deferred_ms"].(float64); status != http.StatusAccepted || ms < 25000 || ms > 30000 {
+		t.Fatalf("second low by default: %d %v, want queued and deferred about 30s", status, body)
+	}
+
+	d := startDaemon(t, daemonOptions{Config: "version = 1\n[rules]\non_rate_limit = \"discard\"\n"})
+	status, body = d.postJSON(t, "/speak", map[string]any{"text": "first low", "priority": "low"}, nil)
 	if status != http.StatusAccepted {
 		t.Fatalf("first: %d %v", status, body)
 	}

@@ -10,7 +10,7 @@ import (
 // TestVoiceRateLimitDefer: with rules.on_rate_limit = "defer", announcements that come
 // too soon wait for their slot instead of being discarded, spaced by the interval; the
 // same text of the same caller waiting twice is spoken once; a slot beyond max_wait is
-// still discarded. The default stays discard (TestRateLimitLow).
+// still discarded. Defer is the default (TestRateLimitLow).
 func TestVoiceRateLimitDefer(t *testing.T) {
 	t.Parallel()
 	const interval = 2 * time.Second

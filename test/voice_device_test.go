@@ -59,11 +59,16 @@ func TestVoiceNoSoundCard(t *testing.T) {
 		t.Errorf("the raw ALSA output is not in the debug log:\n%s", logs)
 	}
 	wantTalkWarnsSilence(t, d, "no audio device")
+	r := talkAt(t, d, "", "say", "--now", "--wait", "still no card")
+	r.want(t, 10, "talk say --wait without a sound card")
+	if !strings.Contains(r.stderr, "failed (no audio device: ") {
+		t.Errorf("talk say --wait stderr: %q", r.stderr)
+	}
 
 	if err := os.WriteFile(filepath.Join(dir, "card"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := talkAt(t, d, "", "say", "--now", "--wait", "now you hear me")
+	r = talkAt(t, d, "", "say", "--now", "--wait", "now you hear me")
 	r.want(t, 0, "talk say --wait once aplay works")
 	if _, err := os.Stat(filepath.Join(dir, "played.wav")); err != nil {
 		t.Fatalf("aplay, the next player after paplay, did not play: %v", err)

@@ -16,7 +16,8 @@ import (
 func TestVoiceLogsExplain(t *testing.T) {
 	t.Parallel()
 	for _, level := range []string{"", "debug"} {
-		d := startDaemon(t, daemonOptions{Env: map[string]string{"TALK_LOG_LEVEL": level, "TALK_ALLOWED_ORIGINS": "http://page.test"}})
+		d := startDaemon(t, daemonOptions{Config: "version = 1\n[rules]\non_rate_limit = \"discard\"\n",
+			Env: map[string]string{"TALK_LOG_LEVEL": level, "TALK_ALLOWED_ORIGINS": "http://page.test"}})
 		status, body := d.postJSON(t, "/speak", map[string]any{"text": "Grüße von der Seite", "now": true},
 			map[string]string{"Origin": "http://page.test", "X-Talk-Agent": "@Müller"})
 		if status != http.StatusAccepted {
@@ -28,7 +29,7 @@ func TestVoiceLogsExplain(t *testing.T) {
 			t.Fatalf("history of a browser call: %v", e)
 		}
 		_, body = d.postJSON(t, "/speak", map[string]any{"text": "zu schnell"}, nil)
-		_, body = d.postJSON(t, "/speak", map[string]any{"text": "zu schnell"}, nil)
+		_, body = d.postJSON(t, "/speak", map[string]any{"text": "noch schneller"}, nil)
 		if body["status"] != "discarded" {
 			t.Fatalf("second normal announcement: %v", body)
 		}

@@ -52,7 +52,7 @@ func TestVoiceNoPlayerIsNotSpoken(t *testing.T) {
 
 	wantTalkWarnsSilence(t, d, "no audio player")
 	r := talkAt(t, d, "", "say", "--now", "--wait", "still silent")
-	r.want(t, 5, "talk say --wait without a player")
+	r.want(t, 10, "talk say --wait without a player")
 	if !strings.Contains(r.stderr, "synthesized (no_player)") {
 		t.Errorf("talk say --wait stderr: %q", r.stderr)
 	}

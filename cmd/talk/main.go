@@ -4,8 +4,10 @@
 // everything it prints comes from the daemon's answers.
 //
 // Exit codes are part of the interface (scripts branch on them): 0 ok, 1 other failure,
-// 2 usage error, 3 daemon unreachable, 4 refused by the daemon. A muted or discarded
-// announcement is not a failure: talk says so on stderr and exits 0.
+// 2 usage error, 3 daemon unreachable, 4 refused by the daemon; talk say --wait adds one
+// code per way an announcement ends unheard (exitcodes.go, the list help and README show).
+// Without --wait a muted or discarded announcement is not a failure: talk says so on
+// stderr and exits 0.
 package main
 
 import (
@@ -255,20 +257,11 @@ Environment:
                  [voice.agents] for your voice
 
 Exit codes:
-  0  ok — including an announcement the daemon muted or discarded by its laws
-     (quiet hours, rate limit): talk says so on stderr, a script must not fail on it
-  1  other failure (unexpected answer, broken input, an MCP tool error)
-  2  usage error (unknown command or flag, missing or bad argument)
-  3  daemon unreachable or not answering in time (start it with: talkd)
-  4  refused by the daemon (an error answer: invalid field, unauthorized, queue full,
-     …); talk prints the daemon's error code and message
-  5  talk say --wait: the announcement ended without being spoken (synthesized with no
-     audio player, failed, stale, stopped, dropped, cancelled); talk prints the outcome
-
+%s
 Examples:
   talk say "tests are green"
   make 2>&1 | talk say -p high -l de
-  talk say --wait "deploy done" && echo spoken
+  talk say --wait "deploy done" && echo heard
   talk say -l fr --voice fr-fr --rate 200 "Le déploiement est terminé"
   talk cancel; talk mute 30m; talk mute --until 14:00; talk unmute
   talk history -n 5 --json | jq .; talk history -f
@@ -286,7 +279,7 @@ func writeMainHelp(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %-28s %s\n", c.usage, c.summary)
 	}
-	fmt.Fprintf(w, mainHelp, b.String())
+	fmt.Fprintf(w, mainHelp, b.String(), exitCodesHelp())
 }
 
 func writeCommandHelp(w io.Writer, cmd command) {
@@ -301,7 +294,7 @@ func writeCommandHelp(w io.Writer, cmd command) {
 	if flags != "" {
 		fmt.Fprintf(w, "\nFlags:\n%s", flags)
 	}
-	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 other failure, 2 usage, 3 daemon unreachable, 4 refused, 5 not spoken (say --wait); see talk --help.")
+	fmt.Fprintln(w, "\n"+exitCodesShort())
 }
 
 // flagHelp lists fs's flags as the README and the main help write them: one-letter flags

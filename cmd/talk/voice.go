@@ -53,10 +53,10 @@ failure. A text longer than the daemon's voice.cleanup.max_chars (default 400) i
 a sentence boundary, and talk says so on stderr. When the daemon has no audio player or
 no speech engine, talk warns on stderr that the announcement will not be heard.
 
-With --wait, talk blocks until the announcement has ended and prints its outcome: exit 0
-when it was spoken; exit 5 when it was not (synthesized without a player, failed,
-stale, stopped, dropped or cancelled); muted and discarded stay exit 0 with the note on
-stderr. With --json the daemon's answer is printed unchanged, e.g.
+With --wait, talk blocks until the announcement has ended and prints its outcome; it
+exits 0 only when the announcement was heard: 6 muted, 7 discarded, 8 failed, 9 stale,
+10 no audio (no player, no reachable device, no engine), 5 not spoken otherwise (stopped,
+dropped, cancelled). With --json the daemon's answer is printed unchanged, e.g.
   {"status":"queued","id":"a12","position":1,"message":"queued as a12 at position 1"}
 and with --wait also the final history entry, on a second line.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
@@ -67,7 +67,7 @@ and with --wait also the final history entry, on a second line.`,
 			fs.IntVar(&rate, "rate", 0, "speaking rate in words per minute, 80-450 (default: the daemon's)")
 			fs.IntVar(&pitch, "pitch", 0, "pitch 1-99, 50 = the voice's normal (not every engine takes it)")
 			fs.IntVar(&volume, "volume", 0, "volume in percent, 1-200, 100 = normal")
-			fs.BoolVar(&wait, "wait", false, "block until the announcement has ended; exit 5 unless it was spoken")
+			fs.BoolVar(&wait, "wait", false, "block until the announcement has ended; exit 0 only when it was heard (else 5-10, see talk --help)")
 			fs.StringVar(&prio, "p", "", "priority: low, normal or high (default: normal)")
 			fs.StringVar(&prio, "priority", "", "same as -p")
 			fs.StringVar(&lang, "l", "", "language: a BCP-47 tag the engine speaks, e.g. de, en, fr, pt-BR (default: the daemon's voice.lang)")
@@ -137,6 +137,10 @@ and with --wait also the final history entry, on a second line.`,
 					if msg == "" {
 						msg = strings.TrimSpace(res.Status + ": " + res.Reason)
 					}
+					if wait {
+						a.warnf("%s", msg)
+						return waitExit(res.Status, res.Reason)
+					}
 					a.warnf("%s (not an error)", msg)
 				default:
 					a.warnf("the daemon answered with unknown status %q: %s", res.Status, res.Message)
@@ -185,7 +189,7 @@ func (a *app) sayText(args []string) (string, error) {
 }
 
 // waitFor polls GET /wait until announcement id has ended, prints the outcome and returns
-// the exit code: 0 for spoken, exitNotSpoken for everything else. Each poll is shorter
+// the exit code: 0 for spoken, else the code of its end (waitExit). Each poll is shorter
 // than the request time limit, so a long queue never looks like an unreachable daemon.
 func (a *app) waitFor(ctx context.Context, id string) int {
 	poll := max(a.opts.timeout-2*time.Second, time.Second)
@@ -222,7 +226,7 @@ func (a *app) waitFor(ctx context.Context, id string) int {
 			what += " (" + e.Reason + ")"
 		}
 		a.warnf("%s was not spoken: %s", e.ID, what)
-		return exitNotSpoken
+		return waitExit(e.Outcome, e.Reason)
 	}
 }
 

@@ -106,8 +106,10 @@ type Rules struct {
 	// RateLimit is the minimum interval between admitted announcements per priority.
 	RateLimit RateLimit `toml:"rate_limit" json:"rate_limit"`
 	// OnRateLimit is what happens to an announcement the rate limit does not admit yet:
-	// RateLimitDiscard (the default) drops it, RateLimitDefer lets it wait for its slot
-	// when that comes within MaxWait.
+	// RateLimitDefer (the default) lets it wait for its slot when that comes within
+	// MaxWait, RateLimitDiscard drops it: an announcement is dropped for coming too soon
+	// only where the configuration says so, since the second of two agents finishing
+	// together is often the one that matters.
 	OnRateLimit string `toml:"on_rate_limit" json:"on_rate_limit"`
 	// MaxWait drops announcements that waited longer; default 2m.
 	MaxWait Duration `toml:"max_wait" json:"max_wait"`

@@ -79,7 +79,7 @@ func defaults(stateDir string) Config {
 			QuietHours:  []string{},
 			RateLimit:   RateLimit{Low: &low, Normal: &normal, High: &high},
 			MaxWait:     Duration{DefaultMaxWait},
-			OnRateLimit: RateLimitDiscard,
+			OnRateLimit: RateLimitDefer,
 			QueueSize:   DefaultQueueSize,
 			HistorySize: DefaultHistorySize,
 		},

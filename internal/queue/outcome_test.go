@@ -102,8 +102,10 @@ func TestCancelDropsOwnWaiting(t *testing.T) {
 	v, _, _ := newTestVoice(t, cfg, sp)
 	go v.Run(context.Background())
 	defer func() { close(sp.gate); v.Close(context.Background()) }()
+	n := 0
 	submit := func(caller string) string {
-		out, err := v.Submit(context.Background(), Announcement{Text: "from " + caller, Priority: Normal, Caller: caller})
+		n++
+		out, err := v.Submit(context.Background(), Announcement{Text: fmt.Sprintf("%d from %s", n, caller), Priority: Normal, Caller: caller})
 		if err != nil || out.Status != StatusQueued {
 			t.Fatalf("submit: %+v %v", out, err)
 		}
@@ -264,5 +266,41 @@ func TestOutcomeLinesOutsideTheLock(t *testing.T) {
 	release()
 	if ids := <-cancelled; len(ids) != 3 {
 		t.Fatalf("cancelled %v, want 3", ids)
+	}
+}
+
+// TestDefaultRulesKeepTheSecondAgent: with the default rules (no config file), the
+// second of two agents finishing together is not discarded by the rate limit but waits
+// for its slot, and the same text of one caller sent twice is spoken once, also when the
+// rate limit is set to discard.
+func TestDefaultRulesKeepTheSecondAgent(t *testing.T) {
+	home := t.TempDir()
+	c, err := config.Load(func(k string) string {
+		return map[string]string{"HOME": home, "XDG_CONFIG_HOME": home + "/.config", "XDG_STATE_HOME": home + "/.local/state"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := ConfigFrom(c)
+	cfg.FlushEvery = time.Hour
+	v, clock, _ := newTestVoice(t, cfg, &recSpeaker{})
+	a, err := v.Submit(context.Background(), Announcement{Text: "tests pass", Priority: Normal, Caller: "a"})
+	if err != nil || a.Status != StatusQueued {
+		t.Fatalf("first: %+v %v", a, err)
+	}
+	clock.advance(100 * time.Millisecond)
+	b, err := v.Submit(context.Background(), Announcement{Text: "build broken", Priority: Normal, Caller: "b"})
+	if err != nil || b.Status != StatusQueued || b.Deferred != 4900*time.Millisecond {
+		t.Fatalf("second agent: %+v %v, want queued and deferred 4.9s", b, err)
+	}
+
+	cfg.DeferRateLimit = false
+	cfg.Intervals = [3]time.Duration{}
+	w, _, _ := newTestVoice(t, cfg, &recSpeaker{})
+	first, _ := w.Submit(context.Background(), Announcement{Text: "same", Priority: Normal, Caller: "a"})
+	again, _ := w.Submit(context.Background(), Announcement{Text: "same", Priority: Normal, Caller: "a"})
+	other, _ := w.Submit(context.Background(), Announcement{Text: "same", Priority: Normal, Caller: "b"})
+	if again.SameAs != first.ID || other.SameAs != "" || w.Status().Waiting != 2 {
+		t.Fatalf("merge: first %+v again %+v other %+v, waiting %d", first, again, other, w.Status().Waiting)
 	}
 }

@@ -59,7 +59,7 @@ func ConfigFrom(c *config.Config) Config {
 		QuietHours:     c.Rules.Windows(),
 		Intervals:      [3]time.Duration{c.Rules.Interval("low"), c.Rules.Interval("normal"), c.Rules.Interval("high")},
 		MaxWait:        c.Rules.MaxWait.Duration,
-		DeferRateLimit: c.Rules.OnRateLimit == config.RateLimitDefer,
+		DeferRateLimit: c.Rules.OnRateLimit != config.RateLimitDiscard,
 		Capacity:       c.Rules.QueueSize,
 		HistorySize:    c.Rules.HistorySize,
 		SpeakTimeout:   2*c.Voice.Timeout.Duration + time.Second,
@@ -177,8 +177,8 @@ type item struct {
 	notBefore time.Time
 }
 
-// ReasonDuplicate is the reason of an announcement dropped because the same text of the
-// same caller was already waiting (on_rate_limit = "defer").
+// ReasonDuplicate is the reason of an announcement merged into a waiting one: the same
+// text of the same caller with the same priority is spoken once.
 const ReasonDuplicate = "duplicate"
 
 // Voice applies the laws and drives one Speaker. Create it with New, start Run in a
@@ -304,11 +304,9 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 				notify = true
 				return Outcome{Status: StatusDiscarded, ID: e.ID, Reason: ReasonQuietHours, Window: w.String()}, nil
 			}
-			if v.cfg.DeferRateLimit {
-				if same := v.sameWaitingLocked(a); same != nil {
-					e.Outcome, e.Reason = OutcomeDropped, ReasonDuplicate
-					return Outcome{Status: StatusQueued, ID: same.u.ID, SameAs: same.u.ID, Position: v.positionLocked(same)}, nil
-				}
+			if same := v.sameWaitingLocked(a); same != nil {
+				e.Outcome, e.Reason = OutcomeDropped, ReasonDuplicate
+				return Outcome{Status: StatusQueued, ID: same.u.ID, SameAs: same.u.ID, Position: v.positionLocked(same)}, nil
 			}
 			if last := v.lastAdmitted[a.Priority]; !last.IsZero() {
 				if wait := v.cfg.Intervals[a.Priority] - now.Sub(last); wait > 0 {

@@ -222,7 +222,7 @@ func TestLaws(t *testing.T) {
 			}
 			for i, s := range tc.steps {
 				clock.advance(s.advance)
-				out, err := v.Submit(context.Background(), Announcement{Text: "t", Priority: s.prio, Now: s.now})
+				out, err := v.Submit(context.Background(), Announcement{Text: "t" + strconv.Itoa(i), Priority: s.prio, Now: s.now})
 				if err != nil {
 					t.Fatalf("step %d: %v", i, err)
 				}
@@ -398,7 +398,7 @@ func TestQueueBound(t *testing.T) {
 	cfg.Intervals = [3]time.Duration{}
 	v, _, _ := newTestVoice(t, cfg, &recSpeaker{})
 	for i := 0; i < 3; i++ {
-		if _, err := v.Submit(context.Background(), Announcement{Text: "x", Priority: Normal}); err != nil {
+		if _, err := v.Submit(context.Background(), Announcement{Text: "x" + strconv.Itoa(i), Priority: Normal}); err != nil {
 			t.Fatal(err)
 		}
 	}
