@@ -179,8 +179,8 @@ func TestVoiceLongTextIsCut(t *testing.T) {
 	if n := len([]rune(rec.Text)); n > 400 || !strings.HasSuffix(rec.Text, "finished.") {
 		t.Fatalf("spoken text has %d characters and ends %q", n, rec.Text[max(0, len(rec.Text)-20):])
 	}
-	r := talkAt(t, d, long, "say", "--now")
-	r.want(t, 0, "talk say with a long text from stdin")
+	r := talkAt(t, d, "", "say", "--now", long)
+	r.want(t, 0, "talk say with a long text as arguments")
 	if !strings.Contains(r.stderr, "cut it at a sentence boundary") {
 		t.Errorf("talk say stderr: %q", r.stderr)
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // cliDaemon answers like talkd and records the requests it got.
@@ -198,14 +199,24 @@ func TestSayStdinLimits(t *testing.T) {
 		io.WriteString(w, `{"status":"queued","id":"a1","position":1,"message":""}`)
 	})
 	env := map[string]string{"TALK_URL": f.srv.URL}
-	if _, errOut, code := runCLI(t, env, strings.Repeat("x", maxStdinText+1), "say"); code != exitUsage || !strings.Contains(errOut, "longer than") {
-		t.Fatalf("huge stdin: %d %q", code, errOut)
-	}
 	if _, _, code := runCLI(t, env, " \n\t ", "say"); code != exitUsage {
 		t.Fatalf("blank stdin: %d", code)
 	}
 	if len(f.reqs) != 0 {
 		t.Fatalf("usage errors sent requests: %+v", f.reqs)
+	}
+}
+
+// TestReadTail: a long input keeps its last bytes, starting at a whole UTF-8 character,
+// whatever its length.
+func TestReadTail(t *testing.T) {
+	in := strings.Repeat("kompiliere Müller.c\n", 20000) + "make: *** Fehler 1"
+	got, skipped, err := readTail(strings.NewReader(in), 1000)
+	if err != nil || len(got) > 1000 || !strings.HasSuffix(string(got), "make: *** Fehler 1") || !utf8.Valid(got) {
+		t.Fatalf("readTail: %d bytes, %v, valid %v", len(got), err, utf8.Valid(got))
+	}
+	if int(skipped)+len(got) != len(in) {
+		t.Errorf("skipped %d + kept %d != %d", skipped, len(got), len(in))
 	}
 }
 

@@ -18,12 +18,9 @@ import (
 	"unicode/utf8"
 )
 
-// maxStdinText bounds what `talk say` reads from stdin.
-const maxStdinText = 256 << 10
-
-// maxSendText is what `talk say` sends of a longer text: it fits the daemon's 64 KiB body
-// limit with room for the JSON around it. The daemon cuts further, at a sentence
-// boundary, to its voice.cleanup.max_chars and says so.
+// maxSendText is what `talk say` sends of a longer text from stdin: its last 60 KiB, which
+// fit the daemon's 64 KiB body limit with room for the JSON around it. The daemon cuts
+// further, to its last lines within voice.cleanup.max_chars, and says what it left out.
 const maxSendText = 60 << 10
 
 // speakResult is the daemon's answer to POST /speak (api.SpeakResult).
@@ -36,6 +33,7 @@ type speakResult struct {
 	RetryAfterMs  int64      `json:"retry_after_ms"`
 	Window        string     `json:"window"`
 	ShortenedFrom int        `json:"shortened_from"`
+	LeftOut       string     `json:"left_out"`
 	Warning       string     `json:"warning"`
 	Message       string     `json:"message"`
 }
@@ -49,8 +47,10 @@ stdin (a pipe or file). Flags may stand before or after the words; "--" ends the
 so text whose words start with "-" goes after it: talk say -p high -- -5 degrees.
 Prints "queued: ID (position N)" on stdout. A muted or discarded announcement (quiet
 hours, rate limit) is reported on stderr and exits 0: it is the daemon's law, not a
-failure. A text longer than the daemon's voice.cleanup.max_chars (default 400) is cut at
-a sentence boundary, and talk says so on stderr. When the daemon has no audio player or
+failure. A text longer than the daemon's voice.cleanup.max_chars (default 400) is cut:
+from arguments at a sentence boundary (its start is spoken); from stdin its end is
+spoken (the last lines, where a build's error is), and talk says on stderr what was left
+out. When the daemon has no audio player or
 no speech engine, talk warns on stderr that the announcement will not be heard.
 
 With --wait, talk blocks until the announcement has ended and prints its outcome; it
@@ -81,11 +81,15 @@ and with --wait also the final history entry, on a second line.`,
 				default:
 					return a.usage(cmd, "-p must be low, normal or high, not %q", prio)
 				}
-				text, err := a.sayText(args)
+				text, skipped, err := a.sayText(args)
 				if err != nil {
 					return a.usage(cmd, "%v", err)
 				}
 				req := map[string]any{"text": text}
+				if len(args) == 0 {
+					// Piped output (make 2>&1 | talk say): its end is where the error is.
+					req["keep"] = "end"
+				}
 				if prio != "" {
 					req["priority"] = prio
 				}
@@ -122,7 +126,10 @@ and with --wait also the final history entry, on a second line.`,
 					if !a.opts.json {
 						fmt.Fprintf(a.stdout, "queued: %s (position %d)\n", res.ID, res.Position)
 					}
-					if res.ShortenedFrom > 0 {
+					switch {
+					case res.ShortenedFrom > 0 && len(args) == 0:
+						a.warnf("the text had %d characters; the daemon speaks its end (voice.cleanup.max_chars) and left out %s%s", res.ShortenedFrom, res.LeftOut, skippedNote(skipped))
+					case res.ShortenedFrom > 0:
 						a.warnf("the text had %d characters; the daemon cut it at a sentence boundary to its voice.cleanup.max_chars", res.ShortenedFrom)
 					}
 					if res.Warning != "" {
@@ -152,40 +159,69 @@ and with --wait also the final history entry, on a second line.`,
 	}
 }
 
-// sayText is the announcement: the arguments joined, or stdin when there are none.
-func (a *app) sayText(args []string) (string, error) {
+// sayText is the announcement: the arguments joined, or stdin when there are none. Of a
+// long stdin only the last maxSendText bytes are kept (skipped counts the bytes before),
+// however long the input: the end of a build's output is what matters.
+func (a *app) sayText(args []string) (text string, skipped int64, err error) {
 	if len(args) > 0 {
 		text := strings.Join(args, " ")
 		if strings.TrimSpace(text) == "" {
-			return "", errors.New("TEXT is empty")
+			return "", 0, errors.New("TEXT is empty")
 		}
-		return text, nil
+		return text, 0, nil
 	}
 	if f, ok := a.stdin.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && !isDevNull(st) {
-			return "", errors.New("no TEXT given and stdin is a terminal: give the text as arguments or pipe it in")
+			return "", 0, errors.New("no TEXT given and stdin is a terminal: give the text as arguments or pipe it in")
 		}
 	}
-	raw, err := io.ReadAll(io.LimitReader(a.stdin, maxStdinText+1))
+	raw, skipped, err := readTail(a.stdin, maxSendText)
 	if err != nil {
-		return "", fmt.Errorf("reading the text from stdin: %w", err)
+		return "", 0, fmt.Errorf("reading the text from stdin: %w", err)
 	}
-	if len(raw) > maxStdinText {
-		return "", fmt.Errorf("the text on stdin is longer than %d KiB", maxStdinText>>10)
-	}
-	if len(raw) > maxSendText {
-		// The daemon speaks at most max_chars of it anyway; send what fits its body limit.
-		cut := maxSendText
-		for cut > 0 && !utf8.RuneStart(raw[cut]) {
-			cut--
-		}
-		raw = raw[:cut]
-	}
-	text := strings.TrimSpace(string(raw))
+	text = strings.TrimSpace(string(raw))
 	if text == "" {
-		return "", errors.New("no TEXT given and stdin is empty")
+		return "", 0, errors.New("no TEXT given and stdin is empty")
 	}
-	return text, nil
+	return text, skipped, nil
+}
+
+// readTail reads r to its end and returns its last limit bytes at most, starting at a
+// UTF-8 character, and how many bytes came before them. Memory stays bounded by 2*limit.
+func readTail(r io.Reader, limit int) ([]byte, int64, error) {
+	var buf []byte
+	var skipped int64
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if over := len(buf) - limit; over > limit {
+			skipped += int64(over)
+			buf = append(buf[:0:0], buf[over:]...)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	if over := len(buf) - limit; over > 0 {
+		skipped += int64(over)
+		buf = buf[over:]
+	}
+	for len(buf) > 0 && !utf8.RuneStart(buf[0]) {
+		buf, skipped = buf[1:], skipped+1
+	}
+	return buf, skipped, nil
+}
+
+// skippedNote says that talk itself left out the beginning of a very long input.
+func skippedNote(skipped int64) string {
+	if skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (talk had already left out the first %d KiB of the input)", (skipped+1023)>>10)
 }
 
 // waitFor polls GET /wait until announcement id has ended, prints the outcome and returns

@@ -33,6 +33,10 @@ type SpeakRequest struct {
 	Lang     string `json:"lang,omitempty" pattern:"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" desc:"BCP-47 language of the text (de, en, fr, pt-BR, …) that the engine can speak; defaults to the daemon's configured language."`
 	Provider string `json:"provider,omitempty" desc:"A configured speech provider to use instead of the default; usually omitted."`
 	Now      bool   `json:"now,omitempty" default:"false" desc:"Pass quiet hours and the rate limit (never mute). Only for what cannot wait."`
+	// Keep says which part of a text longer than max_chars is spoken: its start (the
+	// default, cut at a sentence) or its end (the last lines: piped build output, where
+	// the error is).
+	Keep string `json:"keep,omitempty" enum:"start,end" default:"\"start\"" desc:"Which part of a text longer than max_chars is spoken: start (default) or end (its last lines, e.g. build output whose error is at the end); the result says what was left out."`
 	// Voice is an engine voice (talk voices lists them); Rate, Pitch and Volume are on
 	// engine-neutral scales (queue.Prosody), 0 or absent = the default. Their bounds are
 	// queue.MinRate … queue.MaxVolume (a test holds the tags to them).
@@ -100,6 +104,8 @@ func decodeSpeakPlain(raw []byte, req *SpeakRequest) bool {
 			req.Provider = string(str)
 		case "voice":
 			req.Voice = string(str)
+		case "keep":
+			req.Keep = string(str)
 		default:
 			return false // unknown, or a case-folded name: decodeStrict decides
 		}
@@ -182,6 +188,8 @@ type SpeakResult struct {
 	Window       string     `json:"window,omitempty" desc:"When discarded by quiet hours: the window, e.g. 22:00-07:00."`
 	// ShortenedFrom is the text's length in characters when it was cut to max_chars.
 	ShortenedFrom int `json:"shortened_from,omitempty" desc:"When the text was cut to the daemon's max_chars: its length before, in characters."`
+	// LeftOut says, for a text cut to max_chars, what of it is not spoken.
+	LeftOut string `json:"left_out,omitempty" desc:"When the text was cut: what was left out, e.g. the first 37 lines (1813 characters)."`
 	// DeferredMs is how long a queued announcement waits for its rate-limit slot
 	// (rules.on_rate_limit = "defer").
 	DeferredMs int64 `json:"deferred_ms,omitempty" desc:"When queued under on_rate_limit = defer: milliseconds it waits for its rate-limit slot."`
@@ -229,6 +237,10 @@ func (r SpeakResult) appendJSON(dst []byte) ([]byte, error) {
 	if r.ShortenedFrom != 0 {
 		dst = append(dst, `,"shortened_from":`...)
 		dst = strconv.AppendInt(dst, int64(r.ShortenedFrom), 10)
+	}
+	if r.LeftOut != "" {
+		dst = append(dst, `,"left_out":`...)
+		dst = appendJSONString(dst, r.LeftOut)
 	}
 	if r.DeferredMs != 0 {
 		dst = append(dst, `,"deferred_ms":`...)
@@ -280,7 +292,7 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 		return SpeakResult{}, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
 			Message: fmt.Sprintf("client %q has no speak grant", caller.ID)}
 	}
-	a, cutFrom, verr := s.validateSpeak(ctx, req)
+	a, cut, verr := s.validateSpeak(ctx, req)
 	if verr != nil {
 		return SpeakResult{}, verr
 	}
@@ -308,9 +320,13 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 			res.DeferredMs = out.Deferred.Milliseconds()
 			res.Message += fmt.Sprintf("; it waits %s for its rate-limit slot", roundUp(out.Deferred))
 		}
-		if cutFrom > 0 {
-			res.ShortenedFrom = cutFrom
-			res.Message += fmt.Sprintf("; the text was cut at a sentence boundary from %d to %d characters (voice.cleanup.max_chars)", cutFrom, utf8.RuneCountInString(a.Text))
+		if cut.from > 0 {
+			res.ShortenedFrom, res.LeftOut = cut.from, cut.leftOut
+			if cut.end {
+				res.Message += fmt.Sprintf("; the text was cut from %d characters to its last %d (voice.cleanup.max_chars); left out: %s", cut.from, utf8.RuneCountInString(a.Text), cut.leftOut)
+			} else {
+				res.Message += fmt.Sprintf("; the text was cut at a sentence boundary from %d to %d characters (voice.cleanup.max_chars); left out: %s", cut.from, utf8.RuneCountInString(a.Text), cut.leftOut)
+			}
 		}
 		if s.engines != nil {
 			if why := s.engines.Silent(a.Provider); why != "" {
@@ -344,31 +360,51 @@ func roundUp(d time.Duration) time.Duration {
 	return ((d + time.Second - 1) / time.Second) * time.Second
 }
 
+// textCut says how a text longer than voice.cleanup.max_chars was cut (from = 0: not cut).
+type textCut struct {
+	from    int    // its length before, in characters
+	end     bool   // its end was kept (keep = "end")
+	leftOut string // what is not spoken, for the answer
+}
+
 // validateSpeak checks every field and fills the defaults. Language and voice are checked
 // against the engine's own voice list (Engines.Check), so what passes can be spoken.
-// A text longer than voice.cleanup.max_chars is cut; cutFrom is then its length before.
-func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.Announcement, cutFrom int, verr *Error) {
+// A text longer than voice.cleanup.max_chars is cut (its start kept, or with keep = "end"
+// its last lines); cut says how.
+func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.Announcement, cut textCut, verr *Error) {
 	text := strings.TrimSpace(req.Text)
 	n := utf8.RuneCountInString(text)
 	if n == 0 {
-		return queue.Announcement{}, 0, fieldError("text", "field \"text\" is required and must not be empty")
+		return queue.Announcement{}, cut, fieldError("text", "field \"text\" is required and must not be empty")
 	}
 	if len(text) > MaxTextBytes {
-		return queue.Announcement{}, 0, fieldError("text", fmt.Sprintf("field \"text\" has %d bytes; the limit is %d", len(text), MaxTextBytes))
+		return queue.Announcement{}, cut, fieldError("text", fmt.Sprintf("field \"text\" has %d bytes; the limit is %d", len(text), MaxTextBytes))
 	}
 	if !utf8.ValidString(text) {
-		return queue.Announcement{}, 0, fieldError("text", "field \"text\" holds bytes that are not valid UTF-8")
+		return queue.Announcement{}, cut, fieldError("text", "field \"text\" holds bytes that are not valid UTF-8")
 	}
 	if strings.ContainsRune(text, 0) {
-		return queue.Announcement{}, 0, fieldError("text", "field \"text\" must not contain NUL characters")
+		return queue.Announcement{}, cut, fieldError("text", "field \"text\" must not contain NUL characters")
+	}
+	switch req.Keep {
+	case "", "start", "end":
+	default:
+		return queue.Announcement{}, cut, fieldError("keep", "field \"keep\" must be start or end, not "+strconv.Quote(req.Keep))
 	}
 	cfg := s.config()
-	if max := cfg.Voice.Cleanup.Limit(); n > max {
-		text, cutFrom = queue.CutAtSentence(text, max), n
+	if limit := cfg.Voice.Cleanup.Limit(); n > limit {
+		cut.from = n
+		if req.Keep == "end" {
+			cut.end = true
+			text, cut.leftOut = queue.CutKeepingEnd(text, limit)
+		} else {
+			text = queue.CutAtSentence(text, limit)
+			cut.leftOut = fmt.Sprintf("the last %d characters", n-utf8.RuneCountInString(text))
+		}
 	}
 	prio, err := queue.ParsePriority(req.Priority)
 	if err != nil {
-		return queue.Announcement{}, 0, fieldError("priority", "field \"priority\" must be low, normal or high, not "+strconv.Quote(req.Priority))
+		return queue.Announcement{}, cut, fieldError("priority", "field \"priority\" must be low, normal or high, not "+strconv.Quote(req.Priority))
 	}
 	lang := req.Lang
 	if lang == "" {
@@ -376,13 +412,13 @@ func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.A
 		// was a measurable part of the speak path.
 		lang = cfg.Voice.Lang
 	} else if !config.IsLangTag(lang) {
-		return queue.Announcement{}, 0, fieldError("lang", "field \"lang\" must be a BCP-47 language tag such as de, en, fr or pt-BR, not "+strconv.Quote(req.Lang))
+		return queue.Announcement{}, cut, fieldError("lang", "field \"lang\" must be a BCP-47 language tag such as de, en, fr or pt-BR, not "+strconv.Quote(req.Lang))
 	}
 	if req.Provider != "" && (s.engines == nil || !s.engines.Has(req.Provider)) {
-		return queue.Announcement{}, 0, fieldError("provider", "field \"provider\" names no configured provider: "+strconv.Quote(req.Provider))
+		return queue.Announcement{}, cut, fieldError("provider", "field \"provider\" names no configured provider: "+strconv.Quote(req.Provider))
 	}
 	if v := req.Voice; v != "" && (len(v) > 64 || strings.HasPrefix(v, "-") || strings.IndexFunc(v, unicode.IsControl) >= 0) {
-		return queue.Announcement{}, 0, fieldError("voice", "field \"voice\" must be a voice name of at most 64 characters (talk voices lists them), not "+strconv.Quote(v))
+		return queue.Announcement{}, cut, fieldError("voice", "field \"voice\" must be a voice name of at most 64 characters (talk voices lists them), not "+strconv.Quote(v))
 	}
 	p := queue.Prosody{Rate: req.Rate, Pitch: req.Pitch, Volume: req.Volume}
 	for _, r := range []struct {
@@ -395,16 +431,16 @@ func (s *Server) validateSpeak(ctx context.Context, req SpeakRequest) (a queue.A
 		{"volume", p.Volume, queue.MinVolume, queue.MaxVolume, "percent, 100 is normal"},
 	} {
 		if r.v != 0 && (r.v < r.lo || r.v > r.hi) {
-			return queue.Announcement{}, 0, fieldError(r.field, fmt.Sprintf("field %q must be between %d and %d (%s), not %d", r.field, r.lo, r.hi, r.unit, r.v))
+			return queue.Announcement{}, cut, fieldError(r.field, fmt.Sprintf("field %q must be between %d and %d (%s), not %d", r.field, r.lo, r.hi, r.unit, r.v))
 		}
 	}
 	if s.engines != nil {
 		if field, err := s.engines.Check(ctx, req.Provider, lang, req.Voice); err != nil {
-			return queue.Announcement{}, 0, fieldError(field, fmt.Sprintf("field %q: %v", field, err))
+			return queue.Announcement{}, cut, fieldError(field, fmt.Sprintf("field %q: %v", field, err))
 		}
 	}
 	return queue.Announcement{Text: text, Lang: lang, Priority: prio, Provider: req.Provider, Now: req.Now,
-		Voice: req.Voice, Prosody: p}, cutFrom, nil
+		Voice: req.Voice, Prosody: p}, cut, nil
 }
 
 // handleSpeak is POST /speak, after admission (which answered the preflight and set the
