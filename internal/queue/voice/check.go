@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Check tells whether provider ("" = the default) can speak lang with voiceName ("" =
@@ -37,7 +38,11 @@ func (v *engineSet) check(ctx context.Context, provider, lang, voiceName string)
 	if cache == nil || provider == ProviderNone {
 		return "", nil // no engine: speaking fails anyway, with the hint what to install
 	}
-	list, fresh, lerr := cache.get(ctx, e.voices)
+	list, fresh, lerr := cache.get(ctx, listWait(e), e.voices)
+	if errors.Is(lerr, errListPending) {
+		v.log.DebugContext(ctx, "voice list not loaded yet; language and voice not checked", "provider", provider)
+		return "", nil
+	}
 	if lerr != nil {
 		if fresh && !errors.Is(lerr, ErrNoVoiceList) {
 			// The list could not be read now: the engine decides when it speaks.
@@ -52,6 +57,17 @@ func (v *engineSet) check(ctx context.Context, provider, lang, voiceName string)
 		return "voice", fmt.Errorf("%s has no voice %q; %s", provider, voiceName, closeVoices(list, voiceName))
 	}
 	return "", nil
+}
+
+// listWait is how long an admission waits for an engine's voice list on first use.
+// speech-dispatcher's list can take seconds while the server starts (or forever when it
+// hangs), so its first announcements are admitted unchecked instead; the local engines
+// list theirs in milliseconds.
+func listWait(e provider) time.Duration {
+	if _, ok := e.(*speechd); ok {
+		return 0
+	}
+	return listLoadTimeout
 }
 
 // normLang lower-cases a tag and writes its separators as "-" (say lists de_DE).

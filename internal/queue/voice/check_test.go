@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"talkd/internal/queue"
 )
@@ -35,10 +36,33 @@ func TestVoiceListFailureIsRemembered(t *testing.T) {
 	var c voiceCache
 	calls := 0
 	load := func(context.Context) ([]VoiceInfo, error) { calls++; return nil, errors.New("hung") }
-	_, fresh1, err1 := c.get(context.Background(), load)
-	_, fresh2, err2 := c.get(context.Background(), load)
+	_, fresh1, err1 := c.get(context.Background(), time.Minute, load)
+	_, fresh2, err2 := c.get(context.Background(), time.Minute, load)
 	if calls != 1 || !fresh1 || fresh2 || err1 == nil || err2 == nil {
 		t.Fatalf("calls %d, fresh %v %v, errs %v %v", calls, fresh1, fresh2, err1, err2)
+	}
+}
+
+// A slow voice list does not hold up the caller that does not wait for it, nor a second
+// caller: both get errListPending while the one load runs, and the list once it is there.
+func TestVoiceListLoadsOnItsOwn(t *testing.T) {
+	var c voiceCache
+	release := make(chan struct{})
+	calls := 0
+	load := func(context.Context) ([]VoiceInfo, error) {
+		calls++
+		<-release
+		return []VoiceInfo{{ID: "french", Lang: "fr"}}, nil
+	}
+	for i := 0; i < 2; i++ {
+		if _, _, err := c.get(context.Background(), 0, load); !errors.Is(err, errListPending) {
+			t.Fatalf("call %d while loading: %v", i, err)
+		}
+	}
+	close(release)
+	list, _, err := c.get(context.Background(), time.Minute, load)
+	if err != nil || len(list) != 1 || calls != 1 {
+		t.Fatalf("after the load: %v %v, %d loads", list, err, calls)
 	}
 }
 

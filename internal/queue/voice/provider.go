@@ -88,29 +88,62 @@ type voiceCache struct {
 	langs  map[string]bool // lang → spoken by a voice of list (Check)
 	// failedAt is when the last load failed (get tries again after listRetry).
 	failedAt time.Time
+	// loading is closed when the load in flight ends (nil: none in flight).
+	loading chan struct{}
 }
+
+// errListPending means the voice list is still being loaded and the caller chose not to
+// wait longer for it: the request is admitted unchecked, the engine decides when it speaks.
+var errListPending = errors.New("the voice list is still being loaded")
+
+// listLoadTimeout bounds one voice-list load.
+const listLoadTimeout = 10 * time.Second
 
 // listRetry is how long a failed voice-list load is remembered before it is tried
 // again, so a broken engine costs one slow request per interval, not every request.
 const listRetry = 30 * time.Second
 
-// get returns the engine's voice list, loading it on first use. The load does not end
-// with the request that started it (the list serves every later one); a failure is
-// returned for listRetry, then tried again.
-// fresh reports whether this call loaded the list (so a failure is logged once).
-func (c *voiceCache) get(ctx context.Context, load func(context.Context) ([]VoiceInfo, error)) (list []VoiceInfo, fresh bool, err error) {
+// get returns the engine's voice list, loading it on first use. The load runs on its
+// own (it does not end with the request that started it, and the list serves every
+// later one); get waits for it at most wait, then returns errListPending, so an engine
+// slow to list its voices (speech-dispatcher starting up, or hanging) never holds up an
+// admission. A failure is returned for listRetry, then tried again.
+// fresh reports whether this call started the load (so a failure is logged once).
+func (c *voiceCache) get(ctx context.Context, wait time.Duration, load func(context.Context) ([]VoiceInfo, error)) (list []VoiceInfo, fresh bool, err error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.loaded && (c.failedAt.IsZero() || time.Since(c.failedAt) > listRetry) {
+	if !c.loaded && c.loading == nil && (c.failedAt.IsZero() || time.Since(c.failedAt) > listRetry) {
 		fresh = true
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		c.list, c.err = load(lctx)
-		cancel()
-		c.loaded = c.err == nil || errors.Is(c.err, ErrNoVoiceList)
-		if !c.loaded {
-			c.failedAt = time.Now()
+		done := make(chan struct{})
+		c.loading = done
+		go func() {
+			defer close(done)
+			lctx, cancel := context.WithTimeout(context.Background(), listLoadTimeout)
+			list, err := load(lctx)
+			cancel()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.list, c.err, c.loading = list, err, nil
+			c.loaded = err == nil || errors.Is(err, ErrNoVoiceList)
+			if !c.loaded {
+				c.failedAt = time.Now()
+			}
+		}()
+	}
+	loading := c.loading
+	c.mu.Unlock()
+	if loading != nil {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-loading:
+		case <-timer.C:
+			return nil, false, errListPending
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.list, fresh, c.err
 }
 

@@ -3,8 +3,10 @@ package voice
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -16,7 +18,21 @@ import (
 type speechd struct {
 	bin     string
 	timeout time.Duration
+
+	mu sync.Mutex
+	// downUntil: speech-dispatcher did not answer; until then announcements for it fail at
+	// once (downWhy) instead of each holding the voice lane for the answer timeout.
+	downUntil time.Time
+	downWhy   string
 }
+
+// speechdAnswer bounds how long spd-say may take beyond the utterance itself: a
+// speech-dispatcher that is running answers in well under a second, and one that hangs
+// must not hold the voice lane (and every announcement behind it) for the engine timeout.
+const speechdAnswer = 3 * time.Second
+
+// speechdRetry is how long a speech-dispatcher that did not answer is not tried again.
+const speechdRetry = 30 * time.Second
 
 func (s *speechd) argv(r synthRequest) []string {
 	argv := []string{s.bin, "-w", "-N", "talkd", "-l", strings.ToLower(r.Lang)}
@@ -40,8 +56,51 @@ func (s *speechd) argv(r synthRequest) []string {
 func clampSPD(n int) int { return min(100, max(-100, n)) }
 
 func (s *speechd) speak(ctx context.Context, r synthRequest) error {
-	_, err := runProc(ctx, procSpec{argv: s.argv(r), timeout: s.timeout + utteranceTime(r.Text)})
+	if err := s.isDown(); err != nil {
+		return err
+	}
+	_, err := runProc(ctx, procSpec{argv: s.argv(r), timeout: s.answerTimeout() + utteranceTime(r.Text)})
+	s.noteAnswer(ctx, err, true)
 	return err
+}
+
+// answerTimeout is speechdAnswer, or the engine timeout when that is shorter.
+func (s *speechd) answerTimeout() time.Duration {
+	if s.timeout > 0 && s.timeout < speechdAnswer {
+		return s.timeout
+	}
+	return speechdAnswer
+}
+
+// isDown fails at once while a speech-dispatcher that did not answer is not tried again.
+func (s *speechd) isDown() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Now().Before(s.downUntil) {
+		return fmt.Errorf("speech-dispatcher is not answering (%s); talkd tries it again at %s (check it with: spd-say -L, or talk doctor)",
+			s.downWhy, s.downUntil.Format("15:04:05"))
+	}
+	return nil
+}
+
+// noteAnswer remembers a speech-dispatcher that refused the connection or (when
+// timeoutMeansDown) did not finish in time, so the next announcements fail fast, and
+// forgets it once spd-say succeeds. A slow voice list is no such sign: speech-dispatcher
+// may still be starting its synthesizers.
+func (s *speechd) noteAnswer(ctx context.Context, err error, timeoutMeansDown bool) {
+	if ctx.Err() != nil {
+		return // stopped or muted: says nothing about speech-dispatcher
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case err == nil:
+		s.downUntil, s.downWhy = time.Time{}, ""
+	case timeoutMeansDown && strings.Contains(err.Error(), "killed after timeout"):
+		s.downUntil, s.downWhy = time.Now().Add(speechdRetry), "spd-say did not finish in time"
+	case strings.Contains(strings.ToLower(err.Error()), "connect"):
+		s.downUntil, s.downWhy = time.Now().Add(speechdRetry), "spd-say could not connect"
+	}
 }
 
 func (s *speechd) playsOnly() bool { return true }
@@ -52,7 +111,11 @@ func (s *speechd) synth(context.Context, synthRequest) error {
 
 // voices parses `spd-say -L`: a header line, then "NAME LANGUAGE VARIANT" per voice.
 func (s *speechd) voices(ctx context.Context) ([]VoiceInfo, error) {
-	out, err := runProc(ctx, procSpec{argv: []string{s.bin, "-L"}, timeout: s.timeout})
+	if err := s.isDown(); err != nil {
+		return nil, err
+	}
+	out, err := runProc(ctx, procSpec{argv: []string{s.bin, "-L"}, timeout: min(s.timeout, listLoadTimeout)})
+	s.noteAnswer(ctx, err, false)
 	if err != nil {
 		return nil, err
 	}
