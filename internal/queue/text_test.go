@@ -37,4 +37,3 @@ func TestCutKeepingEnd(t *testing.T) {
 		t.Errorf("a short text: %q %q", kept, leftOut)
 	}
 }
-
