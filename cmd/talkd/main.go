@@ -79,10 +79,20 @@ Flags:
 		return 1
 	}
 	if *checkConfig {
+		// The voice is built as the start builds it, so both agree on every config.
+		info, err := voice.Validate(cfg.Voice, cfg.Server.StateDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "talkd: invalid configuration:\nvoice: %v\n", err)
+			return 1
+		}
 		fmt.Fprintf(stdout, "configuration OK (%s): listen %s, provider %s, sink %s, %d plan(s), %d client(s)\n",
 			cfg.Source, cfg.Server.Listen, cfg.Voice.Provider, cfg.Voice.Sink, len(cfg.Plans), len(cfg.Clients))
 		for _, line := range cfg.RemoteSummary() {
 			fmt.Fprintln(stdout, "  "+line)
+		}
+		fmt.Fprintf(stdout, "  voice: %s (%s); sink %s (%s)\n", info.Provider, info.ProviderReason, info.Sink, info.SinkReason)
+		if !info.Audible {
+			fmt.Fprintf(stdout, "  warning: announcements will not be heard: %s\n", info.Silent)
 		}
 		return 0
 	}

@@ -40,7 +40,7 @@ func newCommand(c config.Command, timeout time.Duration, p platform) (*command, 
 	plays := !slices.ContainsFunc(c.Argv[1:], func(a string) bool { return strings.Contains(a, "{out}") })
 	bin, err := p.lookPath(c.Argv[0])
 	if err != nil {
-		return nil, fmt.Errorf("[[voice.commands]] %q: engine %q not found: %w", c.Name, c.Argv[0], err)
+		return nil, fmt.Errorf("[[voice.commands]] %q: engine %q not found: %w (give its full path in argv, or put its folder on talkd's PATH; a service's PATH is often shorter than your shell's)", c.Name, c.Argv[0], err)
 	}
 	argv := append([]string{bin}, c.Argv[1:]...)
 	return &command{name: c.Name, argv: argv, stdin: c.Stdin, timeout: timeout, plays: plays}, nil

@@ -126,6 +126,17 @@ func newVoice(cfg config.Voice, stateDir string, log *slog.Logger, p platform) (
 	return v, nil
 }
 
+// Validate builds the voice of cfg as New does, without starting it, and reports what it
+// would use: talkd --check-config calls it, so it fails exactly where the start would
+// (an engine not found, a reserved name, a sink that cannot work here).
+func Validate(cfg config.Voice, stateDir string) (Info, error) {
+	set, err := buildSet(cfg, stateDir, slog.New(slog.DiscardHandler), platform{goos: runtime.GOOS, lookPath: exec.LookPath})
+	if err != nil {
+		return Info{}, err
+	}
+	return set.info, nil
+}
+
 // Reconfigure replaces the engines, sink and speaking defaults with those of cfg (a
 // configuration reload). The new set is built and checked completely first: on an error
 // the voice keeps its old set and the error says why. Utterances prepared before the swap
