@@ -22,6 +22,10 @@ func LocalCaller() Caller { return Caller{ID: config.LocalClientID, client: conf
 // CanSpeak reports the speak grant.
 func (c Caller) CanSpeak() bool { return c.client.Speak }
 
+// NowPassesQuietHours is the client's own grant to pass quiet hours with now (nil: the
+// rules decide; the queue applies it).
+func (c Caller) NowPassesQuietHours() *bool { return c.client.NowPassesQuietHours }
+
 // CanControl reports the control grant (mute, unmute, stop).
 func (c Caller) CanControl() bool { return c.client.Control }
 

@@ -297,6 +297,7 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 		return SpeakResult{}, verr
 	}
 	a.Caller, a.Agent, a.Origin = caller.ID, caller.Agent, origin
+	a.NowPassesQuietHours = caller.NowPassesQuietHours()
 	out, err := s.voice.Submit(ctx, a)
 	switch {
 	case errors.Is(err, queue.ErrQueueFull):
@@ -345,6 +346,9 @@ func (s *Server) speakFrom(ctx context.Context, caller Caller, origin string, re
 		case queue.ReasonQuietHours:
 			res.Window = out.Window
 			res.Message = "discarded: quiet_hours " + out.Window + " (send now: true, or talk say --now, to pass quiet hours)"
+			if out.NowRefused {
+				res.Message = "discarded: quiet_hours " + out.Window + " (now does not pass quiet hours here: rules.now_passes_quiet_hours, or this client's grant, says so)"
+			}
 		case queue.ReasonRateLimit:
 			res.RetryAfterMs = out.RetryIn.Milliseconds()
 			res.Message = fmt.Sprintf("discarded: rate_limit for %s announcements; the next passes in %s", a.Priority, roundUp(out.RetryIn))

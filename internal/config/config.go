@@ -103,6 +103,10 @@ type Rules struct {
 	QuietHours []string `toml:"quiet_hours" json:"quiet_hours"`
 	// QuietNotify shows a desktop notification for announcements discarded in quiet hours.
 	QuietNotify bool `toml:"quiet_notify" json:"quiet_notify"`
+	// NowPassesQuietHours lets an announcement with "now" pass quiet hours (default true).
+	// A person who wants quiet hours to hold against every agent sets it to false; in
+	// shared mode a client's own NowPassesQuietHours overrides it for that client.
+	NowPassesQuietHours bool `toml:"now_passes_quiet_hours" json:"now_passes_quiet_hours"`
 	// RateLimit is the minimum interval between admitted announcements per priority.
 	RateLimit RateLimit `toml:"rate_limit" json:"rate_limit"`
 	// OnRateLimit is what happens to an announcement the rate limit does not admit yet:
@@ -164,6 +168,9 @@ type Client struct {
 	Speak bool `toml:"speak" json:"speak"`
 	// Control grants mute, unmute and stop.
 	Control bool `toml:"control" json:"control"`
+	// NowPassesQuietHours grants (true) or denies (false) this client passing quiet hours
+	// with "now"; unset, rules.now_passes_quiet_hours decides.
+	NowPassesQuietHours *bool `toml:"now_passes_quiet_hours" json:"now_passes_quiet_hours,omitempty"`
 	// Read lists the plan keys the client may read; "*" means all.
 	Read []string `toml:"read" json:"read"`
 	// Write lists the plan keys the client may write (and so read); "*" means all.

@@ -80,8 +80,10 @@ func defaults(stateDir string) Config {
 			RateLimit:   RateLimit{Low: &low, Normal: &normal, High: &high},
 			MaxWait:     Duration{DefaultMaxWait},
 			OnRateLimit: RateLimitDefer,
-			QueueSize:   DefaultQueueSize,
-			HistorySize: DefaultHistorySize,
+
+			NowPassesQuietHours: true,
+			QueueSize:           DefaultQueueSize,
+			HistorySize:         DefaultHistorySize,
 		},
 		Plans:   []Plan{},
 		Roots:   []Root{},

@@ -3,7 +3,8 @@
 // HTTP, audio formats or the notation; it runs work through the small Speaker and Store
 // interfaces, and its clock is injectable so the laws can be tested by moving time.
 //
-// The laws, in order: mute > now > quiet hours > rate limit. Admitted announcements wait in
+// The laws, in order: mute > now > quiet hours > rate limit. Whether now passes quiet
+// hours is itself a rule ([rules] now_passes_quiet_hours, or the caller's grant). Admitted announcements wait in
 // three FIFO lanes (high, normal, low) and are spoken one at a time; one that waited longer
 // than MaxWait is dropped as stale.
 package queue
@@ -44,8 +45,11 @@ type Config struct {
 	// DeferRateLimit lets an announcement the rate limit does not admit yet wait for its
 	// slot (within MaxWait) instead of discarding it.
 	DeferRateLimit bool
-	Capacity       int
-	HistorySize    int
+	// NowPassesQuietHours lets a now announcement pass quiet hours, unless its caller's
+	// own grant (Announcement.NowPassesQuietHours) says otherwise.
+	NowPassesQuietHours bool
+	Capacity            int
+	HistorySize         int
 	// SpeakTimeout bounds Prepare and Play each, so a hanging engine cannot stall the queue.
 	SpeakTimeout time.Duration
 	// FlushEvery is how often changed history is persisted (batched: no fsync per request).
@@ -60,10 +64,12 @@ func ConfigFrom(c *config.Config) Config {
 		Intervals:      [3]time.Duration{c.Rules.Interval("low"), c.Rules.Interval("normal"), c.Rules.Interval("high")},
 		MaxWait:        c.Rules.MaxWait.Duration,
 		DeferRateLimit: c.Rules.OnRateLimit != config.RateLimitDiscard,
-		Capacity:       c.Rules.QueueSize,
-		HistorySize:    c.Rules.HistorySize,
-		SpeakTimeout:   2*c.Voice.Timeout.Duration + time.Second,
-		FlushEvery:     time.Second,
+
+		NowPassesQuietHours: c.Rules.NowPassesQuietHours,
+		Capacity:            c.Rules.QueueSize,
+		HistorySize:         c.Rules.HistorySize,
+		SpeakTimeout:        2*c.Voice.Timeout.Duration + time.Second,
+		FlushEvery:          time.Second,
 	}
 }
 
@@ -81,6 +87,9 @@ type Announcement struct {
 	// Origin is the browser page an announcement came from (its Origin header); "" for
 	// agents, scripts and the CLI. A label for the history and the log, never a grant.
 	Origin string
+	// NowPassesQuietHours is the caller's own grant to pass quiet hours with Now (shared
+	// mode, [[clients]] now_passes_quiet_hours); nil = Config.NowPassesQuietHours decides.
+	NowPassesQuietHours *bool
 }
 
 // Outcome statuses of Submit.
@@ -133,6 +142,9 @@ type Outcome struct {
 	// SameAs is set when the same text of the same caller was already waiting: the
 	// announcement is spoken once, as that one (ID is then SameAs).
 	SameAs string
+	// NowRefused is set for a now announcement discarded by quiet hours because this
+	// caller may not pass them (rules or its grant).
+	NowRefused bool
 }
 
 // MuteState is the persisted mute.
@@ -298,12 +310,12 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 			e.Outcome = StatusMuted
 			return Outcome{Status: StatusMuted, ID: e.ID, MutedUntil: v.mute.Until}, nil
 		}
+		if w, in := v.quietLocked(now); in && !(a.Now && v.nowPassesQuietLocked(a)) {
+			e.Outcome, e.Reason = StatusDiscarded, ReasonQuietHours
+			notify = true
+			return Outcome{Status: StatusDiscarded, ID: e.ID, Reason: ReasonQuietHours, Window: w.String(), NowRefused: a.Now}, nil
+		}
 		if !a.Now {
-			if w, in := v.quietLocked(now); in {
-				e.Outcome, e.Reason = StatusDiscarded, ReasonQuietHours
-				notify = true
-				return Outcome{Status: StatusDiscarded, ID: e.ID, Reason: ReasonQuietHours, Window: w.String()}, nil
-			}
 			if same := v.sameWaitingLocked(a); same != nil {
 				e.Outcome, e.Reason = OutcomeDropped, ReasonDuplicate
 				return Outcome{Status: StatusQueued, ID: same.u.ID, SameAs: same.u.ID, Position: v.positionLocked(same)}, nil
@@ -353,6 +365,15 @@ func (v *Voice) Submit(ctx context.Context, a Announcement) (Outcome, error) {
 		go v.OnQuietDiscard(a)
 	}
 	return out, err
+}
+
+// nowPassesQuietLocked reports whether a's now may pass quiet hours: its caller's grant
+// when it has one, else the rule. Caller holds v.mu.
+func (v *Voice) nowPassesQuietLocked(a Announcement) bool {
+	if a.NowPassesQuietHours != nil {
+		return *a.NowPassesQuietHours
+	}
+	return v.cfg.NowPassesQuietHours
 }
 
 // sameWaitingLocked returns a waiting announcement of a's caller with a's text and

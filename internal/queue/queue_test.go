@@ -128,12 +128,14 @@ func (s *recSpeaker) texts() []string {
 
 func testConfig() Config {
 	return Config{
-		Intervals:    [3]time.Duration{30 * time.Second, 5 * time.Second, 0},
-		MaxWait:      2 * time.Minute,
-		Capacity:     100,
-		HistorySize:  500,
-		SpeakTimeout: 5 * time.Second,
-		FlushEvery:   time.Hour,
+		Intervals: [3]time.Duration{30 * time.Second, 5 * time.Second, 0},
+		MaxWait:   2 * time.Minute,
+		Capacity:  100,
+
+		NowPassesQuietHours: true,
+		HistorySize:         500,
+		SpeakTimeout:        5 * time.Second,
+		FlushEvery:          time.Hour,
 	}
 }
 
@@ -164,6 +166,7 @@ func TestLaws(t *testing.T) {
 		advance  time.Duration
 		prio     Priority
 		now      bool
+		grant    *bool  // the caller's now_passes_quiet_hours
 		want     string // queued, muted, discarded:<reason>
 		wantPos  int
 		retryMin time.Duration
@@ -172,8 +175,10 @@ func TestLaws(t *testing.T) {
 		name  string
 		muted *MuteState
 		quiet string
-		at    string // clock time of day, default 12:00
-		steps []step
+		// nowHeld: rules.now_passes_quiet_hours = false
+		nowHeld bool
+		at      string // clock time of day, default 12:00
+		steps   []step
 	}{
 		{name: "plain admission", steps: []step{{prio: Normal, want: "queued", wantPos: 1}}},
 		{name: "mute beats everything, now included", muted: &MuteState{Muted: true},
@@ -184,6 +189,10 @@ func TestLaws(t *testing.T) {
 			steps: []step{{prio: High, want: "discarded:quiet_hours"}}},
 		{name: "now beats quiet hours", quiet: "11:00-13:00",
 			steps: []step{{prio: Low, now: true, want: "queued"}}},
+		{name: "quiet hours hold against now when the rules say so", quiet: "11:00-13:00", nowHeld: true,
+			steps: []step{{prio: High, now: true, want: "discarded:quiet_hours"}, {prio: High, now: true, grant: ptr(true), want: "queued"}}},
+		{name: "a client denied passing quiet hours", quiet: "11:00-13:00",
+			steps: []step{{prio: High, now: true, grant: ptr(false), want: "discarded:quiet_hours"}, {prio: Normal, now: true, want: "queued"}}},
 		{name: "quiet hours across midnight", quiet: "22:00-07:00", at: "23:30",
 			steps: []step{{prio: Normal, want: "discarded:quiet_hours"}, {advance: 8 * time.Hour, prio: Normal, want: "queued"}}},
 		{name: "outside quiet hours", quiet: "22:00-07:00", at: "21:59",
@@ -208,6 +217,7 @@ func TestLaws(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
+			cfg.NowPassesQuietHours = !tc.nowHeld
 			if tc.quiet != "" {
 				cfg.QuietHours = []config.Window{mustWindow(t, tc.quiet)}
 			}
@@ -222,7 +232,7 @@ func TestLaws(t *testing.T) {
 			}
 			for i, s := range tc.steps {
 				clock.advance(s.advance)
-				out, err := v.Submit(context.Background(), Announcement{Text: "t" + strconv.Itoa(i), Priority: s.prio, Now: s.now})
+				out, err := v.Submit(context.Background(), Announcement{Text: "t" + strconv.Itoa(i), Priority: s.prio, Now: s.now, NowPassesQuietHours: s.grant})
 				if err != nil {
 					t.Fatalf("step %d: %v", i, err)
 				}
