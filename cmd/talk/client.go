@@ -267,6 +267,11 @@ func (a *app) fail(err error) int {
 			a.warnf("%v\n  hint: the host %q does not resolve; check the address in %s (a URL like %s)", ue, dnsErr.Name, ue.source, fallbackURL)
 			return exitUnreachable
 		}
+		if ue.timeout > 0 {
+			// It listens but is slow: telling the user to start it would mislead.
+			a.warnf("%v\n  hint: talkd is running but did not answer in time; give it longer with --timeout, and see talk doctor", ue)
+			return exitUnreachable
+		}
 		a.warnf("%v\n  hint: start it with: talkd   (or point talk elsewhere with --url or TALK_URL)", ue)
 		return exitUnreachable
 	case errors.As(err, &re):

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +67,22 @@ func TestWaitExit(t *testing.T) {
 		if got := waitExit(c.outcome, c.reason); got != c.want {
 			t.Errorf("%s (%s): exit %d, want %d", c.outcome, c.reason, got, c.want)
 		}
+	}
+}
+
+// TestSlowDaemonIsNotCalledDown: a daemon that listens but answers late is not reported
+// as one to start (what a hanging engine behind it once made talk say).
+func TestSlowDaemonIsNotCalledDown(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	f := newCLIDaemon(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	_, errOut, code := runCLI(t, map[string]string{"TALK_URL": f.srv.URL}, "", "say", "--timeout", "300ms", "hello")
+	if code != exitUnreachable || strings.Contains(errOut, "start it with") || !strings.Contains(errOut, "did not answer in time") {
+		t.Fatalf("slow daemon: %d %q", code, errOut)
 	}
 }

@@ -32,7 +32,7 @@ type SpeakRequest struct {
 	Priority string `json:"priority,omitempty" enum:"low,normal,high" default:"\"normal\"" desc:"high is spoken before normal before low; each priority has its own rate limit."`
 	Lang     string `json:"lang,omitempty" pattern:"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" desc:"BCP-47 language of the text (de, en, fr, pt-BR, …) that the engine can speak; defaults to the daemon's configured language."`
 	Provider string `json:"provider,omitempty" desc:"A configured speech provider to use instead of the default; usually omitted."`
-	Now      bool   `json:"now,omitempty" default:"false" desc:"Pass quiet hours and the rate limit (never mute). Only for what cannot wait."`
+	Now      bool   `json:"now,omitempty" default:"false" desc:"Pass quiet hours (unless the daemon's rules hold them against now) and the rate limit; never mute. Only for what cannot wait."`
 	// Keep says which part of a text longer than max_chars is spoken: its start (the
 	// default, cut at a sentence) or its end (the last lines: piped build output, where
 	// the error is).
