@@ -36,11 +36,19 @@ func scenarios() map[string]scenario {
 	}
 }
 
-// speakWorker posts one announcement to /speak.
-func speakWorker(t target, _ int) worker {
+// speakWorker posts one announcement to /speak. Each has its own text (worker and
+// sequence number): talkd speaks the same text of one caller once (a repeat is merged
+// into the waiting one without taking queue room), and the scenario measures the
+// admission of announcements that each take their place.
+func speakWorker(t target, id int) worker {
 	var buf bytes.Buffer
-	body := []byte(bodySpeakHTTP)
+	prefix := []byte(strings.TrimSuffix(bodySpeakHTTP, `","priority":"high"}`) + ", run " + strconv.Itoa(id) + "-")
+	seq := 0
 	return func(ctx context.Context, p poster) outcome {
+		seq++
+		// A new slice per request: the raw client reuses its request bytes when it is
+		// given the same body slice again.
+		body := append(strconv.AppendInt(append(make([]byte, 0, len(bodySpeakHTTP)+32), prefix...), int64(seq), 10), `","priority":"high"}`...)
 		status, err := p.post(ctx, "/speak", body, nil, &buf)
 		if err != nil {
 			return outcome{Kind: "transport", Failed: true}
