@@ -50,8 +50,9 @@ hours, rate limit) is reported on stderr and exits 0: it is the daemon's law, no
 failure. A text longer than the daemon's voice.cleanup.max_chars (default 400) is cut:
 from arguments at a sentence boundary (its start is spoken); from stdin its end is
 spoken (the last lines, where a build's error is), and talk says on stderr what was left
-out. When the daemon has no audio player or
-no speech engine, talk warns on stderr that the announcement will not be heard.
+out. When the daemon has no audio player or no speech engine, or its last play reached no
+audio device, talk warns on stderr that the announcement will not be heard (talk doctor
+says what to fix).
 
 With --wait, talk blocks until the announcement has ended and prints its outcome; it
 exits 0 only when the announcement was heard: 6 muted, 7 discarded, 8 failed, 9 stale,
