@@ -76,11 +76,10 @@ func defaults(stateDir string) Config {
 			Cleanup:      Cleanup{URLs: &on1, Markdown: &on2, MaxChars: DefaultMaxChars},
 		},
 		Rules: Rules{
-			QuietHours:  []string{},
-			RateLimit:   RateLimit{Low: &low, Normal: &normal, High: &high},
-			MaxWait:     Duration{DefaultMaxWait},
-			OnRateLimit: RateLimitDefer,
-
+			QuietHours:          []string{},
+			RateLimit:           RateLimit{Low: &low, Normal: &normal, High: &high},
+			MaxWait:             Duration{DefaultMaxWait},
+			OnRateLimit:         RateLimitDefer,
 			NowPassesQuietHours: true,
 			QueueSize:           DefaultQueueSize,
 			HistorySize:         DefaultHistorySize,

@@ -4,9 +4,9 @@
 // interfaces, and its clock is injectable so the laws can be tested by moving time.
 //
 // The laws, in order: mute > now > quiet hours > rate limit. Whether now passes quiet
-// hours is itself a rule ([rules] now_passes_quiet_hours, or the caller's grant). Admitted announcements wait in
-// three FIFO lanes (high, normal, low) and are spoken one at a time; one that waited longer
-// than MaxWait is dropped as stale.
+// hours is itself a rule ([rules] now_passes_quiet_hours, or the caller's grant).
+// Admitted announcements wait in three FIFO lanes (high, normal, low) and are spoken one
+// at a time; one that waited longer than MaxWait is dropped as stale.
 package queue
 
 import (
@@ -60,11 +60,10 @@ type Config struct {
 // config.Load, so the quiet-hours windows parse).
 func ConfigFrom(c *config.Config) Config {
 	return Config{
-		QuietHours:     c.Rules.Windows(),
-		Intervals:      [3]time.Duration{c.Rules.Interval("low"), c.Rules.Interval("normal"), c.Rules.Interval("high")},
-		MaxWait:        c.Rules.MaxWait.Duration,
-		DeferRateLimit: c.Rules.OnRateLimit != config.RateLimitDiscard,
-
+		QuietHours:          c.Rules.Windows(),
+		Intervals:           [3]time.Duration{c.Rules.Interval("low"), c.Rules.Interval("normal"), c.Rules.Interval("high")},
+		MaxWait:             c.Rules.MaxWait.Duration,
+		DeferRateLimit:      c.Rules.OnRateLimit != config.RateLimitDiscard,
 		NowPassesQuietHours: c.Rules.NowPassesQuietHours,
 		Capacity:            c.Rules.QueueSize,
 		HistorySize:         c.Rules.HistorySize,

@@ -128,10 +128,9 @@ func (s *recSpeaker) texts() []string {
 
 func testConfig() Config {
 	return Config{
-		Intervals: [3]time.Duration{30 * time.Second, 5 * time.Second, 0},
-		MaxWait:   2 * time.Minute,
-		Capacity:  100,
-
+		Intervals:           [3]time.Duration{30 * time.Second, 5 * time.Second, 0},
+		MaxWait:             2 * time.Minute,
+		Capacity:            100,
 		NowPassesQuietHours: true,
 		HistorySize:         500,
 		SpeakTimeout:        5 * time.Second,
