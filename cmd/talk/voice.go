@@ -134,7 +134,7 @@ and with --wait also the final history entry, on a second line.`,
 						a.warnf("the text had %d characters; the daemon cut it at a sentence boundary to its voice.cleanup.max_chars", res.ShortenedFrom)
 					}
 					if res.Warning != "" {
-						a.warnf("warning: %s", res.Warning)
+						a.warnf("warning: %s (talk doctor says what to fix)", res.Warning)
 					}
 					if wait {
 						return a.waitFor(ctx, res.ID)
@@ -742,7 +742,7 @@ func (a *app) printStatus(st *statusDoc, now time.Time) {
 	if haveVoice && vi.Audible != nil && !*vi.Audible {
 		// First, before everything else: a voice nobody hears is the one state a user
 		// must not miss.
-		row("WARNING", "NOTHING IS HEARD: %s", vi.Silent)
+		row("WARNING", "NOTHING IS HEARD: %s (talk doctor says what to fix)", vi.Silent)
 	}
 	row("config", "%s", st.Config)
 	row("mute", "%s", st.Mute.human(now))
