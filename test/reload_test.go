@@ -137,12 +137,22 @@ func TestReloadRulesWithTalkReload(t *testing.T) {
 	if st != http.StatusOK || ans["reason"] != "quiet_hours" {
 		t.Errorf("announcement in the new quiet hours: %d %v, want discarded: quiet_hours", st, ans)
 	}
+	if st, ans := d.postJSON(t, "/speak", map[string]any{"text": "dringend", "now": true}, nil); st != http.StatusAccepted {
+		t.Errorf("now in quiet hours before now_passes_quiet_hours = false: %d %v", st, ans)
+	}
+	d.writeConfig(t, fmt.Sprintf("version = 1\n[rules]\nquiet_hours = [%q]\nnow_passes_quiet_hours = false\nrate_limit = { normal = \"0s\" }\n", quietWindowNow()))
+	talkAt(t, d, "", "reload").want(t, 0, "talk reload")
+	if st, ans := d.postJSON(t, "/speak", map[string]any{"text": "noch dringender", "now": true}, nil); st != http.StatusOK || ans["reason"] != "quiet_hours" {
+		t.Errorf("now in quiet hours after now_passes_quiet_hours = false: %d %v", st, ans)
+	}
+	d.writeConfig(t, fmt.Sprintf("version = 1\n[rules]\nquiet_hours = [%q]\nrate_limit = { normal = \"0s\" }\n", quietWindowNow()))
+	talkAt(t, d, "", "reload").want(t, 0, "talk reload")
 	_, status := d.getJSON(t, "/status")
 	if q, _ := status["quiet_hours"].(map[string]any); q["active"] != true {
 		t.Errorf("/status after the reload: quiet_hours %v", status["quiet_hours"])
 	}
-	if got := len(d.waitSpoken(t, 2)); got != 2 {
-		t.Errorf("%d spoken, want the 2 admitted before the reloads", got)
+	if got := len(d.waitSpoken(t, 3)); got != 3 {
+		t.Errorf("%d spoken, want the 2 admitted before the reloads and the now one", got)
 	}
 }
 
