@@ -85,3 +85,24 @@ func TestVoiceNoSoundCard(t *testing.T) {
 		t.Errorf("talk status still warns:\n%s", r.stdout)
 	}
 }
+
+// TestVoiceEngineFailureIsShort: an engine that fails with pages of diagnostics leaves a
+// one-line reason in the history, and the whole output in the debug log.
+func TestVoiceEngineFailureIsShort(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	voiceScript(t, filepath.Join(bin, "noisy"), `i=0; while [ $i -lt 40 ]; do echo "onnxruntime: cannot load model de_DE-thorsten für @jörg, line $i" >&2; i=$((i+1)); done; exit 1`)
+	cfg := "version = 1\n[[voice.commands]]\nname = \"noisy\"\nargv = [\"noisy\", \"{text}\", \"{out}\"]\n[[voice.commands]]\nname = \"noisyself\"\nargv = [\"noisy\", \"{text}\"]\n"
+	d := startDaemon(t, daemonOptions{Config: cfg, Env: map[string]string{"PATH": bin + ":" + os.Getenv("PATH"), "TALK_LOG_LEVEL": "debug"}})
+	for _, provider := range []string{"noisy", "noisyself"} {
+		_, body := d.postJSON(t, "/speak", map[string]any{"text": "hallo", "provider": provider, "now": true}, nil)
+		e := voiceHistoryEntry(t, d, body["id"].(string))
+		reason, _ := e["reason"].(string)
+		if e["outcome"] != "failed" || len([]rune(reason)) > 230 || !strings.Contains(reason, "exit status 1") || strings.Contains(reason, "line 3") {
+			t.Errorf("%s: %d characters of reason: %v", provider, len([]rune(reason)), e)
+		}
+	}
+	if !strings.Contains(d.logs(), "level=DEBUG") || !strings.Contains(d.logs(), "line 3") {
+		t.Errorf("the engine's whole output is not in the debug log:\n%s", d.logs())
+	}
+}

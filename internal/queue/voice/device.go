@@ -66,6 +66,24 @@ func shortFailure(err error) string {
 	return line
 }
 
+// shortError is an engine's error as a person reads it in the history: its first line,
+// at most 200 characters (the engine's full output is logged at debug level). It wraps
+// the original, so errors.Is still sees what happened.
+type shortError struct{ err error }
+
+func (e shortError) Error() string {
+	line := e.err.Error()
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	if r := []rune(line); len(r) > 200 {
+		line = string(r[:200]) + "…"
+	}
+	return line
+}
+
+func (e shortError) Unwrap() error { return e.err }
+
 // classifyPlayFailures turns the failures of every player tried for one utterance into
 // the error Play returns: ErrNoDevice with the short reasons when none could reach a
 // device, else the first failure, shortened. The raw messages go to the debug log.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"talkd/internal/queue"
@@ -30,5 +31,15 @@ func TestClassifyPlayFailures(t *testing.T) {
 		if err.Error() != c.want || errors.Is(err, queue.ErrNoDevice) != c.noDevice {
 			t.Errorf("%v: got %q (no device %v), want %q (%v)", c.programs, err, errors.Is(err, queue.ErrNoDevice), c.want, c.noDevice)
 		}
+	}
+}
+
+// TestShortError: an engine's long, multi-line failure becomes one line of at most 200
+// characters for the history, and still wraps the original.
+func TestShortError(t *testing.T) {
+	raw := errors.New("piper: exit status 1: " + strings.Repeat("onnxruntime: cannot load model für @jörg ", 20) + "\nsecond line")
+	err := shortError{raw}
+	if n := len([]rune(err.Error())); n > 201 || strings.Contains(err.Error(), "second line") || !errors.Is(err, raw) {
+		t.Fatalf("%d characters: %q", n, err.Error())
 	}
 }

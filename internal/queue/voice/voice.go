@@ -469,7 +469,8 @@ func (v *Voice) Prepare(ctx context.Context, u queue.Utterance) (queue.Audio, er
 	}
 	if err := e.synth(ctx, r); err != nil {
 		a.Close()
-		return nil, fmt.Errorf("provider %q: %w", name, err)
+		v.log.DebugContext(ctx, "synthesis failed", "provider", name, "err", err)
+		return nil, fmt.Errorf("provider %q: %w", name, shortError{err})
 	}
 	return a, nil
 }
@@ -489,9 +490,11 @@ func (v *Voice) Play(ctx context.Context, u queue.Utterance, qa queue.Audio) err
 		if err != nil && ctx.Err() == nil {
 			// runProc's errors start with the program's name.
 			program, _, _ := strings.Cut(err.Error(), ":")
+			v.log.DebugContext(ctx, "engine failed", "engine", program, "err", err)
 			if why, ok := deviceFailure(program, err); ok {
-				v.log.DebugContext(ctx, "engine's own audio output failed", "engine", program, "err", err)
 				err = fmt.Errorf("%w: %s", queue.ErrNoDevice, why)
+			} else {
+				err = shortError{err}
 			}
 		}
 		v.noteDevice(err)
