@@ -82,7 +82,7 @@ func commands() []command {
 	return []command{
 		sayCommand(), statusCommand(), muteCommand(), unmuteCommand(), stopCommand(), reloadCommand(),
 		cancelCommand(), historyCommand(), voicesCommand(), versionCommand(), plansCommand(), planCommand(),
-		mcpCommand(), serviceCommand(), completionCommand(), helpCommand(),
+		mcpCommand(), serviceCommand(), setupCommand(), hookCommand(), completionCommand(), helpCommand(),
 	}
 }
 

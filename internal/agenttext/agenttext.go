@@ -30,9 +30,9 @@ var (
 	reURL      = regexp.MustCompile(`(?i)<?\b(?:(?:https?|ftp|file)://|www\.)[^\s<>"')\]]+>?`)
 	// rePath is a token with a slash or backslash between name characters (src/main.go,
 	// ~/.config/talk, C:\Users), or a file name with a common source extension.
-	rePath = regexp.MustCompile(`(?:^|[\s(])(?:[~.]{0,2}[/\\])?[\p{L}\p{N}_.@~-]+(?:[/\\][\p{L}\p{N}_.@~-]*)+|(?:^|[\s(])[\p{L}\p{N}_-]+\.(?:go|py|js|ts|tsx|jsx|rs|c|h|cc|cpp|hpp|java|kt|rb|php|sh|md|json|toml|ya?ml|txt|lock|mod|sum|html|css|sql)\b`)
+	rePath     = regexp.MustCompile(`(?:^|[\s(])(?:[~.]{0,2}[/\\])?[\p{L}\p{N}_.@~-]+(?:[/\\][\p{L}\p{N}_.@~-]*)+|(?:^|[\s(])[\p{L}\p{N}_-]+\.(?:go|py|js|ts|tsx|jsx|rs|c|h|cc|cpp|hpp|java|kt|rb|php|sh|md|json|toml|ya?ml|txt|lock|mod|sum|html|css|sql)\b`)
 	reEmph     = regexp.MustCompile(`(\*\*|__|\*|_|~~)(\S(?:.*?\S)?)(\*\*|__|\*|_|~~)`)
-	reEmpty    = regexp.MustCompile(`\(\s*[,;]?\s*\)|\[\s*\]`)
+	reEmpty    = regexp.MustCompile(`\([\s,;\x00]*\)|\[\s*\]`)
 	reSpacePct = regexp.MustCompile(`\s+([,.;:!?])`)
 	reRepeat   = regexp.MustCompile(`([,;:])(?:\s*[,;:])+`)
 )
@@ -83,20 +83,72 @@ func Sentence(text string) string {
 	if strings.HasSuffix(pick, ":") {
 		pick = strings.TrimSuffix(pick, ":") + "."
 	}
-	return cut(pick, MaxRunes)
+	return cut(closeGaps(pick), MaxRunes)
+}
+
+// gap marks where code, a URL or a path was dropped, until closeGaps has looked at the
+// words around it.
+const gap = "\x00"
+
+// connectors are words that only lead to what follows them: at the end of a sentence, or
+// between two dropped things, they lead nowhere once those are gone ("see and ." is
+// "see ./a and ./b." without its paths).
+var connectors = map[string]bool{
+	"see": true, "and": true, "or": true, "in": true, "at": true, "to": true, "from": true, "with": true,
+	"for": true, "of": true, "under": true, "via": true, "like": true, "e.g.": true, "siehe": true,
+	"und": true, "oder": true, "unter": true, "mit": true, "von": true, "nach": true, "bei": true, "im": true, "an": true,
+}
+
+// closeGaps removes the gap marks and the words that led to what was dropped.
+func closeGaps(s string) string {
+	if !strings.Contains(s, gap) {
+		return s
+	}
+	words := strings.Fields(s)
+	core := func(w string) string { return strings.ToLower(strings.TrimRight(w, ".,;:!?")) }
+	last := words[len(words)-1]
+	end := last[len(strings.TrimRight(last, ".!?")):]
+	sawGap := false
+	for len(words) > 0 {
+		c := core(words[len(words)-1])
+		if c == gap || (sawGap && connectors[c]) {
+			sawGap = sawGap || c == gap
+			words = words[:len(words)-1]
+			continue
+		}
+		break
+	}
+	var out []string
+	for i, w := range words {
+		if connectors[core(w)] && i > 0 && i+1 < len(words) && core(words[i-1]) == gap && core(words[i+1]) == gap {
+			continue
+		}
+		if w = strings.ReplaceAll(w, gap, ""); w != "" {
+			out = append(out, w)
+		}
+	}
+	res := strings.Join(out, " ")
+	res = reSpacePct.ReplaceAllString(res, "$1")
+	if sawGap && res != "" {
+		if end == "" {
+			end = "."
+		}
+		res = strings.TrimRight(res, ",;: ") + end
+	}
+	return res
 }
 
 // cleanInline drops code, URLs and paths from one line and removes markdown markers.
 func cleanInline(s string) string {
 	s = reImage.ReplaceAllString(s, "")
 	s = reLink.ReplaceAllString(s, "$1")
-	s = reCode.ReplaceAllString(s, "")
-	s = reURL.ReplaceAllString(s, "")
+	s = reCode.ReplaceAllString(s, " "+gap+" ")
+	s = reURL.ReplaceAllString(s, " "+gap+" ")
 	s = rePath.ReplaceAllStringFunc(s, func(m string) string {
 		if r, _ := utf8.DecodeRuneInString(m); unicode.IsSpace(r) || r == '(' {
-			return string(r)
+			return string(r) + gap + " "
 		}
-		return ""
+		return " " + gap + " "
 	})
 	for range 2 { // nested emphasis (***bold italic***)
 		s = reEmph.ReplaceAllString(s, "$2")
