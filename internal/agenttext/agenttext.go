@@ -95,32 +95,35 @@ const gap = "\x00"
 // "see ./a and ./b." without its paths).
 var connectors = map[string]bool{
 	"see": true, "and": true, "or": true, "in": true, "at": true, "to": true, "from": true, "with": true,
-	"for": true, "of": true, "under": true, "via": true, "like": true, "e.g.": true, "siehe": true,
+	"for": true, "of": true, "under": true, "via": true, "like": true, "e.g": true, "siehe": true,
 	"und": true, "oder": true, "unter": true, "mit": true, "von": true, "nach": true, "bei": true, "im": true, "an": true,
 }
 
-// closeGaps removes the gap marks and the words that led to what was dropped.
+// closeGaps removes the gap marks and the words that led to what was dropped: before a
+// gap that ends a clause or the sentence, trailing connectors go ("tests pass in ; see ."
+// is "tests pass."), and a connector between two gaps goes ("see and" of two links).
 func closeGaps(s string) string {
 	if !strings.Contains(s, gap) {
 		return s
 	}
 	words := strings.Fields(s)
 	core := func(w string) string { return strings.ToLower(strings.TrimRight(w, ".,;:!?")) }
-	last := words[len(words)-1]
-	end := last[len(strings.TrimRight(last, ".!?")):]
-	sawGap := false
-	for len(words) > 0 {
-		c := core(words[len(words)-1])
-		if c == gap || (sawGap && connectors[c]) {
-			sawGap = sawGap || c == gap
-			words = words[:len(words)-1]
-			continue
-		}
-		break
-	}
 	var out []string
 	for i, w := range words {
-		if connectors[core(w)] && i > 0 && i+1 < len(words) && core(words[i-1]) == gap && core(words[i+1]) == gap {
+		c := core(w)
+		if c == gap {
+			punct := w[len(strings.TrimRight(w, ".,;:!?")):]
+			if punct != "" || i == len(words)-1 {
+				for n := len(out); n > 0 && connectors[core(out[n-1])] && core(out[n-1]) == strings.ToLower(out[n-1]); n = len(out) {
+					out = out[:n-1]
+				}
+				if n := len(out); n > 0 && punct != "" {
+					out[n-1] = strings.TrimRight(out[n-1], ",;:") + punct
+				}
+			}
+			continue
+		}
+		if connectors[c] && i > 0 && i+1 < len(words) && core(words[i-1]) == gap && core(words[i+1]) == gap {
 			continue
 		}
 		if w = strings.ReplaceAll(w, gap, ""); w != "" {
@@ -128,12 +131,8 @@ func closeGaps(s string) string {
 		}
 	}
 	res := strings.Join(out, " ")
-	res = reSpacePct.ReplaceAllString(res, "$1")
-	if sawGap && res != "" {
-		if end == "" {
-			end = "."
-		}
-		res = strings.TrimRight(res, ",;: ") + end
+	if res != "" && !endsSentence(res) {
+		res = strings.TrimRight(res, ",;") + "."
 	}
 	return res
 }
@@ -143,12 +142,16 @@ func cleanInline(s string) string {
 	s = reImage.ReplaceAllString(s, "")
 	s = reLink.ReplaceAllString(s, "$1")
 	s = reCode.ReplaceAllString(s, " "+gap+" ")
-	s = reURL.ReplaceAllString(s, " "+gap+" ")
+	// A URL or path at a sentence's end keeps the sentence's punctuation.
+	s = reURL.ReplaceAllStringFunc(s, func(m string) string {
+		return " " + gap + m[len(strings.TrimRight(m, ".,;:!?")):] + " "
+	})
 	s = rePath.ReplaceAllStringFunc(s, func(m string) string {
+		lead := " "
 		if r, _ := utf8.DecodeRuneInString(m); unicode.IsSpace(r) || r == '(' {
-			return string(r) + gap + " "
+			lead = string(r)
 		}
-		return " " + gap + " "
+		return lead + gap + m[len(strings.TrimRight(m, ".,;:!?")):] + " "
 	})
 	for range 2 { // nested emphasis (***bold italic***)
 		s = reEmph.ReplaceAllString(s, "$2")

@@ -18,6 +18,9 @@ func TestSentence(t *testing.T) {
 		{"only code", "```\nmake test\n```", ""},
 		{"non-ASCII", "Die Tests für Jörg laufen grün. Weiter geht's.", "Die Tests für Jörg laufen grün."},
 		{"dangling words go", "All 12 tests pass now; see https://x.org/pr/3 and `queue.go`. Anything else?", "All 12 tests pass now."},
+		{"clause end", "All **12 tests** pass in `internal/queue`; see https://example.com/ci. Anything else?", "All 12 tests pass."},
+		{"path at the end", "I changed ./cmd/talk/hook.go. It builds.", "I changed."},
+		{"connector kept before words", "See `make test` for details.", "See for details."},
 		{"a question stays whole", "What are you waiting for? Tell me.", "What are you waiting for?"},
 		{"table dropped", "| a | b |\n|---|---|\n| 1 | 2 |\nTable above.", "Table above."},
 	}
