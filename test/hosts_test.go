@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"os/exec"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -343,5 +344,23 @@ func TestHookSessionVoices(t *testing.T) {
 	talkRun(t, env, ev("a"), "hook", "claude-code").want(t, 0, "hook with an agent voice")
 	if last := bodies[len(bodies)-1]; last["pitch"] != nil || last["agent"] != "claude-code" {
 		t.Errorf("with [voice.agents] the hook sent %v", last)
+	}
+}
+
+// TestHostCompletion: bash completes the hosts of talk setup and the plan verbs.
+func TestHostCompletion(t *testing.T) {
+	t.Parallel()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	r := talkRun(t, nil, "", "completion", "bash")
+	script := filepath.Join(t.TempDir(), "talk.bash")
+	os.WriteFile(script, []byte(r.stdout), 0o600)
+	out, err := exec.Command(bash, "-c", `source "$1"
+COMP_WORDS=(talk setup c); COMP_CWORD=2; _talk; echo "setup: ${COMPREPLY[*]}"
+COMP_WORDS=(talk plan se); COMP_CWORD=2; _talk; echo "plan: ${COMPREPLY[*]}"`, "x", script).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "setup: claude-code codex cursor") || !strings.Contains(string(out), "plan: set-status set-size") {
+		t.Errorf("completion (%v):\n%s", err, out)
 	}
 }
