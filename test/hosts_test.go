@@ -178,6 +178,7 @@ func TestHookClaudeCode(t *testing.T) {
 		`{"session_id":"s1","cwd":"/home/jörg/src/mein-projekt","hook_event_name":"SubagentStop","stop_hook_active":false}`,
 		`{"session_id":"s2","transcript_path":"` + transcript + `","cwd":"/srv/Müller","hook_event_name":"Stop"}`,
 		`{"session_id":"s2","cwd":"/srv/Müller","hook_event_name":"PreToolUse","tool_name":"Bash"}`,
+		`{"session_id":"s2","cwd":"/srv/Müller","hook_event_name":"Notification","message":"Authenticated","notification_type":"auth_success"}`,
 	}
 	for i, ev := range events {
 		r := talkAt(t, d, ev, "hook", "claude-code")

@@ -218,7 +218,10 @@ func parseHookEvent(host string, raw []byte) (hookEvent, error) {
 		case "SubagentStop":
 			ev.kind = "subagent"
 		case "Notification":
-			ev.kind, ev.text = "needs", str("message")
+			// A login that succeeded (auth_success) needs nobody; the prompts do.
+			if t := str("notification_type"); t == "" || t == "permission_prompt" || t == "idle_prompt" || t == "elicitation_dialog" {
+				ev.kind, ev.text = "needs", str("message")
+			}
 		}
 	case "codex":
 		if str("type") == "agent-turn-complete" {
