@@ -112,8 +112,8 @@ func (a *app) hook(ctx context.Context, host string, args []string) int {
 	if pitch := a.sessionPitch(agent, ev.session); pitch != 0 {
 		req["pitch"] = pitch
 	}
-	if deadline, ok := ctx.Deadline(); ok && (a.opts.timeout == defaultTimeout || a.opts.timeout > time.Until(deadline)) {
-		a.opts.timeout = time.Until(deadline)
+	if deadline, ok := ctx.Deadline(); ok && a.opts.timeout > time.Until(deadline) {
+		a.opts.timeout = time.Until(deadline) // the request gets what is left of the budget
 	}
 	c := a.client()
 	c.agent = agent

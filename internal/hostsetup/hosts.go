@@ -93,17 +93,17 @@ func (e jsonEditor) add(raw []byte) ([]byte, bool, []string, error) {
 	if err != nil {
 		return nil, false, nil, fmt.Errorf("not valid JSON (%v)", err)
 	}
-	any := raw == nil
+	changed := raw == nil // a new file is written even when empty of talkd's parts
 	var notes []string
 	for _, p := range e.parts {
-		changed, n, err := p.add(doc)
+		c, n, err := p.add(doc)
 		if err != nil {
 			return nil, false, nil, err
 		}
-		any = any || changed
+		changed = changed || c
 		notes = append(notes, n...)
 	}
-	if !any {
+	if !changed {
 		return raw, false, notes, nil
 	}
 	return encode(doc), true, notes, nil
@@ -114,15 +114,15 @@ func (e jsonEditor) remove(raw []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("not valid JSON (%v)", err)
 	}
-	any := false
+	changed := false
 	for _, p := range e.parts {
-		changed, err := p.remove(doc)
+		c, err := p.remove(doc)
 		if err != nil {
 			return nil, false, err
 		}
-		any = any || changed
+		changed = changed || c
 	}
-	if !any {
+	if !changed {
 		return raw, false, nil
 	}
 	return encode(doc), true, nil

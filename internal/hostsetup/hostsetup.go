@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -303,13 +302,4 @@ func isTalkHook(cmd, host string) bool {
 // isTalkProgram reports whether argv[0] of an MCP entry or notify program is a talk.
 func isTalkProgram(p string) bool {
 	return p == "talk" || strings.HasSuffix(p, "/talk") || strings.HasSuffix(p, `\talk.exe`)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
