@@ -35,7 +35,7 @@ var sessionPitches = []int{50, 36, 64, 43, 57, 30, 70}
 
 func hookCommand() command {
 	return command{
-		name: "hook", usage: "hook " + strings.Join(hostsetup.Names(), "|") + " [EVENT-JSON]",
+		name: "hook", usage: "hook HOST [EVENT-JSON]",
 		summary: "announce an agent host's hook event through talkd (run by the hosts; see talk setup)",
 		detail: `The command the hooks written by talk setup run. It reads the host's event (JSON on stdin;
 Codex passes it as the last argument) and asks talkd to say, within its laws (mute, quiet

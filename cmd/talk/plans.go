@@ -240,7 +240,7 @@ type planInfo struct {
 
 // planDetail is plan's help text; its status words and boxes come from the notation's
 // vocabulary (vocab.Notation, generated from the engine's scripts).
-var planDetail = `Subcommands:
+var planDetail = `SUBCOMMAND is show, inspect, set-status, add, move, remove or set-size:
   show KEY                      print the plan's text as stored (werkbaum_read); terminal
                                 control characters in it are shown escaped (\x1b), as in
                                 all human output; --json (exact text):
@@ -278,7 +278,7 @@ terminal. --json output is JSON and carries the text unchanged.`
 
 func planCommand() command {
 	return command{
-		name: "plan", usage: "plan show|inspect|set-status|add|move|remove|set-size KEY …", summary: "read, inspect and update one Werkbaum plan",
+		name: "plan", usage: "plan SUBCOMMAND KEY …", summary: "read, inspect and update one Werkbaum plan",
 		data: true, detail: planDetail,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			var id string

@@ -21,7 +21,7 @@ const (
 
 func serviceCommand() command {
 	return command{
-		name: "service", usage: "service install|uninstall|status [--talkd PATH] [--no-start] [--autostart] [--print]",
+		name: "service", usage: "service install|uninstall|status",
 		summary: "run talkd at login: a systemd user unit (Linux), a launchd agent (macOS)",
 		detail: `install writes the service definition for the talkd binary next to talk (or --talkd
 PATH, else the first talkd on the PATH that is not Debian's netkit one) and enables and

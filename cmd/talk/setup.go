@@ -13,7 +13,7 @@ import (
 
 func setupCommand() command {
 	return command{
-		name: "setup", usage: "setup [--remove] [--project DIR] HOST…",
+		name: "setup", usage: "setup [--remove] HOST…",
 		summary: "wire talkd into an agent host: its hooks speak when the agent is done or needs you",
 		detail: `HOST is one or more of: ` + strings.Join(hostsetup.Names(), ", ") + `. talk setup merges into the
 host's own files, keeping every other key, hook and comment:
