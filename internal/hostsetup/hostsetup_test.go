@@ -306,3 +306,37 @@ func TestBrokenFileIsLeftAlone(t *testing.T) {
 		t.Error("~/.claude.json was written although settings.json was refused")
 	}
 }
+
+// TestSetupAfterTalkMoved: a second setup from a talk at another path replaces talkd's
+// entries instead of adding a second set (JSON hosts and Codex alike).
+func TestSetupAfterTalkMoved(t *testing.T) {
+	home := fixtureHome(t)
+	for _, h := range Hosts() {
+		if _, err := h.Setup(Options{Home: home, Talk: "/old/bin/talk"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Setup(Options{Home: home, Talk: talkBin}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settings := string(mustRead(t, filepath.Join(home, ".claude", "settings.json")))
+	if strings.Contains(settings, "/old/bin/talk") || strings.Count(settings, talkBin+" hook claude-code") != 3 {
+		t.Errorf("claude settings after the move:\n%s", settings)
+	}
+	if c := string(mustRead(t, filepath.Join(home, ".cursor", "hooks.json"))); strings.Contains(c, "/old/bin/talk") || strings.Count(c, "hook cursor") != 2 {
+		t.Errorf("cursor hooks after the move:\n%s", c)
+	}
+	toml := string(mustRead(t, filepath.Join(home, ".codex", "config.toml")))
+	if strings.Count(toml, "notify = ") != 1 || !strings.Contains(toml, `notify = ["`+talkBin+`", "hook", "codex"]`) {
+		t.Errorf("codex config after the move:\n%s", toml)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
