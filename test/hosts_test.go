@@ -365,3 +365,24 @@ COMP_WORDS=(talk plan se); COMP_CWORD=2; _talk; echo "plan: ${COMPREPLY[*]}"`, "
 		t.Errorf("completion (%v):\n%s", err, out)
 	}
 }
+
+// TestHookWithinTheLaws: the hooks pass none of talkd's laws — muted, a turn's end is
+// not said (the hook still exits 0 and says why on stderr), and after unmute it is.
+func TestHookWithinTheLaws(t *testing.T) {
+	t.Parallel()
+	d := hookDaemon(t, "")
+	talkAt(t, d, "", "mute").want(t, 0, "mute")
+	ev := `{"session_id":"s","cwd":"/p/quiet","hook_event_name":"Notification","message":"Claude needs your permission to use Bash","notification_type":"permission_prompt"}`
+	r := talkAt(t, d, ev, "hook", "claude-code")
+	r.want(t, 0, "hook while muted")
+	if !strings.Contains(r.stderr, "muted") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	talkAt(t, d, "", "unmute").want(t, 0, "unmute")
+	talkAt(t, d, ev, "hook", "claude-code").want(t, 0, "hook after unmute")
+	got := d.waitSpoken(t, 1)
+	time.Sleep(100 * time.Millisecond)
+	if got = d.spoken(t); len(got) != 1 || got[0].Text != "quiet: Claude needs your permission to use Bash." || got[0].Priority != "high" {
+		t.Errorf("spoken %+v", got)
+	}
+}
