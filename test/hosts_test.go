@@ -110,6 +110,13 @@ func TestHostSetupAllHosts(t *testing.T) {
 	if strings.Contains(r.stdout, "updated") || strings.Contains(r.stdout, "added") {
 		t.Errorf("second setup reports changes:\n%s", r.stdout)
 	}
+	r = talkRun(t, env, "", "setup")
+	r.want(t, 0, "setup without a host (status)")
+	for _, want := range []string{"Claude Code (talk setup claude-code):\nset up    ~/.claude/settings.json", "set up    ~/.codex/config.toml"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, r.stdout)
+		}
+	}
 	r = talkRun(t, env, "", "setup", "--remove", "claude-code", "codex", "gemini", "cursor")
 	r.want(t, 0, "setup --remove")
 	for rel, text := range orig {
@@ -122,6 +129,9 @@ func TestHostSetupAllHosts(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "restored  ~/.claude/settings.json") {
 		t.Errorf("remove output:\n%s", r.stdout)
+	}
+	if r = talkRun(t, env, "", "setup"); !strings.Contains(r.stdout, "not set up ~/.claude/settings.json") {
+		t.Errorf("status after remove:\n%s", r.stdout)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 func setupCommand() command {
 	return command{
-		name: "setup", usage: "setup [--remove] HOST…",
+		name: "setup", usage: "setup [--remove] [HOST…]",
 		summary: "wire talkd into an agent host: its hooks speak when the agent is done or needs you",
 		detail: `HOST is one or more of: ` + strings.Join(hostsetup.Names(), ", ") + `. talk setup merges into the
 host's own files, keeping every other key, hook and comment:
@@ -33,7 +33,8 @@ nothing. The first change of a file keeps it as it was in NAME` + hostsetup.Back
 --remove puts that copy back byte for byte when the file is as setup left it, else takes
 out only talkd's entries (your later changes stay). An MCP entry called talk that you
 wrote yourself (e.g. over HTTP) is kept. Exit 1 when a file cannot be read or merged
-(nothing of that host is written then).`,
+(nothing of that host is written then). Without HOST, talk setup changes nothing and
+shows for every host whether its files carry talkd's entries.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			var remove bool
 			var project, talk string
@@ -43,7 +44,10 @@ wrote yourself (e.g. over HTTP) is kept. Exit 1 when a file cannot be read or me
 			return func(ctx context.Context, args []string) int {
 				cmd, _ := findCommand("setup")
 				if len(args) == 0 {
-					return a.usage(cmd, "name the host(s): %s", strings.Join(hostsetup.Names(), ", "))
+					if remove {
+						return a.usage(cmd, "name the host(s) to remove: %s", strings.Join(hostsetup.Names(), ", "))
+					}
+					return a.setupStatus(project, talk)
 				}
 				var hosts []hostsetup.Host
 				for _, name := range args {
@@ -81,6 +85,28 @@ wrote yourself (e.g. over HTTP) is kept. Exit 1 when a file cannot be read or me
 			}
 		},
 	}
+}
+
+// setupStatus shows, for every host, whether talkd's entries are in its files.
+func (a *app) setupStatus(project, talk string) int {
+	o, err := a.setupOptions(project, talk)
+	if err != nil {
+		a.warnf("%v", err)
+		return exitFailure
+	}
+	for _, h := range hostsetup.Hosts() {
+		if o.Project != "" && !h.Project {
+			continue
+		}
+		changes, err := h.Status(o)
+		if err != nil {
+			a.warnf("%s: %v", h.Title, err)
+			continue
+		}
+		fmt.Fprintf(a.stdout, "%s (talk setup %s):\n", h.Title, h.Name)
+		a.printChanges(h, changes, o.Home)
+	}
+	return exitOK
 }
 
 func (a *app) setupOptions(project, talk string) (hostsetup.Options, error) {

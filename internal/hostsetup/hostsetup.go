@@ -157,6 +157,38 @@ func (h Host) Setup(o Options) ([]Change, error) {
 	return changes, nil
 }
 
+// Status reports per file whether talkd's entries are in it as setup would write them:
+// Action "set up", "not set up" (or "absent" for a missing file), "unreadable" with the
+// reason in Notes. It changes nothing.
+func (h Host) Status(o Options) ([]Change, error) {
+	if err := h.check(o); err != nil {
+		return nil, err
+	}
+	var out []Change
+	for _, t := range h.targets(o) {
+		c := Change{Path: t.path, What: t.what}
+		raw, exists, err := readFile(t.path)
+		switch {
+		case err != nil:
+			c.Action, c.Notes = "unreadable", []string{err.Error()}
+		case !exists:
+			c.Action = "absent"
+		default:
+			_, changed, notes, err := t.ed.add(raw)
+			switch {
+			case err != nil:
+				c.Action, c.Notes = "unreadable", []string{err.Error()}
+			case changed:
+				c.Action = "not set up"
+			default:
+				c.Action, c.Notes = "set up", notes
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // Remove takes talkd's entries out of the host's files: a file unchanged since setup gets
 // its backup back byte for byte (or is deleted when setup created it); otherwise only
 // talkd's entries are removed and the rest stays as it is now.
