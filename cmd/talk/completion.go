@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"talkd/internal/hostsetup"
 )
 
 func completionCommand() command {
@@ -98,6 +100,10 @@ func writeBash(w io.Writer, spec []completionCmd) {
 			extra = " install uninstall status"
 		case "completion":
 			extra = " bash zsh fish"
+		case "setup", "hook":
+			extra = " " + strings.Join(hostsetup.Names(), " ")
+		case "plan":
+			extra = " show inspect set-status add move remove set-size"
 		}
 		fmt.Fprintf(w, "    %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", c.name, strings.Join(flags, " ")+extra)
 	}

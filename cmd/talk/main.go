@@ -84,7 +84,7 @@ func commands() []command {
 	return []command{
 		sayCommand(), statusCommand(), muteCommand(), unmuteCommand(), stopCommand(), reloadCommand(),
 		cancelCommand(), historyCommand(), voicesCommand(), versionCommand(), plansCommand(), planCommand(),
-		mcpCommand(), serviceCommand(), doctorCommand(), completionCommand(), helpCommand(),
+		mcpCommand(), serviceCommand(), setupCommand(), hookCommand(), doctorCommand(), completionCommand(), helpCommand(),
 	}
 }
 
@@ -172,10 +172,15 @@ func (a *app) commonFlags(fs *flag.FlagSet, cmd command) {
 
 // parseInterspersed parses flags anywhere among the positional arguments (`talk mute 30m
 // --json`, `talk say "Build kaputt" -p high`), as GNU tools do; everything after "--" is
-// positional, so `talk say -- -5 degrees` speaks "-5 degrees".
+// positional, so `talk say -- -5 degrees` speaks "-5 degrees". An argument that starts
+// with "- " is never a flag (a plan's node line: talk plan add p root "- [ ] #t: Token").
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
+		if len(args) > 0 && strings.HasPrefix(args[0], "- ") {
+			pos, args = append(pos, args[0]), args[1:]
+			continue
+		}
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}

@@ -146,9 +146,9 @@ func (a *app) failPlan(err error) int {
 		if json.Unmarshal(te.res.StructuredContent, &g) == nil {
 			switch g.Switch {
 			case "allowWarnings":
-				a.warnf("to write it anyway: talk plan set-status --allow-warnings …")
+				a.warnf("to write it anyway: add --allow-warnings")
 			case "allowProd":
-				a.warnf("to write it anyway: talk plan set-status --allow-prod …")
+				a.warnf("to write it anyway: add --allow-prod")
 			}
 		}
 		return exitRefused
@@ -240,7 +240,7 @@ type planInfo struct {
 
 // planDetail is plan's help text; its status words and boxes come from the notation's
 // vocabulary (vocab.Notation, generated from the engine's scripts).
-var planDetail = `Subcommands:
+var planDetail = `SUBCOMMAND is show, inspect, set-status, add, move, remove or set-size:
   show KEY                      print the plan's text as stored (werkbaum_read); terminal
                                 control characters in it are shown escaped (\x1b), as in
                                 all human output; --json (exact text):
@@ -256,6 +256,19 @@ var planDetail = `Subcommands:
                                 the guards (new structural warnings, newly [^]) unless
                                 --allow-warnings / --allow-prod. --json: the write result
                                 {"base","revision","changed","warnings","added","removed"}
+  add KEY PARENT LINE [--after ID]
+                                add a node line (e.g. "- [ ] #t: Token check (S) @anna",
+                                without indentation) as the last child of PARENT (- for a
+                                new root), or right after its child --after ID
+  move KEY ID PARENT [--after ID]
+                                move a node with its subtree under PARENT (- for the top
+                                level), as the last child or after --after ID
+  remove KEY ID [--discard]     delete a node with its subtree and description; --discard
+                                marks it [-] instead (kept, hidden)
+  set-size KEY ID SIZE          set a node's size (` + strings.Join(vocab.Notation.Sizes, ", ") + `), or - to remove it
+  The writes (set-status and these) all read the base, write with a fresh request id,
+  re-apply on a fresh base up to 3 times when another writer got in between, take
+  --allow-warnings and --allow-prod, and with --json print the write result.
 Status boxes: ` + statusLegend(vocab.Notation) + `
 A refused operation (unknown plan or id, conflict, guard) exits 4 with the daemon's text.
 Plan text is anyone's input: in human output (and every message on stderr) control
@@ -265,26 +278,43 @@ terminal. --json output is JSON and carries the text unchanged.`
 
 func planCommand() command {
 	return command{
-		name: "plan", usage: "plan show|inspect|set-status KEY …", summary: "read, inspect and update one Werkbaum plan",
+		name: "plan", usage: "plan SUBCOMMAND KEY …", summary: "read, inspect and update one Werkbaum plan",
 		data: true, detail: planDetail,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			var id string
 			var allowWarnings, allowProd bool
 			fs.StringVar(&id, "id", "", "inspect: show only the subtree of the node with this `ID`")
-			fs.BoolVar(&allowWarnings, "allow-warnings", false, "set-status: write even if the result has new structural warnings")
-			fs.BoolVar(&allowProd, "allow-prod", false, "set-status: allow a node to newly carry [^] (in production)")
+			var after string
+			var discard bool
+			fs.BoolVar(&allowWarnings, "allow-warnings", false, "writes: write even if the result has new structural warnings")
+			fs.BoolVar(&allowProd, "allow-prod", false, "writes: allow a node to newly carry [^] (in production)")
+			fs.StringVar(&after, "after", "", "add, move: place the node right after this sibling `ID`")
+			fs.BoolVar(&discard, "discard", false, "remove: mark the node [-] (kept, hidden) instead of deleting it")
 			return func(ctx context.Context, args []string) int {
 				a.neutraliseTerminal()
 				cmd, _ := findCommand("plan")
 				if len(args) == 0 {
-					return a.usage(cmd, "give a subcommand: show, inspect or set-status")
+					return a.usage(cmd, "give a subcommand: show, inspect, set-status, add, move, remove or set-size")
 				}
 				sub, rest := args[0], args[1:]
 				if id != "" && sub != "inspect" {
 					return a.usage(cmd, "--id belongs to plan inspect")
 				}
-				if (allowWarnings || allowProd) && sub != "set-status" {
-					return a.usage(cmd, "--allow-warnings and --allow-prod belong to plan set-status")
+				write := planWriteGuards{allowWarnings: allowWarnings, allowProd: allowProd}
+				if (allowWarnings || allowProd) && (sub == "show" || sub == "inspect") {
+					return a.usage(cmd, "--allow-warnings and --allow-prod belong to the plan writes")
+				}
+				if after != "" && sub != "add" && sub != "move" {
+					return a.usage(cmd, "--after belongs to plan add and plan move")
+				}
+				if discard && sub != "remove" {
+					return a.usage(cmd, "--discard belongs to plan remove")
+				}
+				if edit, ok := planEdits[sub]; ok {
+					if len(rest) != edit.args {
+						return a.usage(cmd, "plan %s takes %s", sub, edit.usage)
+					}
+					return a.planEdit(ctx, sub, rest, strings.TrimPrefix(after, "#"), discard, write)
 				}
 				switch sub {
 				case "show":
@@ -301,9 +331,16 @@ func planCommand() command {
 					if len(rest) != 3 {
 						return a.usage(cmd, "plan set-status takes KEY ID STATUS")
 					}
-					return a.planSetStatus(ctx, rest[0], strings.TrimPrefix(rest[1], "#"), rest[2], allowWarnings, allowProd)
+					id, status := strings.TrimPrefix(rest[1], "#"), rest[2]
+					return a.planWrite(ctx, rest[0], "werkbaum_set_status", map[string]any{"id": id, "status": status}, write,
+						func(wr writeResult) string {
+							if wr.Changed {
+								return fmt.Sprintf("#%s set to %s", id, status)
+							}
+							return fmt.Sprintf("#%s already had status %s, nothing changed", id, status)
+						})
 				}
-				return a.usage(cmd, "unknown subcommand %q: use show, inspect or set-status", sub)
+				return a.usage(cmd, "unknown subcommand %q: use show, inspect, set-status, add, move, remove or set-size", sub)
 			}
 		},
 	}
@@ -602,7 +639,14 @@ func newRequestID() string {
 	return "talk-" + hex.EncodeToString(b[:])
 }
 
-func (a *app) planSetStatus(ctx context.Context, key, id, status string, allowWarnings, allowProd bool) int {
+// planWriteGuards are the guard switches every plan write takes.
+type planWriteGuards struct{ allowWarnings, allowProd bool }
+
+// planWrite applies one node verb (tool with its verb arguments) to plan key: it reads the
+// base, writes with a fresh request id, and when another writer got in between re-applies
+// the verb on the new base (the verb names nodes by id, so it stays meaningful) up to
+// maxConflictRetries times. done says what happened, for the human output.
+func (a *app) planWrite(ctx context.Context, key, tool string, verb map[string]any, g planWriteGuards, done func(writeResult) string) int {
 	_, snap, err := a.readPlan(ctx, key)
 	if err != nil {
 		return a.failPlan(err)
@@ -610,14 +654,17 @@ func (a *app) planSetStatus(ctx context.Context, key, id, status string, allowWa
 	cur := snap.Base
 	for attempt := 1; ; attempt++ {
 		reqID := newRequestID()
-		args := map[string]any{"plan": key, "base": cur, "request_id": reqID, "id": id, "status": status}
-		if allowWarnings {
+		args := map[string]any{"plan": key, "base": cur, "request_id": reqID}
+		for k, v := range verb {
+			args[k] = v
+		}
+		if g.allowWarnings {
 			args["allowWarnings"] = true
 		}
-		if allowProd {
+		if g.allowProd {
 			args["allowProd"] = true
 		}
-		res, err := a.callTool(ctx, "werkbaum_set_status", args)
+		res, err := a.callTool(ctx, tool, args)
 		var te *toolError
 		if errors.As(err, &te) && attempt <= maxConflictRetries {
 			var c struct {
@@ -625,7 +672,7 @@ func (a *app) planSetStatus(ctx context.Context, key, id, status string, allowWa
 				Base     *base `json:"base"`
 			}
 			if json.Unmarshal(te.res.StructuredContent, &c) == nil && c.Conflict && c.Base != nil {
-				a.warnf("plan %s changed meanwhile (now revision %d); setting #%s again on the new text", key, c.Base.Revision, id)
+				a.warnf("plan %s changed meanwhile (now revision %d); applying the change again on the new text", key, c.Base.Revision)
 				cur = *c.Base
 				continue
 			}
@@ -644,12 +691,12 @@ func (a *app) planSetStatus(ctx context.Context, key, id, status string, allowWa
 		}
 		var wr writeResult
 		if err := json.Unmarshal(res.StructuredContent, &wr); err != nil {
-			return a.fail(fmt.Errorf("werkbaum_set_status answered unexpected JSON: %w", err))
+			return a.fail(fmt.Errorf("%s answered unexpected JSON: %w", tool, err))
 		}
 		if wr.Changed {
-			fmt.Fprintf(a.stdout, "%s: #%s set to %s, now revision %d\n", key, id, status, wr.Revision)
+			fmt.Fprintf(a.stdout, "%s: %s, now revision %d\n", key, done(wr), wr.Revision)
 		} else {
-			fmt.Fprintf(a.stdout, "%s: #%s already had status %s, nothing changed (revision %d)\n", key, id, status, wr.Revision)
+			fmt.Fprintf(a.stdout, "%s: %s (revision %d)\n", key, done(wr), wr.Revision)
 		}
 		for _, w := range wr.Added {
 			fmt.Fprintf(a.stdout, "  new warning     %s\n", w)

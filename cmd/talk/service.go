@@ -21,7 +21,7 @@ const (
 
 func serviceCommand() command {
 	return command{
-		name: "service", usage: "service install|uninstall|status [--talkd PATH] [--no-start]",
+		name: "service", usage: "service install|uninstall|status",
 		summary: "run talkd at login: a systemd user unit (Linux), a launchd agent (macOS)",
 		detail: `install writes the service definition for the talkd binary next to talk (or --talkd
 PATH, else the first talkd on the PATH that is not Debian's netkit one) and enables and
@@ -30,18 +30,31 @@ starts it: on Linux ~/.config/systemd/user/talkd.service with systemctl --user e
 --no-start only writes the file. uninstall stops the service and removes the file;
 status shows both. On Windows, talk prints the equivalent Scheduled Task command and
 changes nothing. Logs: journalctl --user -u talkd (Linux), ~/Library/Logs/talkd.log
-(macOS).`,
+(macOS).
+The unit reads its environment from ~/.config/talk/talkd.env (EnvironmentFile; install
+writes it once, mode 0600, with your PATH so engines in ~/.local/bin are found): put the
+tokens your config names with token_env there, as KEY=value lines.
+Without a systemd user session (ssh logins, containers, WSL) systemctl --user cannot work:
+install writes the unit, says so, exits 1 and names what works instead:
+loginctl enable-linger, --autostart (an XDG autostart entry ~/.config/autostart/talkd.desktop,
+started by a desktop session at login), or --print (the unit on stdout, to install it
+elsewhere). status exits 1 when it cannot tell the service's state.`,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			var bin string
-			var noStart bool
+			var noStart, autostart, print bool
 			fs.StringVar(&bin, "talkd", "", "the talkd binary the service runs (`PATH`; default: next to talk)")
 			fs.BoolVar(&noStart, "no-start", false, "install: write the service file only, do not enable or start it")
+			fs.BoolVar(&autostart, "autostart", false, "install, uninstall (Linux): an XDG autostart entry instead of a systemd unit")
+			fs.BoolVar(&print, "print", false, "install: print the service definition instead of installing it")
 			return func(ctx context.Context, args []string) int {
 				cmd, _ := findCommand("service")
 				if len(args) != 1 {
 					return a.usage(cmd, "give one of install, uninstall, status")
 				}
-				s := service{a: a, goos: runtime.GOOS, noStart: noStart}
+				s := service{a: a, goos: runtime.GOOS, noStart: noStart, autostart: autostart}
+				if (autostart || print) && args[0] == "status" || print && args[0] != "install" {
+					return a.usage(cmd, "--autostart belongs to install and uninstall, --print to install")
+				}
 				switch args[0] {
 				case "install":
 					path, err := s.talkdPath(bin)
@@ -49,8 +62,17 @@ changes nothing. Logs: journalctl --user -u talkd (Linux), ~/Library/Logs/talkd.
 						a.warnf("%v", err)
 						return exitFailure
 					}
+					if print {
+						return s.print(path)
+					}
+					if autostart {
+						return s.installAutostart(path)
+					}
 					return s.install(ctx, path)
 				case "uninstall":
+					if autostart {
+						return s.uninstallAutostart()
+					}
 					return s.uninstall(ctx)
 				case "status":
 					return s.status(ctx)
@@ -63,9 +85,10 @@ changes nothing. Logs: journalctl --user -u talkd (Linux), ~/Library/Logs/talkd.
 
 // service installs talkd as a per-user service of the platform's service manager.
 type service struct {
-	a       *app
-	goos    string
-	noStart bool
+	a         *app
+	goos      string
+	noStart   bool
+	autostart bool
 }
 
 // talkdPath finds the daemon binary: --talkd, else beside this talk, else on the PATH,
@@ -105,13 +128,9 @@ func isFile(p string) bool {
 func (s service) file() (string, error) {
 	switch s.goos {
 	case "linux":
-		dir := s.a.getenv("XDG_CONFIG_HOME")
-		if dir == "" {
-			home := s.a.getenv("HOME")
-			if home == "" {
-				return "", errors.New("neither XDG_CONFIG_HOME nor HOME is set")
-			}
-			dir = filepath.Join(home, ".config")
+		dir, err := s.configDir()
+		if err != nil {
+			return "", err
 		}
 		return filepath.Join(dir, "systemd", "user", serviceUnit), nil
 	case "darwin":
@@ -124,15 +143,52 @@ func (s service) file() (string, error) {
 	return "", fmt.Errorf("talk service does not manage services on %s", s.goos)
 }
 
+// configDir is the user's configuration folder: $XDG_CONFIG_HOME, else ~/.config.
+func (s service) configDir() (string, error) {
+	if dir := s.a.getenv("XDG_CONFIG_HOME"); dir != "" {
+		return dir, nil
+	}
+	home := s.a.getenv("HOME")
+	if home == "" {
+		return "", errors.New("neither XDG_CONFIG_HOME nor HOME is set")
+	}
+	return filepath.Join(home, ".config"), nil
+}
+
+// envFile is the service's environment file: the tokens the config names with token_env
+// and a PATH, which a service manager does not take from the user's shell.
+func (s service) envFile() (string, error) {
+	dir, err := s.configDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "talk", "talkd.env"), nil
+}
+
+// envFileContent is the first content of the environment file: the PATH of the shell that
+// installed the service (an engine in ~/.local/bin is found), and where tokens go.
+func envFileContent(path string) string {
+	return `# The environment of the talkd service (written once by talk service install; yours to edit).
+# KEY=value lines; systemd reads them at each start (systemctl --user restart talkd).
+# The PATH talkd searches for engines and players (of the shell that ran the install):
+PATH=` + path + `
+# The tokens your talkd config names with token_env go here, e.g.:
+# TALKD_TOKEN_CI=…
+`
+}
+
 // systemdUnit is the user unit running talkd; Restart=on-failure brings it back after a
 // crash, but not after a clean stop, and `systemctl --user reload talkd` sends the SIGHUP
-// that makes talkd read its configuration again.
-func systemdUnit(talkd string) string {
+// that makes talkd read its configuration again. The environment file is optional (-):
+// the unit starts without it. It is a path, not a command line: no quoting, only the
+// %-specifiers doubled.
+func systemdUnit(talkd, envFile string) string {
 	return `[Unit]
 Description=talkd: the voice (and plan keeper) of your agents
 After=default.target
 
 [Service]
+EnvironmentFile=-` + strings.ReplaceAll(envFile, "%", "%%") + `
 ExecStart=` + systemdQuote(talkd) + `
 ExecReload=/bin/kill -HUP $MAINPID
 Restart=on-failure
@@ -189,9 +245,17 @@ func (s service) install(ctx context.Context, talkd string) int {
 		s.a.warnf("%v", err)
 		return exitFailure
 	}
-	content := systemdUnit(talkd)
-	if s.goos == "darwin" {
+	var content string
+	switch s.goos {
+	case "darwin":
 		content = launchdPlist(talkd, s.a.getenv("HOME"))
+	default:
+		env, err := s.writeEnvFile()
+		if err != nil {
+			s.a.warnf("%v", err)
+			return exitFailure
+		}
+		content = systemdUnit(talkd, env)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		s.a.warnf("create %s: %v", filepath.Dir(path), err)
@@ -214,7 +278,18 @@ func (s service) install(ctx context.Context, talkd string) int {
 	var steps [][]string
 	switch s.goos {
 	case "linux":
-		steps = [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "--now", serviceUnit}}
+		if out, err := exec.CommandContext(ctx, "systemctl", "--user", "daemon-reload").CombinedOutput(); err != nil {
+			if why, ok := noUserSession(out, err); ok {
+				s.a.warnf("wrote the unit, but there is no systemd user session here (systemctl --user: %s), so talkd was not enabled or started. What works instead:\n"+
+					"  - systemd without a login session (ssh, a server): sudo loginctl enable-linger %s, log in again, then: talk service install\n"+
+					"  - a desktop session without systemd: talk service install --autostart (starts talkd at your next login)\n"+
+					"  - another init or a container: talk service install --print shows the unit; or start talkd from your own startup script", why, s.user())
+				return exitFailure
+			}
+			s.a.warnf("systemctl --user daemon-reload: %v\n  %s", err, strings.TrimSpace(string(out)))
+			return exitFailure
+		}
+		steps = [][]string{{"systemctl", "--user", "enable", "--now", serviceUnit}}
 	case "darwin":
 		steps = [][]string{{"launchctl", "bootstrap", "gui/" + strconv.Itoa(os.Getuid()), path}}
 	}
@@ -287,11 +362,159 @@ func (s service) status(ctx context.Context) int {
 		if err != nil {
 			state = "not loaded"
 		}
-	}
-	if state == "" && err != nil {
-		state = err.Error()
+	} else if !systemdStates[state] {
+		// Not a state but an error (no user session, no systemctl): say so, and let a
+		// script see that the answer is unknown.
+		why := state
+		if w, ok := noUserSession(out, err); ok {
+			why = "no systemd user session: " + w
+		} else if why == "" && err != nil {
+			why = err.Error()
+		}
+		fmt.Fprintf(s.a.stdout, "state: unknown\n")
+		s.a.warnf("cannot tell whether talkd runs (%s)", why)
+		return exitFailure
 	}
 	fmt.Fprintf(s.a.stdout, "state: %s\n", state)
+	return exitOK
+}
+
+// systemdStates are the answers of systemctl is-active that are states.
+var systemdStates = map[string]bool{"active": true, "inactive": true, "failed": true, "activating": true,
+	"deactivating": true, "reloading": true, "maintenance": true, "refreshing": true}
+
+// noUserSession recognises systemctl's failures that mean "no user manager to talk to",
+// and returns the short reason.
+func noUserSession(out []byte, err error) (string, bool) {
+	if errors.Is(err, exec.ErrNotFound) {
+		return "systemctl is not installed", true
+	}
+	text := strings.TrimSpace(string(out))
+	for _, sign := range []string{"Failed to connect to bus", "No medium found", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR",
+		"System has not been booted with systemd", "Failed to connect to user scope bus"} {
+		if strings.Contains(text, sign) {
+			line, _, _ := strings.Cut(text, "\n")
+			return line, true
+		}
+	}
+	return "", false
+}
+
+func (s service) user() string {
+	if u := s.a.getenv("USER"); u != "" {
+		return u
+	}
+	return "$USER"
+}
+
+// writeEnvFile writes the service's environment file unless it exists (it is the user's
+// once written) and returns its path.
+func (s service) writeEnvFile() (string, error) {
+	path, err := s.envFile()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	pathVar := s.a.getenv("PATH")
+	if pathVar == "" {
+		pathVar = "/usr/local/bin:/usr/bin:/bin"
+	}
+	if err := os.WriteFile(path, []byte(envFileContent(pathVar)), 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	fmt.Fprintf(s.a.stdout, "wrote %s (the service's PATH and tokens)\n", path)
+	return path, nil
+}
+
+// print shows the service definition without installing anything.
+func (s service) print(talkd string) int {
+	switch s.goos {
+	case "darwin":
+		fmt.Fprint(s.a.stdout, launchdPlist(talkd, s.a.getenv("HOME")))
+	case "windows":
+		fmt.Fprintln(s.a.stdout, windowsTask(talkd))
+	default:
+		env, err := s.envFile()
+		if err != nil {
+			s.a.warnf("%v", err)
+			return exitFailure
+		}
+		fmt.Fprint(s.a.stdout, systemdUnit(talkd, env))
+	}
+	return exitOK
+}
+
+// autostartFile is the XDG autostart entry: desktop sessions start it at login.
+func (s service) autostartFile() (string, error) {
+	dir, err := s.configDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "autostart", "talkd.desktop"), nil
+}
+
+// autostartEntry runs talkd at login through sh, which reads the environment file first
+// (the same file the systemd unit reads).
+func autostartEntry(talkd, envFile string) string {
+	q := func(p string) string { return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'" }
+	script := "set -a; [ -r " + q(envFile) + " ] && . " + q(envFile) + "; exec " + q(talkd)
+	return `[Desktop Entry]
+Type=Application
+Name=talkd
+Comment=the voice (and plan keeper) of your agents
+Exec=sh -c "` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "`", "\\`", "$", `\$`, "%", "%%").Replace(script) + `"
+Terminal=false
+NoDisplay=true
+X-GNOME-Autostart-enabled=true
+`
+}
+
+func (s service) installAutostart(talkd string) int {
+	if s.goos != "linux" {
+		s.a.warnf("--autostart is for Linux desktop sessions")
+		return exitFailure
+	}
+	path, err := s.autostartFile()
+	if err != nil {
+		s.a.warnf("%v", err)
+		return exitFailure
+	}
+	env, err := s.writeEnvFile()
+	if err != nil {
+		s.a.warnf("%v", err)
+		return exitFailure
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		s.a.warnf("create %s: %v", filepath.Dir(path), err)
+		return exitFailure
+	}
+	if err := os.WriteFile(path, []byte(autostartEntry(talkd, env)), 0o644); err != nil {
+		s.a.warnf("write %s: %v", path, err)
+		return exitFailure
+	}
+	fmt.Fprintf(s.a.stdout, "wrote %s (runs %s at your next desktop login; start it now with: talkd &)\n", path, talkd)
+	return exitOK
+}
+
+func (s service) uninstallAutostart() int {
+	path, err := s.autostartFile()
+	if err != nil {
+		s.a.warnf("%v", err)
+		return exitFailure
+	}
+	if err := os.Remove(path); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(s.a.stdout, "not installed (%s does not exist)\n", path)
+		return exitOK
+	} else if err != nil {
+		s.a.warnf("remove %s: %v", path, err)
+		return exitFailure
+	}
+	fmt.Fprintf(s.a.stdout, "removed %s\n", path)
 	return exitOK
 }
 

@@ -21,10 +21,10 @@ func TestServiceDefinitions(t *testing.T) {
 			t.Errorf("plist lacks %q", want)
 		}
 	}
-	if u := systemdUnit("/home/a b/talkd"); !strings.Contains(u, `ExecStart="/home/a b/talkd"`) {
+	if u := systemdUnit("/home/a b/talkd", "/home/a b/.config/talk/talkd.env"); !strings.Contains(u, `ExecStart="/home/a b/talkd"`) {
 		t.Errorf("unit: %s", u)
 	}
-	if u := systemdUnit("/opt/100%h/talkd"); !strings.Contains(u, "ExecStart=/opt/100%%h/talkd\n") {
+	if u := systemdUnit("/opt/100%h/talkd", "/e"); !strings.Contains(u, "ExecStart=/opt/100%%h/talkd\n") {
 		t.Errorf("a %% in the path must be doubled (systemd expands %%h): %s", u)
 	}
 	var out bytes.Buffer
