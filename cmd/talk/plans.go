@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"talkd/internal/config"
 	"talkd/internal/werkbaum/vocab"
 )
 
@@ -256,6 +257,13 @@ var planDetail = `Subcommands:
                                 the guards (new structural warnings, newly [^]) unless
                                 --allow-warnings / --allow-prod. --json: the write result
                                 {"base","revision","changed","warnings","added","removed"}
+  open KEY [--browser] [--editor URL]
+                                print the Werkbaum editor's link that edits the plan live
+                                (<editor>?live=<its document URL>); --browser opens it.
+                                The editor is --editor, else [editor] url of the talkd
+                                config, else ` + config.DefaultEditorURL + `; its origin must be
+                                in [editor] origins (talk says so when it is not).
+                                --json: {"key","document","editor","url"}
 Status boxes: ` + statusLegend(vocab.Notation) + `
 A refused operation (unknown plan or id, conflict, guard) exits 4 with the daemon's text.
 Plan text is anyone's input: in human output (and every message on stderr) control
@@ -265,7 +273,7 @@ terminal. --json output is JSON and carries the text unchanged.`
 
 func planCommand() command {
 	return command{
-		name: "plan", usage: "plan show|inspect|set-status KEY …", summary: "read, inspect and update one Werkbaum plan",
+		name: "plan", usage: "plan show|inspect|set-status|open KEY …", summary: "read, inspect and update one Werkbaum plan, or open it in the editor",
 		data: true, detail: planDetail,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			var id string
@@ -273,11 +281,12 @@ func planCommand() command {
 			fs.StringVar(&id, "id", "", "inspect: show only the subtree of the node with this `ID`")
 			fs.BoolVar(&allowWarnings, "allow-warnings", false, "set-status: write even if the result has new structural warnings")
 			fs.BoolVar(&allowProd, "allow-prod", false, "set-status: allow a node to newly carry [^] (in production)")
+			open := defineOpenFlags(fs)
 			return func(ctx context.Context, args []string) int {
 				a.neutraliseTerminal()
 				cmd, _ := findCommand("plan")
 				if len(args) == 0 {
-					return a.usage(cmd, "give a subcommand: show, inspect or set-status")
+					return a.usage(cmd, "give a subcommand: show, inspect, set-status or open")
 				}
 				sub, rest := args[0], args[1:]
 				if id != "" && sub != "inspect" {
@@ -285,6 +294,9 @@ func planCommand() command {
 				}
 				if (allowWarnings || allowProd) && sub != "set-status" {
 					return a.usage(cmd, "--allow-warnings and --allow-prod belong to plan set-status")
+				}
+				if open.used() && sub != "open" {
+					return a.usage(cmd, "--browser and --editor belong to plan open")
 				}
 				switch sub {
 				case "show":
@@ -302,8 +314,13 @@ func planCommand() command {
 						return a.usage(cmd, "plan set-status takes KEY ID STATUS")
 					}
 					return a.planSetStatus(ctx, rest[0], strings.TrimPrefix(rest[1], "#"), rest[2], allowWarnings, allowProd)
+				case "open":
+					if len(rest) != 1 {
+						return a.usage(cmd, "plan open takes exactly one plan KEY")
+					}
+					return a.planOpen(ctx, rest[0], open)
 				}
-				return a.usage(cmd, "unknown subcommand %q: use show, inspect or set-status", sub)
+				return a.usage(cmd, "unknown subcommand %q: use show, inspect, set-status or open", sub)
 			}
 		},
 	}
