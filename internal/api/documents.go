@@ -64,7 +64,7 @@ func newDocumentDoors(s *Server) *documentDoors {
 		// carry a whole plan like a werkbaum_write through /mcp (the other paths get the
 		// small limit of the control doors).
 		door: door{path: documentsPrefix, origin: originCORS, limit: s.mcpMaxBody, problem: true,
-			corsMethods: "GET, HEAD, POST, PATCH, OPTIONS"},
+			corsMethods: "GET, HEAD, POST, PATCH, OPTIONS", editor: true},
 	}
 }
 
