@@ -90,3 +90,29 @@ func TestDocumentEditorOrigins(t *testing.T) {
 		t.Errorf("no log line for the refused editor page:\n%s", closed.logs())
 	}
 }
+
+// TestDocumentEditorSettingsReload: [editor] origins and a root's create = true take
+// effect with a reload (talk reload), as the README's steps say, and go away with one.
+func TestDocumentEditorSettingsReload(t *testing.T) {
+	t.Parallel()
+	root, _ := rootTree(t)
+	d := startDaemon(t, daemonOptions{Config: rootsConfig(root)})
+	c := newDocHTTP(d, map[string]string{"Origin": "https://werkbaum.javagil.de"})
+	body := map[string]any{"title": "Nach dem Reload", "content": "[ ] #r: Neu (S)\n"}
+	c.must(t, http.MethodPost, "/api/v1/documents", body).problem(t, http.StatusForbidden, "[editor] origins")
+
+	d.writeConfig(t, rootsConfig(root)+"create = true\n"+publishedEditors)
+	talkAt(t, d, "", "reload").want(t, 0, "talk reload")
+	if a := c.must(t, http.MethodPost, "/api/v1/documents", body); a.Status != http.StatusCreated ||
+		a.Header.Get("Access-Control-Allow-Origin") != "https://werkbaum.javagil.de" {
+		t.Fatalf("create after the reload: %s %v", a, a.Header)
+	}
+	if got := string(readFile(t, filepath.Join(root, "Nach dem Reload.werkbaum"))); got != "[ ] #r: Neu (S)\n" {
+		t.Errorf("the created file: %q", got)
+	}
+
+	d.writeConfig(t, rootsConfig(root))
+	talkAt(t, d, "", "reload").want(t, 0, "talk reload")
+	c.must(t, http.MethodPost, "/api/v1/documents", body).problem(t, http.StatusForbidden, "[editor] origins")
+	newDocHTTP(d, nil).must(t, http.MethodPost, "/api/v1/documents", body).problem(t, http.StatusForbidden, "create = true")
+}
