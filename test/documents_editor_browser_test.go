@@ -270,3 +270,99 @@ func checkEditorExchanges(t *testing.T, exchanges []browserExchange, addr, origi
 		t.Errorf("want a preflight for %s and the %s itself; Chromium's exchanges with talkd: %+v", method, method, exchanges)
 	}
 }
+
+// TestBrowserEditorFromPublicAddress: the published editors are pages on public
+// addresses, and Chromium lets such a page reach a loopback address only with the
+// person's permission (local network access) and talkd's CORS answer. Chromium is told
+// that the https page server is public (--ip-address-space-overrides) and is driven over
+// the DevTools protocol, which grants the permission a person would: without it the
+// fetches fail and nothing is created; with it the share page creates a plan and the
+// live client edits one; with it but without the origin in [editor] origins, CORS blocks.
+func TestBrowserEditorFromPublicAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts headless Chromium; skipped with -short")
+	}
+	t.Parallel()
+	chromium := browserFind(t)
+	pages := httpsPages(t)
+	host := strings.TrimPrefix(pages.URL, "https://")
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(base, "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(notes, "p.werkbaum")
+	if err := os.WriteFile(plan, []byte(docPlanText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rootCfg := "version = 1\n[[roots]]\nname = \"notes\"\npath = \"" + notes + "\"\ncreate = true\n"
+	listed := startDaemon(t, daemonOptions{Config: rootCfg + "[editor]\norigins = [\"" + pages.URL + "\"]\n"})
+	unlisted := startDaemon(t, daemonOptions{Config: rootCfg})
+
+	run := func(t *testing.T, grant bool, page string) string {
+		t.Helper()
+		b := startCDP(t, chromium, "--ignore-certificate-errors", "--ip-address-space-overrides="+host+"=public")
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if grant {
+			if err := b.call(ctx, "", "Browser.grantPermissions",
+				map[string]any{"permissions": []string{"loopbackNetwork"}, "origin": pages.URL}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		session, err := b.open(ctx, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.waitDone(ctx, session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	share := func(t *testing.T, d *daemon, grant bool, title string) shareResult {
+		t.Helper()
+		q := url.Values{"base": {d.URL}, "title": {title}, "content": {"[ ] #root: " + title + " (M)\n"}}
+		var res shareResult
+		if raw := run(t, grant, pages.URL+"/share.html?"+q.Encode()); json.Unmarshal([]byte(raw), &res) != nil {
+			t.Fatalf("#result: %s", raw)
+		}
+		return res
+	}
+	exists := func(title string) bool {
+		_, err := os.Stat(filepath.Join(notes, title+".werkbaum"))
+		return err == nil
+	}
+
+	t.Run("without permission", func(t *testing.T) {
+		res := share(t, listed, false, "Ohne Erlaubnis")
+		if res.Error == "" || !strings.HasPrefix(res.Error, "TypeError") || exists("Ohne Erlaubnis") {
+			t.Errorf("a public page reached talkd without the permission: %+v", res)
+		}
+	})
+	t.Run("with permission", func(t *testing.T) {
+		res := share(t, listed, true, "Mit Erlaubnis")
+		if res.Error != "" || res.CreateStatus != http.StatusCreated || !exists("Mit Erlaubnis") {
+			t.Fatalf("share from a public page with the permission: %+v", res)
+		}
+		q := url.Values{"doc": {listed.URL + docPathOf(t, listed, newMCPClient(listed), "notes:p.werkbaum")},
+			"name": {"Öffentliche Seite"}, "wait": {"5"}, "timeout": {"20000"},
+			"steps": {`[{"insert":[4,"  - [ ] #q: Von außen (XS)"]},{"settle":true}]`}}
+		var st liveState
+		if raw := run(t, true, pages.URL+"/test/live/page.html?"+q.Encode()); json.Unmarshal([]byte(raw), &st) != nil {
+			t.Fatalf("#result: %s", raw)
+		}
+		if st.Error != "" || !strings.Contains(string(readFile(t, plan)), "#q: Von außen") {
+			t.Errorf("the live page from a public address: %s\nlog:\n%s", st.Error, strings.Join(st.Log, "\n"))
+		}
+	})
+	t.Run("with permission, origin not listed", func(t *testing.T) {
+		res := share(t, unlisted, true, "Nicht gelistet")
+		if res.Error == "" || exists("Nicht gelistet") {
+			t.Errorf("an unlisted public page reached talkd: %+v", res)
+		}
+	})
+}
