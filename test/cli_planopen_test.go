@@ -66,6 +66,15 @@ func TestCLIPlanOpen(t *testing.T) {
 		t.Errorf("without xdg-open: stdout %q stderr %q", r.stdout, r.stderr)
 	}
 
+	// A plan on a document server (here: the first talkd's document, as a remote plan of a
+	// second talkd) opens that server's document; its CORS is not this talkd's, so no hint.
+	remote := startDaemon(t, daemonOptions{Config: "version = 1\n[[plans]]\nkey = \"remote\"\nurl = \"" + doc + "\"\n"})
+	r = talkAt(t, remote, "", "plan", "open", "remote")
+	r.want(t, 0, "plan open of a remote plan")
+	if r.stdout != "https://werkbaum.javagil.de/"+live+"\n" || r.stderr != "" {
+		t.Errorf("remote plan: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+
 	// Refusals.
 	r = talkAt(t, d, "", "plan", "open", "nope")
 	r.want(t, 4, "plan open of an unknown key")

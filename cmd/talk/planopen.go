@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"os/exec"
 	"runtime"
@@ -87,13 +88,33 @@ func (a *app) planOpen(ctx context.Context, key string, o *openFlags) int {
 	} else {
 		fmt.Fprintln(a.stdout, link)
 	}
-	if cfgErr == nil {
+	if cfgErr == nil && a.servedHere(doc) {
 		a.hintOrigin(cfg, link)
 	}
 	if !o.browser {
 		return exitOK
 	}
 	return a.openBrowser(ctx, link)
+}
+
+// servedHere reports whether the document is talkd's own, not a plan on a document
+// server (whose CORS is that server's business): its address is the daemon's, where
+// two loopback names with the same port count as one.
+func (a *app) servedHere(doc string) bool {
+	d, err1 := url.Parse(doc)
+	b, err2 := url.Parse(a.client().base)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	if strings.EqualFold(b.Host, d.Host) {
+		return true
+	}
+	return d.Port() == b.Port() && isLoopbackName(d.Hostname()) && isLoopbackName(b.Hostname())
+}
+
+func isLoopbackName(h string) bool {
+	ip := net.ParseIP(h)
+	return strings.EqualFold(h, "localhost") || ip != nil && ip.IsLoopback()
 }
 
 // hintOrigin says on stderr when the config does not let the editor's pages in: the
