@@ -162,4 +162,20 @@ func TestDocumentCreate(t *testing.T) {
 	if !strings.Contains(closed.logs(), `msg="request refused" door=/api/v1/documents status=403`) {
 		t.Errorf("no log line for the refused create:\n%s", closed.logs())
 	}
+
+	// Shared mode grants plans by key: it never creates, and says so.
+	planPath := filepath.Join(t.TempDir(), "p.werkbaum")
+	if err := os.WriteFile(planPath, []byte(sharedPlan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shared := startDaemon(t, daemonOptions{Config: sharedConfig(planPath), Env: sharedEnv()})
+	newDocHTTP(shared, map[string]string{"Authorization": "Bearer " + sharedTokens["writer"]}).
+		must(t, http.MethodPost, "/api/v1/documents", map[string]any{"title": "x", "content": ""}).
+		problem(t, http.StatusForbidden, "shared mode")
+	var info docInfo
+	newDocHTTP(shared, map[string]string{"Authorization": "Bearer " + sharedTokens["writer"]}).
+		must(t, http.MethodGet, "/api/v1/info", nil).decode(t, &info)
+	if info.Features.Create {
+		t.Errorf("shared mode's /info offers create: %+v", info)
+	}
 }

@@ -226,8 +226,8 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// methodRefusal says why a method is not offered: a file-backed plan is created, replaced,
-// deleted and restored in its folder or through the config, not through the protocol.
+// methodRefusal says why a method is not offered: a file-backed plan is replaced, deleted
+// and restored in its folder or through the config, not through the protocol.
 func methodRefusal(rt documentRoute, method string) *Error {
 	msg := method + " is not allowed on this path; use " + strings.Join(rt.methods(), " or ")
 	switch {

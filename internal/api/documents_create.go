@@ -50,11 +50,21 @@ const createNotAllowed = "this talkd does not create documents here: its documen
 	"entry of the talkd config (local mode), e.g.\n[[roots]]\nname = \"notes\"\npath = \"~/notes\"\ncreate = true\n" +
 	"and run talk reload; or add the plan as a file and a [[plans]] entry and open its link (talk plan open KEY)"
 
+// createNotShared is the refusal in shared mode, where plans are granted by key.
+const createNotShared = "this talkd runs in shared mode ([[clients]] in its config), where every plan is granted " +
+	"to clients by key, so it does not create documents: add the plan file and a [[plans]] entry with the clients' " +
+	"read and write grants to the talkd config and run talk reload"
+
 func (s *Server) createDocument(w http.ResponseWriter, r *http.Request, d *door, a admitted) {
 	ctx := r.Context()
-	root := s.createRoot(s.config())
+	cfg := s.config()
+	root := s.createRoot(cfg)
 	creator, _ := s.documents.store.(documentCreator)
-	if root == "" || creator == nil {
+	switch {
+	case cfg.Shared():
+		s.refuse(w, r, d, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: createNotShared})
+		return
+	case root == "" || creator == nil:
 		s.refuse(w, r, d, &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: createNotAllowed})
 		return
 	}

@@ -78,7 +78,9 @@ func (s *Server) documentInfo(cfg *config.Config) infoWire {
 // createRoot is the name of the root that takes documents created with POST /documents,
 // "" when none does (no root with create = true, or no plan store that creates).
 func (s *Server) createRoot(cfg *config.Config) string {
-	if _, ok := s.documents.store.(documentCreator); !ok {
+	if _, ok := s.documents.store.(documentCreator); !ok || cfg.Shared() {
+		// Shared mode grants plans by key; a created file would be a plan no grant names
+		// (and the config refuses roots there anyway).
 		return ""
 	}
 	r, ok := cfg.CreateRoot()
