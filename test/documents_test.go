@@ -161,7 +161,7 @@ func TestDocumentProtocolEdges(t *testing.T) {
 	c.must(t, http.MethodGet, "/api/v1/documents/00000000-0000-4000-8000-000000000000/changes?since=0&wait=0", nil).problem(t, http.StatusNotFound, "")
 	c.must(t, http.MethodGet, "/api/v1/documents/nope", nil).problem(t, http.StatusNotFound, "")
 	// What a file-backed plan does not offer: 405 saying why.
-	c.must(t, http.MethodPost, "/api/v1/documents", map[string]any{"title": "x", "content": ""}).problem(t, http.StatusMethodNotAllowed, "[[plans]]")
+	c.must(t, http.MethodPost, "/api/v1/documents", map[string]any{"title": "x", "content": ""}).problem(t, http.StatusForbidden, "create = true")
 	c.must(t, http.MethodGet, "/api/v1/documents", nil).problem(t, http.StatusMethodNotAllowed, "plans_list")
 	c.must(t, http.MethodPut, path, map[string]any{"title": "x", "content": ""}).problem(t, http.StatusMethodNotAllowed, "PATCH")
 	c.must(t, http.MethodDelete, path, nil).problem(t, http.StatusMethodNotAllowed, "folder")

@@ -103,7 +103,7 @@ func writeBash(w io.Writer, spec []completionCmd) {
 		case "setup", "hook":
 			extra = " " + strings.Join(hostsetup.Names(), " ")
 		case "plan":
-			extra = " show inspect set-status add move remove set-size"
+			extra = " show inspect set-status add move remove set-size open"
 		}
 		fmt.Fprintf(w, "    %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", c.name, strings.Join(flags, " ")+extra)
 	}

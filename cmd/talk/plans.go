@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"talkd/internal/config"
 	"talkd/internal/werkbaum/vocab"
 )
 
@@ -269,6 +270,13 @@ var planDetail = `SUBCOMMAND is show, inspect, set-status, add, move, remove or 
   The writes (set-status and these) all read the base, write with a fresh request id,
   re-apply on a fresh base up to 3 times when another writer got in between, take
   --allow-warnings and --allow-prod, and with --json print the write result.
+  open KEY [--browser] [--editor URL]
+                                print the Werkbaum editor's link that edits the plan live
+                                (<editor>?live=<its document URL>); --browser opens it.
+                                The editor is --editor, else [editor] url of the talkd
+                                config, else ` + config.DefaultEditorURL + `; its origin must be
+                                in [editor] origins (talk says so when it is not).
+                                --json: {"key","document","editor","url"}
 Status boxes: ` + statusLegend(vocab.Notation) + `
 A refused operation (unknown plan or id, conflict, guard) exits 4 with the daemon's text.
 Plan text is anyone's input: in human output (and every message on stderr) control
@@ -278,7 +286,7 @@ terminal. --json output is JSON and carries the text unchanged.`
 
 func planCommand() command {
 	return command{
-		name: "plan", usage: "plan SUBCOMMAND KEY …", summary: "read, inspect and update one Werkbaum plan",
+		name: "plan", usage: "plan SUBCOMMAND KEY …", summary: "read, inspect and update one Werkbaum plan, or open it in the editor",
 		data: true, detail: planDetail,
 		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
 			var id string
@@ -290,11 +298,12 @@ func planCommand() command {
 			fs.BoolVar(&allowProd, "allow-prod", false, "writes: allow a node to newly carry [^] (in production)")
 			fs.StringVar(&after, "after", "", "add, move: place the node right after this sibling `ID`")
 			fs.BoolVar(&discard, "discard", false, "remove: mark the node [-] (kept, hidden) instead of deleting it")
+			open := defineOpenFlags(fs)
 			return func(ctx context.Context, args []string) int {
 				a.neutraliseTerminal()
 				cmd, _ := findCommand("plan")
 				if len(args) == 0 {
-					return a.usage(cmd, "give a subcommand: show, inspect, set-status, add, move, remove or set-size")
+					return a.usage(cmd, "give a subcommand: show, inspect, set-status, add, move, remove, set-size or open")
 				}
 				sub, rest := args[0], args[1:]
 				if id != "" && sub != "inspect" {
@@ -309,6 +318,9 @@ func planCommand() command {
 				}
 				if discard && sub != "remove" {
 					return a.usage(cmd, "--discard belongs to plan remove")
+				}
+				if open.used() && sub != "open" {
+					return a.usage(cmd, "--browser and --editor belong to plan open")
 				}
 				if edit, ok := planEdits[sub]; ok {
 					if len(rest) != edit.args {
@@ -339,8 +351,13 @@ func planCommand() command {
 							}
 							return fmt.Sprintf("#%s already had status %s, nothing changed", id, status)
 						})
+				case "open":
+					if len(rest) != 1 {
+						return a.usage(cmd, "plan open takes exactly one plan KEY")
+					}
+					return a.planOpen(ctx, rest[0], open)
 				}
-				return a.usage(cmd, "unknown subcommand %q: use show, inspect, set-status, add, move, remove or set-size", sub)
+				return a.usage(cmd, "unknown subcommand %q: use show, inspect, set-status, add, move, remove, set-size or open", sub)
 			}
 		},
 	}

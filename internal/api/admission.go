@@ -29,7 +29,7 @@ const (
 	// itself. No CORS headers (the control doors and /mcp).
 	originListed originRule = iota
 	// originCORS: as originListed, and listed origins get CORS headers and a preflight
-	// answer (only /speak, ARCHITECTURE §3.6).
+	// answer (/speak, ARCHITECTURE §3.6, and the document doors).
 	originCORS
 )
 
@@ -54,6 +54,9 @@ type door struct {
 	problem bool
 	// corsMethods is what a preflight on a CORS door allows ("" = POST, OPTIONS).
 	corsMethods string
+	// editor: the origins of [editor] origins are listed too (the document doors only:
+	// an editor page may edit plans, not speak or mute).
+	editor bool
 }
 
 // admitted is a request that passed admission.
@@ -73,7 +76,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitte
 		return admitted{}, false
 	}
 	origin := r.Header.Get("Origin")
-	listed := origin != "" && listedOrigin(set.cfg, origin)
+	listed := origin != "" && (listedOrigin(set.cfg, origin) || d.editor && set.cfg.Editor.OriginAllowed(origin))
 	if d.origin == originCORS {
 		if r.Method == http.MethodOptions {
 			s.preflight(w, r, d, set.cfg, origin, listed)
@@ -85,7 +88,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitte
 	}
 	if origin != "" && !listed && !s.ownOrigin(origin, r.Host) {
 		s.refuse(w, r, d, &Error{Status: http.StatusForbidden, Code: CodeOriginNotAllowed,
-			Message: "origin " + strconv.Quote(origin) + " may not use " + d.path + "; list it in server.allowed_origins"})
+			Message: "origin " + strconv.Quote(origin) + " may not use " + d.path + "; list it in " + d.originSetting()})
 		return admitted{}, false
 	}
 	caller, err := set.auth.identify(r)
@@ -102,6 +105,14 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, d *door) (admitte
 		return admitted{}, false
 	}
 	return admitted{caller: caller, body: body}, true
+}
+
+// originSetting names the config key that lets an origin through d.
+func (d *door) originSetting() string {
+	if d.editor {
+		return "[editor] origins of the talkd config (an editor page) or server.allowed_origins"
+	}
+	return "server.allowed_origins"
 }
 
 // preflight answers OPTIONS on the CORS door: CORS headers for a listed origin, none for

@@ -64,7 +64,7 @@ func newDocumentDoors(s *Server) *documentDoors {
 		// carry a whole plan like a werkbaum_write through /mcp (the other paths get the
 		// small limit of the control doors).
 		door: door{path: documentsPrefix, origin: originCORS, limit: s.mcpMaxBody, problem: true,
-			corsMethods: "GET, HEAD, PATCH, OPTIONS"},
+			corsMethods: "GET, HEAD, POST, PATCH, OPTIONS", editor: true},
 	}
 }
 
@@ -111,6 +111,8 @@ func (rt documentRoute) methods() []string {
 		return []string{http.MethodGet} // a long poll; HEAD would hold a request for nothing
 	case routeContent, routeTitle:
 		return []string{http.MethodPatch}
+	case routeList:
+		return []string{http.MethodPost} // create (documents_create.go)
 	}
 	return nil
 }
@@ -172,8 +174,8 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	}
 	d := dd.door
 	d.path = clipHeader(r.URL.Path)
-	if rt != routeContent {
-		d.limit = s.maxBody // only a content PATCH carries a plan
+	if rt != routeContent && rt != routeList {
+		d.limit = s.maxBody // only a content PATCH and a create carry a plan
 	}
 	var key string
 	if allowed && id != "" {
@@ -198,7 +200,7 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	switch rt {
 	case routeInfo:
-		writeDocJSON(w, r, http.StatusOK, infoWire{Name: "talkd", Version: s.version})
+		writeDocJSON(w, r, http.StatusOK, s.documentInfo(s.config()))
 	case routeDocument:
 		doc, err := dd.store.Document(ctx, id)
 		if err != nil {
@@ -206,6 +208,8 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeDocJSON(w, r, http.StatusOK, documentOf(doc))
+	case routeList:
+		s.createDocument(w, r, &d, a)
 	case routeContent:
 		s.patchContent(w, r, &d, id, key, a)
 	case routeTitle:
@@ -222,13 +226,11 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// methodRefusal says why a method is not offered: a file-backed plan is created, replaced,
-// deleted and restored in its folder or through the config, not through the protocol.
+// methodRefusal says why a method is not offered: a file-backed plan is replaced, deleted
+// and restored in its folder or through the config, not through the protocol.
 func methodRefusal(rt documentRoute, method string) *Error {
 	msg := method + " is not allowed on this path; use " + strings.Join(rt.methods(), " or ")
 	switch {
-	case rt == routeList && method == http.MethodPost:
-		msg = "talkd does not create documents: its documents are the plan files of its config; add a [[plans]] entry to create one"
 	case rt == routeList:
 		msg = "talkd does not list documents over this protocol: plans_list (MCP) and talk plans show each plan's document URL"
 	case rt == routeRestore:

@@ -306,7 +306,6 @@ func TestDocumentRoutes(t *testing.T) {
 	f := newDocFixture(t, nil)
 	for _, tc := range []struct{ method, path, detail string }{
 		{http.MethodGet, "/api/v1/documents", "plans_list"},
-		{http.MethodPost, "/api/v1/documents", "[[plans]]"},
 		{http.MethodPut, docPath, "PATCH"},
 		{http.MethodDelete, docPath, "deleted in its folder"},
 		{http.MethodPost, docPath + "/restore", "history"},
@@ -315,12 +314,15 @@ func TestDocumentRoutes(t *testing.T) {
 		resp, body := f.do(tc.method, tc.path, `{"title":"x","content":""}`, nil)
 		f.problem(resp, body, http.StatusMethodNotAllowed, tc.detail)
 	}
+	// Creating without a root that allows it: 403 saying how to allow it.
+	resp, body := f.do(http.MethodPost, "/api/v1/documents", `{"title":"x","content":""}`, nil)
+	f.problem(resp, body, http.StatusForbidden, "create = true")
 	for _, p := range []string{"/api/v1/documents/not-a-uuid", "/api/v1/documents/99999999-2222-4333-8444-555555555555", "/api/v1/nothing", docPath + "/more/deep"} {
 		resp, body := f.do(http.MethodGet, p, "", nil)
 		f.problem(resp, body, http.StatusNotFound, "")
 	}
 	// Any case of the UUID names the same document.
-	resp, body := f.do(http.MethodGet, docPath[:18]+strings.ToUpper(fakeID), "", nil)
+	resp, body = f.do(http.MethodGet, docPath[:18]+strings.ToUpper(fakeID), "", nil)
 	if resp.StatusCode != http.StatusOK || body["id"] != fakeID || body["content"] != "a\nb\n" || body["version"] != float64(3) {
 		t.Errorf("GET upper-case id: %d %v", resp.StatusCode, body)
 	}

@@ -354,11 +354,6 @@ func historyOf(h []plans.HistoryEntry) []historyWire {
 	return out
 }
 
-type infoWire struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
 // writeDocJSON writes a document answer (HEAD: the headers only).
 func writeDocJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	if r.Method == http.MethodHead {

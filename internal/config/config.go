@@ -17,6 +17,7 @@ type Config struct {
 	Plans   []Plan   `toml:"plans" json:"plans"`
 	Roots   []Root   `toml:"roots" json:"roots"`
 	Clients []Client `toml:"clients" json:"clients"`
+	Editor  Editor   `toml:"editor" json:"editor"`
 
 	// Source names where the configuration came from: the file path, or
 	// "embedded defaults" when no file exists. Used in messages and /status.

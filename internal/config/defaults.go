@@ -87,6 +87,7 @@ func defaults(stateDir string) Config {
 		Plans:   []Plan{},
 		Roots:   []Root{},
 		Clients: []Client{},
+		Editor:  Editor{URL: DefaultEditorURL, Origins: []string{}},
 	}
 }
 

@@ -18,12 +18,26 @@ type Root struct {
 	Path string `toml:"path" json:"path"`
 	// Lang is the language of the root's plans' announcements; default voice.lang.
 	Lang string `toml:"lang" json:"lang"`
+	// Create lets the editor's Share button (POST /api/v1/documents) create new plan
+	// files directly in this folder; the first root with it set takes them.
+	Create bool `toml:"create" json:"create"`
 }
 
 // Root returns the root with the given name.
 func (c *Config) Root(name string) (Root, bool) {
 	for _, r := range c.Roots {
 		if r.Name == name {
+			return r, true
+		}
+	}
+	return Root{}, false
+}
+
+// CreateRoot is the root that takes plans created over the document protocol: the first
+// with create = true.
+func (c *Config) CreateRoot() (Root, bool) {
+	for _, r := range c.Roots {
+		if r.Create {
 			return r, true
 		}
 	}

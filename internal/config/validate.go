@@ -47,6 +47,7 @@ func (l *loader) validate(c *Config) {
 	l.validatePlans(c)
 	l.validateRoots(c)
 	l.validateClients(c)
+	l.validateEditor(c)
 }
 
 func (l *loader) validateServer(c *Config) {
