@@ -45,10 +45,57 @@ type remoteState struct {
 }
 
 func newRemoteState() *remoteState {
-	r := &remoteState{client: &http.Client{}}
+	r := &remoteState{client: &http.Client{CheckRedirect: sameOriginRedirect}}
 	r.timeout.Store(int64(remoteTimeout))
 	return r
 }
+
+// maxRemoteRedirects bounds the same-origin redirects one document request follows.
+const maxRemoteRedirects = 3
+
+// sameOriginRedirect is the redirect policy of document requests. Go's client turns a
+// PATCH answered 301/302/303 into a GET and would take the document it returns for the
+// patch's result (a write reported applied that the server never got), and re-sends a
+// 307/308 to any host. Only a 307 or 308 to the same origin is followed: those keep the
+// method and the body, and the token goes nowhere else. Any other redirect is answered
+// as it came (http.ErrUseLastResponse), which the callers turn into a RemoteError.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) == 0 || req.Response == nil {
+		return http.ErrUseLastResponse
+	}
+	first := via[0]
+	switch req.Response.StatusCode {
+	case http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return http.ErrUseLastResponse
+	}
+	if !sameOrigin(first.URL, req.URL) || req.Method != first.Method || len(via) > maxRemoteRedirects {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// sameOrigin reports whether a and b share scheme, host and port (RFC 6454).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(originHost(a), originHost(b))
+}
+
+// originHost is host:port with the scheme's default port made explicit.
+func originHost(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Host + ":443"
+	case "http":
+		return u.Host + ":80"
+	}
+	return u.Host
+}
+
+// isRedirect reports a 3xx answer: a redirect talkd did not follow (sameOriginRedirect).
+func isRedirect(status int) bool { return status >= 300 && status < 400 }
 
 // remotePatch is the body of PATCH …/content (DOCUMENTS.md ContentPatch).
 type remotePatch struct {
@@ -91,6 +138,9 @@ type RemoteError struct {
 	MaybeApplied bool
 	// Hint says what to do about it.
 	Hint string
+	// Location is where a redirect answer pointed; talkd follows none but a same-origin
+	// 307/308, so the request was not sent there.
+	Location string
 }
 
 func (e *RemoteError) Error() string {
@@ -103,7 +153,9 @@ func (e *RemoteError) Error() string {
 		fmt.Fprintf(&b, "is unreachable (%s): %s", e.Request, e.Detail)
 	default:
 		fmt.Fprintf(&b, "answered %d %s to %s", e.Status, http.StatusText(e.Status), e.Request)
-		if e.Detail != "" {
+		if isRedirect(e.Status) {
+			fmt.Fprintf(&b, " (a redirect to %q, which talkd does not follow: only a 307 or 308 to the same origin is; set the plan's url to the document's own address)", e.Location)
+		} else if e.Detail != "" {
 			fmt.Fprintf(&b, ": %s", e.Detail)
 		}
 	}
@@ -137,9 +189,10 @@ type remoteCall struct {
 	body    any
 }
 
-// do sends the call and returns the status and the body (limited to limit bytes). A
-// transport error, a timeout or a body over the limit comes back as a *RemoteError.
-func (s *Service) remoteDo(ctx context.Context, c remoteCall, limit int64) (int, []byte, error) {
+// remoteDo sends the call and returns the status, the Location of a redirect it did not
+// follow, and the body (limited to limit bytes). A transport error, a timeout or a body
+// over the limit comes back as a *RemoteError.
+func (s *Service) remoteDo(ctx context.Context, c remoteCall, limit int64) (int, string, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(s.remote.timeout.Load()))
 	defer cancel()
 	server := hostOf(c.url)
@@ -150,13 +203,13 @@ func (s *Service) remoteDo(ctx context.Context, c remoteCall, limit int64) (int,
 	if c.body != nil {
 		raw, err := json.Marshal(c.body)
 		if err != nil {
-			return 0, nil, fmt.Errorf("plan %q: encode %s: %w", c.plan, c.request, err)
+			return 0, "", nil, fmt.Errorf("plan %q: encode %s: %w", c.plan, c.request, err)
 		}
 		body = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, c.method, c.url, body)
 	if err != nil {
-		return 0, nil, fmt.Errorf("plan %q: build %s: %w", c.plan, c.request, err)
+		return 0, "", nil, fmt.Errorf("plan %q: build %s: %w", c.plan, c.request, err)
 	}
 	req.Header.Set("Accept", "application/json, application/problem+json")
 	if body != nil {
@@ -169,25 +222,29 @@ func (s *Service) remoteDo(ctx context.Context, c remoteCall, limit int64) (int,
 	resp, err := s.remote.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return 0, nil, fail(0, "", true)
+			return 0, "", nil, fail(0, "", true)
 		}
 		if errors.Is(err, context.Canceled) {
-			return 0, nil, fmt.Errorf("plan %q: %s: %w", c.plan, c.request, err)
+			return 0, "", nil, fmt.Errorf("plan %q: %s: %w", c.plan, c.request, err)
 		}
-		return 0, nil, fail(0, transportDetail(err), false)
+		return 0, "", nil, fail(0, transportDetail(err), false)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, nil, fail(0, "", true)
+			return 0, "", nil, fail(0, "", true)
 		}
-		return 0, nil, fail(0, "reading the answer failed: "+transportDetail(err), false)
+		return 0, "", nil, fail(0, "reading the answer failed: "+transportDetail(err), false)
 	}
 	if int64(len(data)) > limit {
-		return resp.StatusCode, nil, fail(resp.StatusCode, fmt.Sprintf("the answer is larger than %d bytes", limit), false)
+		return resp.StatusCode, "", nil, fail(resp.StatusCode, fmt.Sprintf("the answer is larger than %d bytes", limit), false)
 	}
-	return resp.StatusCode, data, nil
+	var location string
+	if isRedirect(resp.StatusCode) {
+		location = resp.Header.Get("Location")
+	}
+	return resp.StatusCode, location, data, nil
 }
 
 // transportDetail is a transport error without the request's method and URL, which the
@@ -253,13 +310,13 @@ func (s *Service) remoteBodyLimit() int64 { return 6*s.maxBytes + 64<<10 }
 // text), what the tools take; the patch's checksum is the protocol's ("sha256:" + hex of
 // the LF-normalised text), computed when the patch is made.
 func (s *Service) readRemote(ctx context.Context, key string, p config.Plan) (*Snapshot, error) {
-	status, body, err := s.remoteDo(ctx, remoteCall{plan: key, p: p, method: http.MethodGet, url: p.URL, request: "GET " + p.URL}, s.remoteBodyLimit())
+	status, location, body, err := s.remoteDo(ctx, remoteCall{plan: key, p: p, method: http.MethodGet, url: p.URL, request: "GET " + p.URL}, s.remoteBodyLimit())
 	if err != nil {
 		s.log.Warn("document plan unreadable", "plan", key, "url", p.URL, "err", err)
 		return nil, err
 	}
 	if status != http.StatusOK {
-		err := &RemoteError{Plan: key, Server: hostOf(p.URL), Request: "GET " + p.URL, Status: status, Detail: problemDetail(body), Hint: statusHint(p, status)}
+		err := &RemoteError{Plan: key, Server: hostOf(p.URL), Request: "GET " + p.URL, Status: status, Detail: problemDetail(body), Hint: statusHint(p, status), Location: location}
 		s.log.Warn("document plan unreadable", "plan", key, "url", p.URL, "status", status, "err", err)
 		return nil, err
 	}
@@ -449,7 +506,7 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 	// Once sent, the PATCH is seen through even if the caller hangs up (bounded by the
 	// request timeout): its answer settles the entry instead of leaving it pending.
 	ctx = context.WithoutCancel(ctx)
-	status, body, err := s.remoteDo(ctx, remoteCall{plan: key, p: p, method: http.MethodPatch, url: p.URL + "/content", request: request, body: e.Remote}, 1<<20+s.remoteBodyLimit())
+	status, location, body, err := s.remoteDo(ctx, remoteCall{plan: key, p: p, method: http.MethodPatch, url: p.URL + "/content", request: request, body: e.Remote}, 1<<20+s.remoteBodyLimit())
 	if err != nil {
 		var re *RemoteError
 		if errors.As(err, &re) {
@@ -513,6 +570,16 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 	case status >= 500:
 		err := &RemoteError{Plan: key, Server: hostOf(p.URL), Request: request, Status: status, Detail: problemDetail(body), MaybeApplied: true}
 		s.log.Warn("document write unsettled: the server failed", "plan", key, "request_id", e.RequestID, "status", status, "err", err)
+		return nil, err
+	case isRedirect(status):
+		// A redirect talkd did not follow: the change went nowhere (the answering server
+		// sent it elsewhere instead of taking it). The entry is forgotten, so the request
+		// id is unknown again and its retry runs anew from a fresh read of the document.
+		if err := s.forget(key, e); err != nil {
+			s.log.Error("journal: forget redirected document write", "plan", key, "err", err)
+		}
+		err := &RemoteError{Plan: key, Server: hostOf(p.URL), Request: request, Status: status, Location: location}
+		s.log.Warn("document write refused: the server answered a redirect", "plan", key, "request_id", e.RequestID, "status", status, "location", location, "err", err)
 		return nil, err
 	default:
 		// A definite refusal (400, 401, 403, 404, …): the server did not apply it.
