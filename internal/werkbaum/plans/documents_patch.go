@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"talkd/internal/werkbaum"
@@ -200,6 +201,9 @@ func (c *patchChange) compute(ctx context.Context, snap *Snapshot, entry *journa
 		}
 		ops = rebased
 	}
+	if style.bom {
+		ops = withoutLeadingBOM(ops)
+	}
 	next, err := s.engine.ApplyLines(ctx, cur, ops)
 	if err != nil {
 		if msg, bad := inputMessage(err); bad {
@@ -257,6 +261,23 @@ func (c *patchChange) logs() commitLogs {
 	return commitLogs{forget: "journal: forget failed patch", failed: "document patch: plan write failed",
 		settle: "journal: settling an applied document patch failed; kept in memory and saved in the background",
 		attrs:  []any{"client_id", c.patch.ClientID, "seq", c.patch.Seq}}
+}
+
+// withoutLeadingBOM drops one U+FEFF from the start of a new line 0 of a file that has a
+// BOM: the document's content leaves the file's BOM out and encode puts it back, so a
+// line 0 that brings its own would leave two. The ops are copied, not changed.
+func withoutLeadingBOM(ops []werkbaum.LineOp) []werkbaum.LineOp {
+	for i, op := range ops {
+		if op.Index != 0 || len(op.Lines) == 0 || !strings.HasPrefix(op.Lines[0], "\ufeff") {
+			continue
+		}
+		out := append([]werkbaum.LineOp(nil), ops...)
+		lines := append([]string(nil), op.Lines...)
+		lines[0] = strings.TrimPrefix(lines[0], "\ufeff")
+		out[i].Lines = lines
+		return out
+	}
+	return ops
 }
 
 // inputMessage returns the message of a *werkbaum.InputError.
