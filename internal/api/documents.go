@@ -362,35 +362,23 @@ func lastValue(q map[string][]string, k string) string {
 	return vs[len(vs)-1]
 }
 
-// documentError maps a store error to the problem the client gets.
+// documentError maps a store error to the problem the client gets: malformed ops as the
+// document doors' own field error, every other refusal as MCP gives it (planError).
 func (s *Server) documentError(ctx context.Context, key string, err error) *Error {
 	var input *werkbaum.InputError
-	switch {
-	case errors.Is(err, plans.ErrStaleVersion):
-		return &Error{Status: http.StatusConflict, Code: "stale_version", Message: err.Error()}
-	case errors.Is(err, plans.ErrPatchUnapplicable):
-		return &Error{Status: http.StatusUnprocessableEntity, Code: "unapplicable", Message: err.Error()}
-	case errors.As(err, &input):
+	if errors.As(err, &input) {
 		e := &Error{Status: http.StatusBadRequest, Code: CodeInvalidField, Message: input.Message}
 		if strings.HasPrefix(input.Message, "ops") {
 			e.Field = "ops"
 		}
 		return e
-	case errors.Is(err, werkbaum.ErrTooLarge):
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
-			Message: fmt.Sprintf("the document would be larger than the notation engine's limit of %d bytes: %v", werkbaum.DefaultMaxInputBytes, err)}
-	case errors.Is(err, plans.ErrUnknownDocument):
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
-	case errors.Is(err, plans.ErrPlanMissing):
-		// Deleted outside the protocol (the file went away): gone for GET and PATCH, while
-		// its feed and history still answer (DOCUMENTS.md).
-		return &Error{Status: http.StatusNotFound, Code: "deleted",
-			Message: "the document is deleted: " + err.Error() + "; its feed and history still answer, and it is back when the file is"}
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, werkbaum.ErrTimeout):
-		return &Error{Status: http.StatusServiceUnavailable, Code: "busy", Message: "the plan store did not answer in time: " + err.Error(), RetryAfter: time.Second}
 	}
-	s.log.Error("document door", "plan", key, "err", err)
-	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the plan store failed: " + err.Error()}
+	e := planError(err)
+	if plans.KindOf(err) == plans.KindInternal {
+		s.log.Error("document door", "plan", key, "err", err)
+		e.Code = CodeInternal
+	}
+	return e
 }
 
 // documentURL is the address of a plan's document, as plans_list shows it; "" when the

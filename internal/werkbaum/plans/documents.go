@@ -53,17 +53,6 @@ type PatchResult struct {
 	OpsSinceBase []werkbaum.LineOp `json:"opsSinceBase"`
 }
 
-// PatchConflict is the 409 answer: the patch's ops overlap ops made since its base;
-// nothing was applied. OpsSinceBase is the diff from the patch's base to CurrentVersion.
-type PatchConflict struct {
-	CurrentVersion uint64            `json:"currentVersion"`
-	OpsSinceBase   []werkbaum.LineOp `json:"opsSinceBase"`
-}
-
-func (e *PatchConflict) Error() string {
-	return fmt.Sprintf("conflict: the patch overlaps changes made since its base (the document is at version %d); nothing was applied", e.CurrentVersion)
-}
-
 // ChangeEvent is one version in the change feed.
 type ChangeEvent struct {
 	Version     uint64 `json:"version"`
@@ -102,17 +91,6 @@ const (
 	ChangeRenamed  = "RENAMED"
 	ChangeDeleted  = "DELETED"  // the plan's file went away (noticed by a read)
 	ChangeRestored = "RESTORED" // the file is back after a DELETED version
-)
-
-// Errors of the document store.
-var (
-	// ErrUnknownDocument: no plan has this document id (404).
-	ErrUnknownDocument = errors.New("unknown document")
-	// ErrPatchUnapplicable: the patch cannot be applied (422): checksum mismatch, an op
-	// out of range, or a base version that is no longer kept. Wrapped with the reason.
-	ErrPatchUnapplicable = errors.New("the patch does not apply")
-	// ErrStaleVersion: an expectedVersion that is not the current version (409).
-	ErrStaleVersion = errors.New("stale version")
 )
 
 // outsideName is the display name of a version made outside talkd (an editor saving the

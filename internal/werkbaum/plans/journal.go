@@ -212,10 +212,6 @@ func migrateJournal(b Bucket) error {
 	return b.Put(keyVersion, []byte{journalVersion})
 }
 
-// errFileMoved says that the plan file no longer has the content a read hashed: a write
-// (or an outside edit) replaced it in between. The read is simply done again.
-var errFileMoved = errors.New("the plan file changed while it was read")
-
 // revisionFor returns the revision of the content with this checksum, giving content the
 // daemon has not seen (an edit made outside) the next revision. A new revision is given
 // only to what the file holds now, checked inside the journal's write transaction (which

@@ -116,12 +116,6 @@ type Service struct {
 	follow        *follower    // nil: changes are noticed by requests only (follow.go)
 }
 
-// Errors of the service.
-var (
-	ErrUnknownPlan   = errors.New("unknown plan")
-	ErrRequestReused = errors.New("request_id was already used with other arguments")
-)
-
 // New opens the service and settles journal entries a crash left pending.
 func New(opts Options) (*Service, error) {
 	s := &Service{
@@ -500,31 +494,6 @@ func (s *Service) writeAtomic(p planRef, data []byte, expect string) (err error)
 	}
 	return nil
 }
-
-// errReadOnly marks a write refused because the plan file has no write bit for the
-// daemon's user.
-var errReadOnly = errors.New("read-only plan file")
-
-// writableError refuses a plan file its owner made read-only: a rename would replace it
-// anyway (renaming needs write access to the folder only), silently undoing the owner's
-// intent.
-func writableError(key string, fi fs.FileInfo) error {
-	if writableByDaemon(fi) {
-		return nil
-	}
-	return &readOnlyError{key: key, mode: fi.Mode().Perm()}
-}
-
-type readOnlyError struct {
-	key  string
-	mode fs.FileMode
-}
-
-func (e *readOnlyError) Error() string {
-	return fmt.Sprintf("the file of plan %q is read-only (mode %04o) for the daemon's user; talkd does not replace a plan file made read-only: make it writable (e.g. chmod u+w) to allow writes; nothing was changed", e.key, e.mode)
-}
-
-func (e *readOnlyError) Unwrap() error { return errReadOnly }
 
 // tempPrefix names temp files so that recovery can find and remove ones a crash left.
 func tempPrefix(path string) string { return "." + filepath.Base(path) + ".talkd-tmp-" }

@@ -73,25 +73,6 @@ const (
 // planExt is the file name ending of a plan below a root.
 const planExt = ".werkbaum"
 
-// AddressError is a plan key naming a root that cannot stand for a plan file below it:
-// a malformed path (.., an absolute part, a backslash), a symlink on the way, or no
-// such file. It counts as an unknown plan (errors.Is ErrUnknownPlan) and says why.
-type AddressError struct {
-	Key    string
-	Reason string
-	// Missing: the file is not there (nor, maybe, its folder), so a document the plan
-	// had reads as deleted (errors.Is(err, ErrPlanMissing)).
-	Missing bool
-}
-
-func (e *AddressError) Error() string { return fmt.Sprintf("plan %q: %s", e.Key, e.Reason) }
-
-// Unwrap makes errors.Is(err, ErrUnknownPlan) true.
-func (e *AddressError) Unwrap() error { return ErrUnknownPlan }
-
-// Is makes errors.Is(err, ErrPlanMissing) true for a missing file.
-func (e *AddressError) Is(target error) bool { return e.Missing && target == ErrPlanMissing }
-
 func newPlanSet(plans []config.Plan, roots []config.Root) (*planSet, error) {
 	set := &planSet{plans: make(map[string]config.Plan, len(plans)), roots: make(map[string]*rootDir, len(roots))}
 	for _, p := range plans {

@@ -36,35 +36,6 @@ type WriteResult struct {
 	Mirror string `json:"mirror,omitempty"`
 }
 
-// ConflictError is a write on a stale base; it carries the plan as it is now.
-type ConflictError struct {
-	Current *Snapshot
-}
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("conflict: the plan changed since your base (now revision %d, checksum %s); redo the change on the current text (carried here, or read it again) under a new request_id",
-		e.Current.Base.Revision, e.Current.Base.Checksum)
-}
-
-// RefusedError is a write the guards refused; Refusal names the warnings and the switch.
-type RefusedError struct {
-	Refusal werkbaum.Refusal
-}
-
-func (e *RefusedError) Error() string {
-	// The switch changes the arguments, so the same request_id would be refused as reused.
-	return fmt.Sprintf("refused: %s; to write it anyway, send it again with %s: true and a new request_id", e.Refusal.Reason, e.Refusal.Switch)
-}
-
-// RejectedError is the journal's answer for a request id that was rejected before (bad
-// input or a guard refusal); nothing was done again.
-type RejectedError struct {
-	Message string
-	Refusal *werkbaum.Refusal
-}
-
-func (e *RejectedError) Error() string { return e.Message }
-
 // Write applies one verb to a plan, strictly one write per plan text at a time. The lane
 // is the file's resolved path (or the document's URL), not the key: two keys may name one
 // file (for different grants), and writes through both must not rename over each other.
