@@ -8,16 +8,14 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // A plan may live on a Werkbaum document server instead of in a file ([[plans]] url =
 // "https://host/api/v1/documents/<uuid>"): talkd reads it with GET and writes it with
 // PATCH …/content (DOCUMENTS.md). The fields of such a plan are Plan.URL, Plan.TokenEnv
 // and Plan.DisplayName; this file holds their rules, so config.go only lists them.
-
-// MaxDisplayNameLength is the longest display name a document server takes (DOCUMENTS.md
-// ContentPatch.displayName).
-const MaxDisplayNameLength = 64
 
 // documentUUIDRE is the shape of a document id: a UUID in its 36-character form, any case.
 var documentUUIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -110,8 +108,8 @@ func (l *loader) validateRemotePlan(key string, p *Plan) {
 	}
 	if p.DisplayName != "" {
 		switch {
-		case utf8.RuneCountInString(p.DisplayName) > MaxDisplayNameLength:
-			l.fail(key+".display_name", "%q is longer than %d characters", p.DisplayName, MaxDisplayNameLength)
+		case utf8.RuneCountInString(p.DisplayName) > docs.MaxDisplayName:
+			l.fail(key+".display_name", "%q is longer than %d characters", p.DisplayName, docs.MaxDisplayName)
 		case strings.TrimSpace(p.DisplayName) != p.DisplayName || strings.IndexFunc(p.DisplayName, unicode.IsControl) >= 0:
 			l.fail(key+".display_name", "%q has leading or trailing blanks or control characters", p.DisplayName)
 		}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // The document store serves every plan as a Werkbaum live document (DOCUMENTS.md): a
@@ -99,12 +100,6 @@ const outsideName = "outside talkd"
 
 // agentName is the display name of an agent write whose MCP host sent no name.
 const agentName = "Agent"
-
-// maxTitle and maxClientField are the contract's bounds (DOCUMENTS.md).
-const (
-	maxTitle       = 255
-	maxClientField = 64
-)
 
 // DocumentID returns the plan's document id, creating it (a random UUID v4, kept in the
 // state database) on first use.
@@ -201,8 +196,8 @@ func checkTitle(title string) error {
 		return &werkbaum.InputError{Code: "badTitle", Message: "title: not valid UTF-8"}
 	case strings.TrimSpace(title) == "":
 		return &werkbaum.InputError{Code: "badTitle", Message: "title: must not be empty"}
-	case n > maxTitle:
-		return &werkbaum.InputError{Code: "badTitle", Message: fmt.Sprintf("title: %d characters, at most %d allowed", n, maxTitle)}
+	case n > docs.MaxTitle:
+		return &werkbaum.InputError{Code: "badTitle", Message: fmt.Sprintf("title: %d characters, at most %d allowed", n, docs.MaxTitle)}
 	case strings.IndexFunc(title, unicode.IsControl) >= 0:
 		return &werkbaum.InputError{Code: "badTitle", Message: "title: must not contain control characters (line breaks, tabs)"}
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // patchTool is the journal's tool name of an editor PATCH (and the mirror's WriteEvent.Tool).
@@ -31,11 +32,11 @@ func checkPatch(p ContentPatch) error {
 	switch n := utf8.RuneCountInString(p.ClientID); {
 	case n == 0:
 		return &werkbaum.InputError{Code: "badPatch", Message: "clientId: missing"}
-	case n > maxClientField || !utf8.ValidString(p.ClientID):
-		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("clientId: %d characters, at most %d allowed", n, maxClientField)}
+	case n > docs.MaxClientID || !utf8.ValidString(p.ClientID):
+		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("clientId: %d characters, at most %d allowed", n, docs.MaxClientID)}
 	}
-	if n := utf8.RuneCountInString(p.DisplayName); n > maxClientField || !utf8.ValidString(p.DisplayName) {
-		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("displayName: %d characters, at most %d allowed", n, maxClientField)}
+	if n := utf8.RuneCountInString(p.DisplayName); n > docs.MaxDisplayName || !utf8.ValidString(p.DisplayName) {
+		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("displayName: %d characters, at most %d allowed", n, docs.MaxDisplayName)}
 	}
 	if p.Seq < 0 {
 		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("seq: %d is negative", p.Seq)}

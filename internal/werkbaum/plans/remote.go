@@ -24,6 +24,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // remoteTimeout bounds one request to a document server, so that a server that hangs
@@ -247,7 +248,7 @@ func hostOf(raw string) string {
 
 // remoteBodyLimit bounds a document server's answer: the largest plan the store takes,
 // JSON-escaped (up to six bytes a byte), and room for the rest of the document.
-func (s *Service) remoteBodyLimit() int64 { return 6*s.maxBytes + 64<<10 }
+func (s *Service) remoteBodyLimit() int64 { return werkbaum.JSONBodyLimit(s.maxBytes) }
 
 // readRemote is Read for a document plan: GET the document; its version is the base's
 // revision. The base's checksum is the same as a file plan's (the hex SHA-256 of the
@@ -288,8 +289,8 @@ func remoteDisplayName(p config.Plan, who Author) string {
 	if name == "" {
 		return fallbackDisplayName
 	}
-	if utf8.RuneCountInString(name) > config.MaxDisplayNameLength {
-		name = string([]rune(name)[:config.MaxDisplayNameLength])
+	if utf8.RuneCountInString(name) > docs.MaxDisplayName {
+		name = string([]rune(name)[:docs.MaxDisplayName])
 	}
 	return name
 }
