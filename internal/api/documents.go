@@ -399,5 +399,9 @@ func (s *Server) documentURL(ctx context.Context, key string) string {
 	return "http://" + s.listenAddr + documentsPrefix + "/documents/" + id
 }
 
+// RegisterDocuments serves the document doors from ds (the plan store, which keeps the
+// documents of its file plans); until then every document id is unknown (404).
+func (s *Server) RegisterDocuments(ds documentStore) { s.documents.store = ds }
+
 // The plan service is the document store (checked at compile time).
 var _ documentStore = (*plans.Service)(nil)

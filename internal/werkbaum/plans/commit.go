@@ -148,7 +148,7 @@ func commitOnce[R any](ctx context.Context, s *Service, t target, c change[R]) (
 		version: func(rev uint64) (*docState, *pendingVersion) { return c.version(entry, rev, newText) },
 		moved:   func(ctx context.Context, werr error) error { return c.moved(ctx, entry, werr) },
 	}
-	ev := WriteEvent{Plan: key, Path: p.Path, Lang: p.Lang, OldText: snap.Text, NewText: newText}
+	ev := WriteEvent{Plan: key, Path: p.Path, Lang: p.Lang, Mirror: p.Mirror, Announce: p.Announce, OldText: snap.Text, NewText: newText}
 	c.event(&ev)
 	w.author = ev.Author
 	settled, done, err := t.put(ctx, w)
@@ -170,9 +170,9 @@ func commitOnce[R any](ctx context.Context, s *Service, t target, c change[R]) (
 		}
 	}
 	var report func(context.Context) string
-	if s.after != nil {
+	if s.recorder != nil {
 		ev.Revision = settled.Revision
-		report = s.after(ctx, ev)
+		report = s.recorder.AfterWrite(ctx, ev)
 	}
 	return res, report, nil
 }

@@ -73,7 +73,7 @@ func (s *Service) PatchContent(ctx context.Context, id string, p ContentPatch) (
 	var res *PatchResult
 	err = s.lanes.Do(ctx, t.lane(), func() error {
 		var err error
-		// AfterWrite's report is not called: it would wait for the mirror's commit, and
+		// The recorder's report is not called: it would wait for the mirror's commit, and
 		// the document protocol has no place for its answer; the commit goes on anyway.
 		res, _, err = commit(ctx, s, t, &patchChange{s: s, p: pl, patch: p, reqID: strconv.FormatInt(p.Seq, 10)})
 		return err

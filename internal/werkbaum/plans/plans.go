@@ -44,12 +44,9 @@ type Options struct {
 	Now    func() time.Time
 	// JournalLimit bounds the journal per plan; default 10,000 entries.
 	JournalLimit int
-	// AfterWrite, if set, runs after every write that changed a plan, still inside the
-	// plan's lane (so mirror commits are queued in write order); it must return quickly
-	// and never undo the write. The report it returns (if not nil) runs after the lane is
-	// released — it may wait for the mirror's commit — and its answer is the write
-	// result's "mirror".
-	AfterWrite func(ctx context.Context, ev WriteEvent) (report func(context.Context) string)
+	// Recorder, if set, is told about every write that changed a plan (the git mirror and
+	// the announcements) and reports the state of a mirrored plan's mirror.
+	Recorder WriteRecorder
 	// MaxFileBytes is the largest plan file the store reads; default the engine's input
 	// limit (werkbaum.DefaultMaxInputBytes). Larger files are refused before reading.
 	MaxFileBytes int64
@@ -63,34 +60,47 @@ type Options struct {
 	// FollowWorked, if set, is told when the follower has read or analysed a changed plan
 	// (work done without a request).
 	FollowWorked func()
-	// MirrorState, if set, reports a plan's git mirror (last commit and its state) for
-	// plans_list and /status; nil answers are left out.
-	MirrorState func(key string) any
 }
 
-// WriteEvent describes an applied write for AfterWrite (git mirror, announcements).
+// WriteRecorder is what the store knows of the git mirror and the announcements (package
+// mirror, which imports plans): it is told about each applied write by a WriteEvent that
+// carries everything it needs, the plan's settings included, so it keeps no plan list.
+type WriteRecorder interface {
+	// AfterWrite runs after every write that changed a plan, still inside the plan's lane
+	// (so mirror commits are queued in write order); it must return quickly and never
+	// undo the write. The report it returns (if not nil) runs after the lane is released
+	// (it may wait for the mirror's commit) and its answer is the write result's "mirror".
+	AfterWrite(ctx context.Context, ev WriteEvent) (report func(context.Context) string)
+	// State is the git mirror's state of a plan with mirror = true (last commit and its
+	// state), for plans_list and /status; nil leaves it out.
+	State(key string) any
+}
+
+// WriteEvent describes an applied write for the WriteRecorder.
 type WriteEvent struct {
-	Plan      string
-	Path      string
-	Lang      string
-	Tool      string
-	RequestID string
-	Author    Author
-	Revision  uint64
-	OldText   string
-	NewText   string
+	Plan string
+	Path string
+	Lang string
+	// Mirror and Announce are the plan's settings as this write resolved the plan (a
+	// reload meanwhile does not change them for it).
+	Mirror, Announce bool
+	Tool             string
+	RequestID        string
+	Author           Author
+	Revision         uint64
+	OldText          string
+	NewText          string
 }
 
 // Service is the plan store: files, revisions and the request journal.
 type Service struct {
 	engine *werkbaum.Engine
 	journal
-	lanes  Serializer
-	log    *slog.Logger
-	now    func() time.Time
-	limit  int
-	after  func(ctx context.Context, ev WriteEvent) func(context.Context) string
-	mirror func(key string) any
+	lanes    Serializer
+	log      *slog.Logger
+	now      func() time.Time
+	limit    int
+	recorder WriteRecorder // nil: no mirror, no announcements
 
 	// set is the plan set now served (Reconfigure swaps it); look plans up only
 	// through resolve (or Plan), once per request.
@@ -120,7 +130,7 @@ type Service struct {
 func New(opts Options) (*Service, error) {
 	s := &Service{
 		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
-		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState,
+		limit: opts.JournalLimit, recorder: opts.Recorder,
 		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
 		remote: newRemoteState(),
 	}
@@ -330,7 +340,7 @@ type Summary struct {
 	// Analysis is "pending" while the engine still counts this content (nodes and
 	// warnings are then 0 and unknown) and "failed" when it could not (Error says why).
 	Analysis string `json:"analysis,omitempty"`
-	// Mirror is the plan's git mirror state (MirrorState), absent when not mirrored.
+	// Mirror is the plan's git mirror state (WriteRecorder.State), absent when not mirrored.
 	Mirror any `json:"mirror,omitempty"`
 }
 
@@ -352,8 +362,8 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 		return sum
 	}
 	defer p.release()
-	if s.mirror != nil {
-		sum.Mirror = s.mirror(key)
+	if s.recorder != nil && p.Mirror {
+		sum.Mirror = s.recorder.State(key)
 	}
 	readCtx := ctx
 	if p.Remote() {
