@@ -16,6 +16,7 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/remote"
 )
 
 // target is where a plan's text lives, chosen when the plan is resolved.
@@ -276,8 +277,8 @@ func (t remoteTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, f
 	}
 	entry.State = statePending
 	entry.NewChecksum = werkbaum.Checksum([]byte(w.text))
-	entry.Remote = &remotePatch{BaseVersion: snap.Base.Revision, Checksum: werkbaum.DocumentChecksum(snap.Text), ClientID: s.agentClientID,
-		DisplayName: remoteDisplayName(t.p.Plan, w.author), Milestone: true, Ops: ops}
+	entry.Remote = &remote.Patch{BaseVersion: snap.Base.Revision, Checksum: werkbaum.DocumentChecksum(snap.Text), ClientID: s.agentClientID,
+		DisplayName: remote.DisplayName(t.p.DisplayName, w.author.Agent), Milestone: true, Ops: ops}
 	entry.Result = w.result(0, "")
 	if err := s.recordRemotePending(key, entry); err != nil {
 		return nil, nil, err

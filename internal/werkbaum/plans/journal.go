@@ -13,6 +13,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/remote"
 )
 
 // Journal layout, one bucket per plan ("plan:<key>"):
@@ -94,7 +95,7 @@ type journalEntry struct {
 	Seq uint64 `json:"seq,omitempty"`
 	// Remote is the PATCH of a write to a plan on a document server, kept so that a retry
 	// or the settling of a pending entry repeats it with the same (clientId, seq).
-	Remote *remotePatch `json:"remote,omitempty"`
+	Remote *remote.Patch `json:"remote,omitempty"`
 }
 
 // journal is the plan store's durable record: the database, the group commit every

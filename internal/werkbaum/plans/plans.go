@@ -24,6 +24,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/remote"
 )
 
 // Serializer runs fn alone among the calls with the same key (queue.Lanes).
@@ -122,8 +123,8 @@ type Service struct {
 	// for the plan's own document and for plans on document servers (remote.go).
 	docs          *docStore
 	agentClientID string
-	remote        *remoteState // HTTP client of plans kept on document servers (remote.go)
-	follow        *follower    // nil: changes are noticed by requests only (follow.go)
+	remote        *remote.Client // HTTP client of plans kept on document servers (remote.go)
+	follow        *follower      // nil: changes are noticed by requests only (follow.go)
 }
 
 // New opens the service and settles journal entries a crash left pending.
@@ -132,7 +133,7 @@ func New(opts Options) (*Service, error) {
 		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
 		limit: opts.JournalLimit, recorder: opts.Recorder,
 		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
-		remote: newRemoteState(),
+		remote: remote.NewClient(),
 	}
 	s.docs, s.agentClientID = newDocStore(), newAgentClientID()
 	if s.maxBytes <= 0 {
@@ -378,7 +379,7 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 		sum.Error = err.Error()
 		if p.Remote() && ctx.Err() == nil && readCtx.Err() != nil {
 			sum.Error = fmt.Sprintf("the document server %s did not answer within %v, as long as a status waits (tool calls wait up to %v)",
-				hostOf(p.URL), remoteSummaryWait, time.Duration(s.remote.timeout.Load()))
+				remote.HostOf(p.URL), remoteSummaryWait, s.remote.Timeout())
 		}
 		return sum
 	}
