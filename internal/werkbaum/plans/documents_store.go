@@ -736,3 +736,63 @@ func (s *Service) docWriting(key string, rev uint64) func() {
 		}
 	}
 }
+
+// settledVersion is the version record of a write that a crash left pending and the start
+// found applied: an editor's PATCH under its clientId and display name, an agent's write
+// under the MCP host's name (its process's agent client id is gone with it).
+func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
+	rec := versionRecord{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
+	if e.Tool == patchTool {
+		rec.ClientID = strings.TrimPrefix(e.Author.Client, patchClient(""))
+	} else {
+		rec.Client = e.Author.Client
+		if rec.DisplayName == "" {
+			rec.DisplayName = agentName
+		}
+	}
+	return &pendingVersion{rec: rec, text: docText(text)}
+}
+
+// docParticipant is the document store's part in the journal's settles (participant).
+type docParticipant struct{ s *Service }
+
+// recovering loads the document's state before the settle's transaction; without it the
+// writes settled at start get no version record (a later read records their revision).
+func (d docParticipant) recovering(key string) recoverStep {
+	st, err := d.s.docState(key)
+	if err != nil {
+		d.s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
+		return nil
+	}
+	return &docRecovery{s: d.s, key: key, st: st}
+}
+
+// docRecovery records the versions of the writes one start-up settle found applied.
+type docRecovery struct {
+	s       *Service
+	key     string
+	st      *docState
+	settled []*pendingVersion
+}
+
+func (r *docRecovery) begin() { r.settled = nil }
+
+// applied gives the write its version record with its author, as its own settle would
+// have, unless one is there already (then it is kept).
+func (r *docRecovery) applied(tx Tx, e *journalEntry, text string) error {
+	if versions := tx.Bucket(docBucketName(r.key)); versions != nil && versions.Get(versionKey('v', e.Revision)) != nil {
+		return nil
+	}
+	pv := r.s.settledVersion(e, text)
+	if err := r.s.putVersion(tx, r.key, r.st, pv); err != nil {
+		return err
+	}
+	r.settled = append(r.settled, pv)
+	return nil
+}
+
+func (r *docRecovery) committed() {
+	for _, pv := range r.settled {
+		r.s.versionSaved(r.key, r.st, pv)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -435,16 +434,19 @@ func (s *Service) recover(p planRef) error {
 		return nil
 	}
 	sum := werkbaum.Checksum(data)
-	// The document's state is loaded before the transaction (a read transaction inside
-	// bbolt's write transaction can deadlock); an applied write gets its version record
-	// with its author in it, as its own settle would have given it.
-	st, err := s.docState(key)
-	if err != nil {
-		s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
+	// The participants prepare before the transaction (a read transaction inside bbolt's
+	// write transaction can deadlock) and record what they keep of a write found applied
+	// inside it, as its own settle would have.
+	var steps []recoverStep
+	for _, pt := range s.participants {
+		if st := pt.recovering(key); st != nil {
+			steps = append(steps, st)
+		}
 	}
-	var settled []*pendingVersion
 	err = s.db.Update(func(tx Tx) error {
-		settled = nil
+		for _, st := range steps {
+			st.begin()
+		}
 		b := tx.Bucket(bucketName(key))
 		var pending []*journalEntry
 		err := eachEntry(b, func(_ []byte, e *journalEntry) error {
@@ -465,13 +467,10 @@ func (s *Service) recover(p planRef) error {
 				if err := writeMeta(b, planMeta{Revision: e.Revision, Checksum: sum}); err != nil {
 					return err
 				}
-				// Its version record, unless one is there already (then it is kept).
-				if versions := tx.Bucket(docBucketName(key)); st != nil && (versions == nil || versions.Get(versionKey('v', e.Revision)) == nil) {
-					pv := s.settledVersion(e, string(data))
-					if err := s.putVersion(tx, key, st, pv); err != nil {
+				for _, st := range steps {
+					if err := st.applied(tx, e, string(data)); err != nil {
 						return err
 					}
-					settled = append(settled, pv)
 				}
 				s.log.Info("journal: write settled as applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 				continue
@@ -483,26 +482,29 @@ func (s *Service) recover(p planRef) error {
 		}
 		return nil
 	})
-	for _, pv := range settled {
-		s.versionSaved(key, st, pv)
+	if err == nil {
+		for _, st := range steps {
+			st.committed()
+		}
 	}
 	return err
 }
 
-// settledVersion is the version record of a write that a crash left pending and the start
-// found applied: an editor's PATCH under its clientId and display name, an agent's write
-// under the MCP host's name (its process's agent client id is gone with it).
-func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
-	rec := versionRecord{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
-	if e.Tool == patchTool {
-		rec.ClientID = strings.TrimPrefix(e.Author.Client, patchClient(""))
-	} else {
-		rec.Client = e.Author.Client
-		if rec.DisplayName == "" {
-			rec.DisplayName = agentName
-		}
-	}
-	return &pendingVersion{rec: rec, text: docText(text)}
+// participant takes part in the journal's settles: the journal calls the participants
+// the store registered (Service.participants) instead of their code, so it depends on
+// none of them. The document store is one (docParticipant): a write's version record is
+// saved in the transaction that settles the write.
+type participant interface {
+	// recovering prepares the start-up settle of plan key's pending entries; nil: the
+	// participant has nothing to do for it.
+	recovering(key string) recoverStep
+}
+
+// recoverStep is a participant's part of one start-up settle transaction.
+type recoverStep interface {
+	begin()                                            // the transaction (re)starts
+	applied(tx Tx, e *journalEntry, text string) error // e was found applied; text is the file's
+	committed()                                        // the transaction committed
 }
 
 // settleByFile settles a pending entry whose writer is gone (it failed, or its settle

@@ -124,7 +124,9 @@ type Service struct {
 	docs          *docStore
 	agentClientID string
 	remote        *remote.Client // HTTP client of plans kept on document servers (remote.go)
-	follow        *follower      // nil: changes are noticed by requests only (follow.go)
+	// participants take part in the journal's settles (journal.go): the document store.
+	participants []participant
+	follow       *follower // nil: changes are noticed by requests only (follow.go)
 }
 
 // New opens the service and settles journal entries a crash left pending.
@@ -136,6 +138,7 @@ func New(opts Options) (*Service, error) {
 		remote: remote.NewClient(),
 	}
 	s.docs, s.agentClientID = newDocStore(), newAgentClientID()
+	s.participants = []participant{docParticipant{s}}
 	if s.maxBytes <= 0 {
 		s.maxBytes = werkbaum.DefaultMaxInputBytes
 	}
