@@ -12,6 +12,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/remote"
 )
 
@@ -97,13 +98,29 @@ type journalEntry struct {
 	Remote *remote.Patch `json:"remote,omitempty"`
 }
 
-// journal is the plan store's durable record: the database, the group commit every
-// change goes through, and what is kept in memory until it can be saved.
-type journal struct {
+// journalState is the plan store's durable record: the database, the group commit every
+// change goes through (package journal), and what is kept in memory until it can be saved.
+type journalState struct {
 	db     Database
-	commit *groupCommit
+	commit *journal.GroupCommit
 	mem    *journalMemory
 }
+
+// The journal's database layer lives in package plans/journal; the store's API names it
+// as before.
+type (
+	// Database runs the transactions of the revisions and the request journal.
+	Database = journal.Database
+	// Tx is one transaction of a Database.
+	Tx = journal.Tx
+	// Bucket is a set of keys and values in a transaction.
+	Bucket = journal.Bucket
+	// BoltRunner is what Bolt needs of a bbolt database.
+	BoltRunner = journal.BoltRunner
+)
+
+// Bolt adapts a bbolt database (the daemon's state database) to the store's Database.
+func Bolt(db BoltRunner) Database { return journal.Bolt(db) }
 
 // journalMemory is what the journal knows and the database does not hold yet, and which
 // writes run right now.
@@ -139,7 +156,7 @@ func (s *Service) openJournal(db Database, set *planSet) error {
 	if db == nil {
 		return errors.New("plan journal: no database")
 	}
-	s.journal = journal{db: db, commit: &groupCommit{db: db}, mem: &journalMemory{
+	s.journalState = journalState{db: db, commit: journal.NewGroupCommit(db), mem: &journalMemory{
 		inflight: map[string]int{}, entries: map[string]unsavedEntry{}, metas: map[string]planMeta{},
 		stop: make(chan struct{}), saved: make(chan struct{}),
 	}}

@@ -96,7 +96,7 @@ type WriteEvent struct {
 // Service is the plan store: files, revisions and the request journal.
 type Service struct {
 	engine *werkbaum.Engine
-	journal
+	journalState
 	lanes    Serializer
 	log      *slog.Logger
 	now      func() time.Time
