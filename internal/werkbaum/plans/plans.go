@@ -7,6 +7,16 @@
 // into place and settled after; on start, pending entries are settled by comparing the
 // file with the checksum the write would have produced. A crash therefore leaves the old
 // or the new file, and the journal says which.
+//
+// Where things live: commit.go is the one journalled commit every write runs (an agent's
+// verb or an editor's PATCH, over a file or a document server: a change over a target);
+// errors.go holds every error of the store with its Kind, which internal/api renders once
+// for both doors; journal.go the entries, revisions, saver and recovery, which call the
+// registered participants (the document store) instead of their code; documents*.go the
+// live documents; roots*.go the plan set and the root folders, held open. Below it, and
+// importing nothing of it: plans/journal (the database interface, the bbolt adapter, the
+// group commit), plans/remote (the document-server client) and plans/docs (the protocol's
+// bounds). The git mirror and the announcements are a WriteRecorder told by WriteEvents.
 package plans
 
 import (
