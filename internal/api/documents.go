@@ -11,6 +11,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // The document doors: the Werkbaum live-document protocol (shared/werkbaum/DOCUMENTS.md)
@@ -243,7 +244,7 @@ func methodRefusal(rt documentRoute, method string) *Error {
 
 // documentGrant resolves id to its plan key and checks the caller's grant.
 func (s *Server) documentGrant(c Caller, id string, write bool) (string, *Error) {
-	if !plans.ValidDocumentID(id) {
+	if !docs.ValidDocumentID(id) {
 		return "", &Error{Status: http.StatusNotFound, Code: CodeNotFound,
 			Message: fmt.Sprintf("%q is not a document id (a UUID like 0b6e…-…)", truncate(id, 64))}
 	}

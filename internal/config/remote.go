@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,9 +15,6 @@ import (
 // "https://host/api/v1/documents/<uuid>"): talkd reads it with GET and writes it with
 // PATCH …/content (DOCUMENTS.md). The fields of such a plan are Plan.URL, Plan.TokenEnv
 // and Plan.DisplayName; this file holds their rules, so config.go only lists them.
-
-// documentUUIDRE is the shape of a document id: a UUID in its 36-character form, any case.
-var documentUUIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // Remote reports whether the plan lives on a document server (url) rather than in a file.
 func (p Plan) Remote() bool { return p.URL != "" }
@@ -65,7 +61,8 @@ func NormalizeDocumentURL(raw string) (string, error) {
 		return "", fmt.Errorf("does not name a document: the path must end in /documents/<uuid>")
 	}
 	id := path[i+len("/documents/"):]
-	if !documentUUIDRE.MatchString(id) {
+	// A URL's id may be written in any case; its canonical form is lower case.
+	if !docs.ValidDocumentID(strings.ToLower(id)) {
 		return "", fmt.Errorf("does not name a document: %q after /documents/ is not a UUID (36 characters, like 3f2c9a1e-0b7d-4c55-9e61-2a8f4d0c7b13)", id)
 	}
 	out := url.URL{Scheme: scheme, Host: strings.ToLower(u.Host), Path: path[:i] + "/documents/" + strings.ToLower(id)}

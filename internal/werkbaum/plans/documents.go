@@ -115,7 +115,7 @@ func (s *Service) DocumentID(ctx context.Context, key string) (string, error) {
 // DocumentKey returns the plan key of a document id (any case), if a configured plan has it.
 func (s *Service) DocumentKey(id string) (key string, ok bool) {
 	id = strings.ToLower(id)
-	if !ValidDocumentID(id) {
+	if !docs.ValidDocumentID(id) {
 		return "", false
 	}
 	key, ok = s.docs.keyOf(s, id)

@@ -154,29 +154,6 @@ func newUUID() string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// ValidDocumentID reports whether id looks like a lower-case UUID (36 characters, hyphens
-// at 8, 13, 18, 23, hex digits elsewhere), the form of every document id; the document
-// doors check it before a lookup.
-func ValidDocumentID(id string) bool {
-	if len(id) != 36 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // idOf returns the plan's document id, creating it on first use.
 func (d *docStore) idOf(s *Service, key string) (string, error) {
 	d.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // docFixture is a plan store with one plan and its document id.
@@ -68,7 +69,7 @@ func (f *docFixture) setStatus(t *testing.T, id, status, agent string) *WriteRes
 func TestDocumentIDStableAcrossRestart(t *testing.T) {
 	f := newDocFixture(t, planText)
 	ctx := context.Background()
-	if !ValidDocumentID(f.id) || f.id[14] != '4' {
+	if !docs.ValidDocumentID(f.id) || f.id[14] != '4' {
 		t.Fatalf("id %q is not a UUID v4", f.id)
 	}
 	again, _ := f.svc.DocumentID(ctx, "p")
