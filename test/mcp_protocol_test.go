@@ -348,7 +348,7 @@ func TestMCPTransportRules(t *testing.T) {
 	if status, _, _ := d.request(t, http.MethodPost, "/mcp", ping, map[string]string{"Host": "localhost:" + strings.Split(d.Addr, ":")[1]}); status != 200 {
 		t.Errorf("localhost Host refused: %d", status)
 	}
-	// /mcp takes a whole plan (6 × the engine's 2 MiB plus 64 KiB, see api.MCPMaxBodyBytes);
+	// /mcp takes a whole plan (6 × the engine's 2 MiB plus 64 KiB, see werkbaum.JSONBodyLimit);
 	// beyond that, 413 names the limit.
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"speak","arguments":{"text":"` + strings.Repeat("a", 13<<20) + `"}}}`
 	r = rpcPost(t, d, big, nil)

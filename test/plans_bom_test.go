@@ -185,3 +185,35 @@ func TestPlanBOMKept(t *testing.T) {
 		t.Fatalf("BOM + CRLF after write: file\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestDocumentPatchKeepsOneBOM is issue 34's seventh point: an editor's PATCH whose new
+// line 0 starts with U+FEFF, on a plan file that has a BOM, leaves a file with exactly one
+// BOM (the document's content leaves the file's BOM out, and the write puts it back); the
+// document reads without a BOM, and a PATCH of line 0 without one keeps the file's.
+func TestDocumentPatchKeepsOneBOM(t *testing.T) {
+	t.Parallel()
+	d, paths := startPlanDaemon(t, planFile{Key: "bom", Text: bomPlan})
+	docPath := docPathOf(t, d, newMCPClient(d), "bom")
+	c := newDocHTTP(d, nil)
+	ed := newDocEditor(c, docPath, "editor-bom", "Jörg")
+	ctx := t.Context()
+	for i, line := range []string{bom + "= [^] Login Import (S) #US-241", "= [^] Login Import (M) #US-241", bom + bom + "= [^] Login Import (L) #US-241"} {
+		if err := ed.load(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(ed.shadow, bom) {
+			t.Fatalf("step %d: the document's content starts with a BOM: %q", i, ed.shadow[:12])
+		}
+		a, err := ed.patch(ctx, []docOp{{Op: "replace", Index: 0, Count: 1, Lines: []string{line}}}, false)
+		if err != nil || a.Status != 200 {
+			t.Fatalf("step %d: PATCH: %v %s", i, err, a)
+		}
+		got := string(readFile(t, paths["bom"]))
+		// One BOM is dropped from the line given: a line with two keeps its second (text
+		// the editor typed), and the file's own BOM stays in front.
+		want := bom + strings.TrimPrefix(line, bom) + strings.TrimPrefix(bomPlan, bom+"= [^] Login Import (XS) #US-241")
+		if got != want {
+			t.Errorf("step %d: the file reads %q…, want %q…", i, got[:min(len(got), 40)], want[:min(len(want), 40)])
+		}
+	}
+}

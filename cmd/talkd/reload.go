@@ -119,13 +119,14 @@ func (d *daemon) openPlans(cfg *config.Config, srv *api.Server) (*planParts, err
 	if err != nil {
 		return nil, err
 	}
-	recorder := mirror.New(mirror.Options{Engine: engine, Plans: cfg.Plans, Mirror: gitMirror, Voice: planVoice{srv.Announcements()}, Log: d.log})
+	recorder := mirror.New(mirror.Options{Engine: engine, Mirror: gitMirror, Voice: planVoice{srv.Announcements()}, Log: d.log})
 	store, err := plans.New(plans.Options{Plans: cfg.Plans, Roots: cfg.Roots, Engine: engine, DB: plans.Bolt(d.db), Lanes: &queue.Lanes{}, Log: d.log,
-		AfterWrite: recorder.AfterWrite, MirrorState: recorder.State, FollowEvery: followEvery, FollowWorked: d.releaser.answered})
+		Recorder: recorder, FollowEvery: followEvery, FollowWorked: d.releaser.answered})
 	if err != nil {
 		return nil, err
 	}
 	srv.RegisterPlans(store, engine.Vocabulary())
+	srv.RegisterDocuments(store)
 	return &planParts{engine: engine, mirror: gitMirror, recorder: recorder, store: store}, nil
 }
 
@@ -264,9 +265,6 @@ func (d *daemon) reload(ctx context.Context) (api.ReloadReport, error) {
 		d.use(freshSrv)
 	} else {
 		_ = d.serving.Load().srv.Reconfigure(cfg) // cfg is not nil
-		if parts != nil {
-			parts.recorder.SetPlans(cfg.Plans)
-		}
 	}
 	for _, s := range restart {
 		d.log.Warn("a changed setting needs a restart of talkd; the old value stays in force until then", "setting", s, "config", where)

@@ -33,13 +33,9 @@ const (
 	originCORS
 )
 
-// MCPMaxBodyBytes is the body limit of /mcp: a werkbaum_write must carry a plan up to the
-// engine's input limit (2 MiB). In JSON one byte of text takes at most 6 bytes (a control
-// character or, from encoders that escape HTML like Go's, <, > and & as \u00XX; a 4-byte
-// UTF-8 character as two \uXXXX escapes is 12 for 4), so 6 × the engine's limit plus 64 KiB
-// for the envelope (arguments, _meta, headers of the message) surely fits any plan the
-// engine accepts; a larger body could only fail there.
-const MCPMaxBodyBytes = 6*werkbaum.DefaultMaxInputBytes + 64<<10
+// mcpMaxBodyBytes is the body limit of /mcp: a werkbaum_write must carry a plan up to the
+// engine's input limit (2 MiB), JSON-escaped (werkbaum.JSONBodyLimit).
+func mcpMaxBodyBytes() int64 { return werkbaum.JSONBodyLimit(werkbaum.DefaultMaxInputBytes) }
 
 // door is one endpoint's admission policy.
 type door struct {

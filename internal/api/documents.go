@@ -11,6 +11,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // The document doors: the Werkbaum live-document protocol (shared/werkbaum/DOCUMENTS.md)
@@ -245,7 +246,7 @@ func methodRefusal(rt documentRoute, method string) *Error {
 
 // documentGrant resolves id to its plan key and checks the caller's grant.
 func (s *Server) documentGrant(c Caller, id string, write bool) (string, *Error) {
-	if !plans.ValidDocumentID(id) {
+	if !docs.ValidDocumentID(id) {
 		return "", &Error{Status: http.StatusNotFound, Code: CodeNotFound,
 			Message: fmt.Sprintf("%q is not a document id (a UUID like 0b6e…-…)", truncate(id, 64))}
 	}
@@ -364,35 +365,23 @@ func lastValue(q map[string][]string, k string) string {
 	return vs[len(vs)-1]
 }
 
-// documentError maps a store error to the problem the client gets.
+// documentError maps a store error to the problem the client gets: malformed ops as the
+// document doors' own field error, every other refusal as MCP gives it (planError).
 func (s *Server) documentError(ctx context.Context, key string, err error) *Error {
 	var input *werkbaum.InputError
-	switch {
-	case errors.Is(err, plans.ErrStaleVersion):
-		return &Error{Status: http.StatusConflict, Code: "stale_version", Message: err.Error()}
-	case errors.Is(err, plans.ErrPatchUnapplicable):
-		return &Error{Status: http.StatusUnprocessableEntity, Code: "unapplicable", Message: err.Error()}
-	case errors.As(err, &input):
+	if errors.As(err, &input) {
 		e := &Error{Status: http.StatusBadRequest, Code: CodeInvalidField, Message: input.Message}
 		if strings.HasPrefix(input.Message, "ops") {
 			e.Field = "ops"
 		}
 		return e
-	case errors.Is(err, werkbaum.ErrTooLarge):
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
-			Message: fmt.Sprintf("the document would be larger than the notation engine's limit of %d bytes: %v", werkbaum.DefaultMaxInputBytes, err)}
-	case errors.Is(err, plans.ErrUnknownDocument):
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
-	case errors.Is(err, plans.ErrPlanMissing):
-		// Deleted outside the protocol (the file went away): gone for GET and PATCH, while
-		// its feed and history still answer (DOCUMENTS.md).
-		return &Error{Status: http.StatusNotFound, Code: "deleted",
-			Message: "the document is deleted: " + err.Error() + "; its feed and history still answer, and it is back when the file is"}
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, werkbaum.ErrTimeout):
-		return &Error{Status: http.StatusServiceUnavailable, Code: "busy", Message: "the plan store did not answer in time: " + err.Error(), RetryAfter: time.Second}
 	}
-	s.log.Error("document door", "plan", key, "err", err)
-	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the plan store failed: " + err.Error()}
+	e := planError(err)
+	if plans.KindOf(err) == plans.KindInternal {
+		s.log.Error("document door", "plan", key, "err", err)
+		e.Code = CodeInternal
+	}
+	return e
 }
 
 // documentURL is the address of a plan's document, as plans_list shows it; "" when the
@@ -412,6 +401,10 @@ func (s *Server) documentURL(ctx context.Context, key string) string {
 	}
 	return "http://" + s.listenAddr + documentsPrefix + "/documents/" + id
 }
+
+// RegisterDocuments serves the document doors from ds (the plan store, which keeps the
+// documents of its file plans); until then every document id is unknown (404).
+func (s *Server) RegisterDocuments(ds documentStore) { s.documents.store = ds }
 
 // The plan service is the document store (checked at compile time).
 var _ documentStore = (*plans.Service)(nil)

@@ -14,6 +14,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // The document protocol's wire shapes (shared/werkbaum/DOCUMENTS.md) and their decoding.
@@ -24,11 +25,11 @@ import (
 // the wire is decided in one place and not by the store's Go types (lines is always an
 // array, never null).
 
-// Limits of the protocol's strings, in characters.
+// Limits of the protocol's strings, in characters (plans/docs holds them for every door).
 const (
-	maxClientID    = 64
-	maxDisplayName = 64
-	maxTitle       = 255
+	maxClientID    = docs.MaxClientID
+	maxDisplayName = docs.MaxDisplayName
+	maxTitle       = docs.MaxTitle
 )
 
 // lineOpWire is one LineOperation as it travels; the pointers tell a missing member from

@@ -29,9 +29,6 @@ type Plans interface {
 // (werkbaum.Engine.Vocabulary): the tools' status and size words come from it.
 func (s *Server) RegisterPlans(p Plans, v werkbaum.Vocabulary) {
 	s.plans = p
-	if ds, ok := p.(documentStore); ok {
-		s.documents.store = ds
-	}
 	registerPlanTools(s, p, v)
 	s.registerPlanResources(p)
 	s.mcp.setInstructions(instructions + planInstructions)

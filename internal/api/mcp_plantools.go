@@ -587,16 +587,10 @@ func planFailure(err error) *ToolError {
 		return &ToolError{Error: input.Code, Message: input.Message}
 	case errors.Is(err, plans.ErrRequestReused):
 		return &ToolError{Error: "request_reused", Message: err.Error(), Field: "request_id"}
-	case errors.Is(err, werkbaum.ErrTimeout):
-		return &ToolError{Error: "timeout", Message: "the notation engine ran out of time on this plan; nothing was changed"}
-	case errors.As(err, new(*plans.RemoteError)):
-		// A plan on a document server that could not be used; the message names the
-		// server, the request and the status, and whether the write may have been applied.
-		return &ToolError{Error: "remote_failed", Message: err.Error()}
-	case errors.Is(err, werkbaum.ErrTooLarge):
-		return &ToolError{Error: "too_large", Message: "the plan or the new text is larger than the engine's input limit; nothing was changed: " + err.Error()}
 	}
-	return &ToolError{Error: "failed", Message: err.Error()}
+	// Every other refusal as the document doors give it (plan_errors.go).
+	e := planError(err)
+	return &ToolError{Error: e.Code, Message: e.Message}
 }
 
 func refusal(code, msg string, r *werkbaum.Refusal) *ToolError {

@@ -108,7 +108,7 @@ func New(opts Options) *Server {
 		voice: opts.Voice, engines: opts.Engines, version: opts.Version,
 		log: opts.Log, now: opts.Now,
 		maxBody:    opts.Config.Server.MaxBodyBytes,
-		mcpMaxBody: MCPMaxBodyBytes,
+		mcpMaxBody: mcpMaxBodyBytes(),
 		listenAddr: opts.Config.Server.Listen,
 	}
 	s.live.Store(newSettings(opts.Config))

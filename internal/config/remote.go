@@ -4,23 +4,17 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // A plan may live on a Werkbaum document server instead of in a file ([[plans]] url =
 // "https://host/api/v1/documents/<uuid>"): talkd reads it with GET and writes it with
 // PATCH …/content (DOCUMENTS.md). The fields of such a plan are Plan.URL, Plan.TokenEnv
 // and Plan.DisplayName; this file holds their rules, so config.go only lists them.
-
-// MaxDisplayNameLength is the longest display name a document server takes (DOCUMENTS.md
-// ContentPatch.displayName).
-const MaxDisplayNameLength = 64
-
-// documentUUIDRE is the shape of a document id: a UUID in its 36-character form, any case.
-var documentUUIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // Remote reports whether the plan lives on a document server (url) rather than in a file.
 func (p Plan) Remote() bool { return p.URL != "" }
@@ -67,7 +61,8 @@ func NormalizeDocumentURL(raw string) (string, error) {
 		return "", fmt.Errorf("does not name a document: the path must end in /documents/<uuid>")
 	}
 	id := path[i+len("/documents/"):]
-	if !documentUUIDRE.MatchString(id) {
+	// A URL's id may be written in any case; its canonical form is lower case.
+	if !docs.ValidDocumentID(strings.ToLower(id)) {
 		return "", fmt.Errorf("does not name a document: %q after /documents/ is not a UUID (36 characters, like 3f2c9a1e-0b7d-4c55-9e61-2a8f4d0c7b13)", id)
 	}
 	out := url.URL{Scheme: scheme, Host: strings.ToLower(u.Host), Path: path[:i] + "/documents/" + strings.ToLower(id)}
@@ -110,8 +105,8 @@ func (l *loader) validateRemotePlan(key string, p *Plan) {
 	}
 	if p.DisplayName != "" {
 		switch {
-		case utf8.RuneCountInString(p.DisplayName) > MaxDisplayNameLength:
-			l.fail(key+".display_name", "%q is longer than %d characters", p.DisplayName, MaxDisplayNameLength)
+		case utf8.RuneCountInString(p.DisplayName) > docs.MaxDisplayName:
+			l.fail(key+".display_name", "%q is longer than %d characters", p.DisplayName, docs.MaxDisplayName)
 		case strings.TrimSpace(p.DisplayName) != p.DisplayName || strings.IndexFunc(p.DisplayName, unicode.IsControl) >= 0:
 			l.fail(key+".display_name", "%q has leading or trailing blanks or control characters", p.DisplayName)
 		}

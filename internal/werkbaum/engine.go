@@ -87,6 +87,15 @@ const (
 	DefaultCacheBytes = 32 << 20
 )
 
+// JSONBodyLimit is the largest JSON message that carries a text of textBytes bytes: the
+// /mcp body (a werkbaum_write of a whole plan) and a document server's answer. In JSON one
+// byte of text takes at most 6 bytes (a control character or, from encoders that escape
+// HTML like Go's, <, > and & as \u00XX; a 4-byte UTF-8 character as two \uXXXX escapes is
+// 12 for 4), so 6 × the text plus 64 KiB for the envelope (arguments, _meta, the rest of
+// the document) surely fits any text the engine accepts; a larger body could only fail
+// there.
+func JSONBodyLimit(textBytes int64) int64 { return 6*textBytes + 64<<10 }
+
 // memoIdle is how long a runtime must sit unused before the engine empties the scripts'
 // memo in it (js/05_text.js Memo): the memo is for the calls of one write, which follow
 // each other within milliseconds, and an idle daemon should not hold parsed plans.

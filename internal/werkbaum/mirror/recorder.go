@@ -7,20 +7,17 @@ package mirror
 import (
 	"context"
 	"log/slog"
-	"sync/atomic"
 
-	"talkd/internal/config"
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
 )
 
-// Recorder is the plan store's AfterWrite hook: per plan, the git mirror and the
-// announcements its configuration asks for.
+// Recorder is the plan store's WriteRecorder: per write, the git mirror and the
+// announcements the plan's configuration asks for. The settings come with each write
+// (plans.WriteEvent), so a reload needs nothing of the recorder; plans below a root are
+// neither mirrored nor announced.
 type Recorder struct {
-	engine *werkbaum.Engine
-	// plans is the configured plans by key (SetPlans swaps it when the config is
-	// reloaded); plans below a root are in no map: neither mirrored nor announced.
-	plans    atomic.Pointer[map[string]config.Plan]
+	engine   *werkbaum.Engine
 	mirror   *Mirror
 	announce *Announcer
 	log      *slog.Logger
@@ -29,7 +26,6 @@ type Recorder struct {
 // Options wire a Recorder.
 type Options struct {
 	Engine *werkbaum.Engine
-	Plans  []config.Plan
 	// Mirror commits writes of plans with mirror = true; nil disables the mirror.
 	Mirror *Mirror
 	// Voice receives announcements of plans with announce = true; nil disables them.
@@ -37,38 +33,26 @@ type Options struct {
 	Log   *slog.Logger
 }
 
-// New returns the hook for the configured plans.
+// New returns the recorder.
 func New(opts Options) *Recorder {
 	r := &Recorder{engine: opts.Engine, mirror: opts.Mirror, log: opts.Log}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
-	r.SetPlans(opts.Plans)
 	if opts.Voice != nil {
 		r.announce = NewAnnouncer(opts.Voice, r.log)
 	}
 	return r
 }
 
-// SetPlans replaces the plans whose writes are mirrored and announced (a reloaded
-// config). A write already past its lookup keeps the settings it saw.
-func (r *Recorder) SetPlans(plans []config.Plan) {
-	m := make(map[string]config.Plan, len(plans))
-	for _, p := range plans {
-		m[p.Key] = p
-	}
-	r.plans.Store(&m)
-}
-
-// AfterWrite handles one applied write (plans.Options.AfterWrite) in the plan's write
+// AfterWrite handles one applied write (plans.WriteRecorder) in the plan's write
 // lane: it announces first (so speech never waits for git) and queues the commit (the
 // git work runs in the mirror's worker, outside the lane). The returned report, called
 // by the store after the lane is released, is the write result's "mirror" field; nil
 // when the plan is not mirrored.
 func (r *Recorder) AfterWrite(ctx context.Context, ev plans.WriteEvent) func(context.Context) string {
-	p := (*r.plans.Load())[ev.Plan]
-	announce := p.Announce && r.announce != nil
-	mirror := p.Mirror && r.mirror != nil
+	announce := ev.Announce && r.announce != nil
+	mirror := ev.Mirror && r.mirror != nil
 	if !announce && !mirror {
 		return nil
 	}
@@ -90,10 +74,11 @@ func (r *Recorder) AfterWrite(ctx context.Context, ev plans.WriteEvent) func(con
 	return func(ctx context.Context) string { return report(ctx, 0) }
 }
 
-// State is the mirror state of a plan for plans_list and /status (plans.Options.MirrorState);
-// nil when the plan is not mirrored.
+// State is the mirror state of a mirrored plan for plans_list and /status
+// (plans.WriteRecorder; the store asks only for plans with mirror = true); nil without a
+// mirror.
 func (r *Recorder) State(key string) any {
-	if p, ok := (*r.plans.Load())[key]; !ok || !p.Mirror || r.mirror == nil {
+	if r.mirror == nil {
 		return nil
 	}
 	return r.mirror.State(key)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"talkd/internal/config"
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
 )
@@ -16,16 +15,15 @@ func (v *recordingVoice) Announce(ctx context.Context, a Announcement) (Outcome,
 	return Outcome{Status: "queued"}, nil
 }
 
+// TestRecorderFollowsThePlanConfig: the plan's settings come with the write (WriteEvent):
+// a plan without announce or mirror gets neither, an announced one is announced.
 func TestRecorderFollowsThePlanConfig(t *testing.T) {
 	engine, err := werkbaum.NewEngine(werkbaum.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	voice := &recordingVoice{}
-	r := New(Options{Engine: engine, Voice: voice, Plans: []config.Plan{
-		{Key: "loud", Lang: "de", Announce: true},
-		{Key: "quiet", Lang: "de"},
-	}})
+	r := New(Options{Engine: engine, Voice: voice})
 	ev := plans.WriteEvent{Lang: "de", Revision: 2, Author: plans.Author{Client: "ci", Agent: "Claude Code"},
 		OldText: "[ ] #a: Token prüfen (S)\n", NewText: "[x] #a: Token prüfen (S)\n"}
 
@@ -37,7 +35,7 @@ func TestRecorderFollowsThePlanConfig(t *testing.T) {
 		t.Fatalf("State of an unmirrored plan = %v, want nil", st)
 	}
 
-	ev.Plan = "loud"
+	ev.Plan, ev.Announce = "loud", true
 	// A cancelled request context must not cost the announcement: the write happened.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // The document store serves every plan as a Werkbaum live document (DOCUMENTS.md): a
@@ -53,17 +54,6 @@ type PatchResult struct {
 	OpsSinceBase []werkbaum.LineOp `json:"opsSinceBase"`
 }
 
-// PatchConflict is the 409 answer: the patch's ops overlap ops made since its base;
-// nothing was applied. OpsSinceBase is the diff from the patch's base to CurrentVersion.
-type PatchConflict struct {
-	CurrentVersion uint64            `json:"currentVersion"`
-	OpsSinceBase   []werkbaum.LineOp `json:"opsSinceBase"`
-}
-
-func (e *PatchConflict) Error() string {
-	return fmt.Sprintf("conflict: the patch overlaps changes made since its base (the document is at version %d); nothing was applied", e.CurrentVersion)
-}
-
 // ChangeEvent is one version in the change feed.
 type ChangeEvent struct {
 	Version     uint64 `json:"version"`
@@ -104,29 +94,12 @@ const (
 	ChangeRestored = "RESTORED" // the file is back after a DELETED version
 )
 
-// Errors of the document store.
-var (
-	// ErrUnknownDocument: no plan has this document id (404).
-	ErrUnknownDocument = errors.New("unknown document")
-	// ErrPatchUnapplicable: the patch cannot be applied (422): checksum mismatch, an op
-	// out of range, or a base version that is no longer kept. Wrapped with the reason.
-	ErrPatchUnapplicable = errors.New("the patch does not apply")
-	// ErrStaleVersion: an expectedVersion that is not the current version (409).
-	ErrStaleVersion = errors.New("stale version")
-)
-
 // outsideName is the display name of a version made outside talkd (an editor saving the
 // file, a git checkout) that a read noticed.
 const outsideName = "outside talkd"
 
 // agentName is the display name of an agent write whose MCP host sent no name.
 const agentName = "Agent"
-
-// maxTitle and maxClientField are the contract's bounds (DOCUMENTS.md).
-const (
-	maxTitle       = 255
-	maxClientField = 64
-)
 
 // DocumentID returns the plan's document id, creating it (a random UUID v4, kept in the
 // state database) on first use.
@@ -142,7 +115,7 @@ func (s *Service) DocumentID(ctx context.Context, key string) (string, error) {
 // DocumentKey returns the plan key of a document id (any case), if a configured plan has it.
 func (s *Service) DocumentKey(id string) (key string, ok bool) {
 	id = strings.ToLower(id)
-	if !ValidDocumentID(id) {
+	if !docs.ValidDocumentID(id) {
 		return "", false
 	}
 	key, ok = s.docs.keyOf(s, id)
@@ -223,8 +196,8 @@ func checkTitle(title string) error {
 		return &werkbaum.InputError{Code: "badTitle", Message: "title: not valid UTF-8"}
 	case strings.TrimSpace(title) == "":
 		return &werkbaum.InputError{Code: "badTitle", Message: "title: must not be empty"}
-	case n > maxTitle:
-		return &werkbaum.InputError{Code: "badTitle", Message: fmt.Sprintf("title: %d characters, at most %d allowed", n, maxTitle)}
+	case n > docs.MaxTitle:
+		return &werkbaum.InputError{Code: "badTitle", Message: fmt.Sprintf("title: %d characters, at most %d allowed", n, docs.MaxTitle)}
 	case strings.IndexFunc(title, unicode.IsControl) >= 0:
 		return &werkbaum.InputError{Code: "badTitle", Message: "title: must not contain control characters (line breaks, tabs)"}
 	}

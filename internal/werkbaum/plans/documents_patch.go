@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // patchTool is the journal's tool name of an editor PATCH (and the mirror's WriteEvent.Tool).
@@ -30,11 +32,11 @@ func checkPatch(p ContentPatch) error {
 	switch n := utf8.RuneCountInString(p.ClientID); {
 	case n == 0:
 		return &werkbaum.InputError{Code: "badPatch", Message: "clientId: missing"}
-	case n > maxClientField || !utf8.ValidString(p.ClientID):
-		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("clientId: %d characters, at most %d allowed", n, maxClientField)}
+	case n > docs.MaxClientID || !utf8.ValidString(p.ClientID):
+		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("clientId: %d characters, at most %d allowed", n, docs.MaxClientID)}
 	}
-	if n := utf8.RuneCountInString(p.DisplayName); n > maxClientField || !utf8.ValidString(p.DisplayName) {
-		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("displayName: %d characters, at most %d allowed", n, maxClientField)}
+	if n := utf8.RuneCountInString(p.DisplayName); n > docs.MaxDisplayName || !utf8.ValidString(p.DisplayName) {
+		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("displayName: %d characters, at most %d allowed", n, docs.MaxDisplayName)}
 	}
 	if p.Seq < 0 {
 		return &werkbaum.InputError{Code: "badPatch", Message: fmt.Sprintf("seq: %d is negative", p.Seq)}
@@ -67,44 +69,47 @@ func (s *Service) PatchContent(ctx context.Context, id string, p ContentPatch) (
 		return nil, fmt.Errorf("%w %q", ErrUnknownDocument, id)
 	}
 	defer pl.release()
+	t := s.targetOf(pl)
 	var res *PatchResult
-	err = s.lanes.Do(ctx, pl.Path, func() error {
+	err = s.lanes.Do(ctx, t.lane(), func() error {
 		var err error
-		// AfterWrite's report is not called: it would wait for the mirror's commit, and
+		// The recorder's report is not called: it would wait for the mirror's commit, and
 		// the document protocol has no place for its answer; the commit goes on anyway.
-		res, _, err = s.patch(ctx, pl, p)
+		res, _, err = commit(ctx, s, t, &patchChange{s: s, p: pl, patch: p, reqID: strconv.FormatInt(p.Seq, 10)})
 		return err
 	})
 	return res, err
 }
 
-func (s *Service) patch(ctx context.Context, pl planRef, p ContentPatch) (*PatchResult, func(context.Context) string, error) {
-	key := pl.Key
-	reqID := strconv.FormatInt(p.Seq, 10)
-	ek := entryKey(patchClient(p.ClientID), reqID)
-	defer s.mem.begin(key, ek)()
-	prior, err := s.entry(key, ek)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read journal: %w", err)
-	}
-	if prior != nil && prior.State == statePending {
-		if prior, err = s.settleByFile(pl, prior); err != nil {
-			return nil, nil, err
-		}
-	}
-	if prior != nil {
-		res, err := replayPatch(prior)
-		return res, nil, err
-	}
-	for attempt := 0; ; attempt++ {
-		res, report, err := s.patchOnce(ctx, pl, reqID, p)
-		if errors.Is(err, errFileMoved) && attempt < 3 && ctx.Err() == nil {
-			// The file was saved outside talkd while this patch was computed: the next
-			// read makes that save a version, and the patch rebases onto it.
-			continue
-		}
-		return res, report, err
-	}
+// patchChange is an editor's PATCH: line ops on a version of the document, rebased over
+// what came since. Its journal client is patchClient(clientId), its request id the seq.
+type patchChange struct {
+	s     *Service
+	p     planRef
+	patch ContentPatch
+	reqID string
+
+	// Set by compute, for the settle of the same attempt.
+	doc  *docState
+	next string // the new text, normalised (the document's content)
+}
+
+func (c *patchChange) entryKey() []byte {
+	return entryKey(patchClient(c.patch.ClientID), c.reqID)
+}
+
+// retries: a file saved outside talkd while the patch was computed makes a version on
+// the next read, and the patch rebases onto it.
+func (c *patchChange) retries() int { return 3 }
+
+func (c *patchChange) replay(_ context.Context, prior *journalEntry) (*PatchResult, error) {
+	return replayPatch(prior)
+}
+
+func (c *patchChange) newEntry(snap *Snapshot) *journalEntry {
+	p := c.patch
+	return &journalEntry{RequestID: c.reqID, Tool: patchTool, Author: Author{Client: patchClient(p.ClientID), Agent: p.DisplayName},
+		At: c.s.now().UTC(), OldChecksum: snap.Base.Checksum}
 }
 
 // replayPatch answers a (clientId, seq) the journal knows with the answer given then.
@@ -128,21 +133,18 @@ func replayPatch(e *journalEntry) (*PatchResult, error) {
 	return nil, fmt.Errorf("seq %s is in an unexpected journal state %q", e.RequestID, e.State)
 }
 
-func (s *Service) patchOnce(ctx context.Context, pl planRef, reqID string, p ContentPatch) (*PatchResult, func(context.Context) string, error) {
-	key, path := pl.Key, pl.Path
-	snap, err := s.read(ctx, pl)
-	if err != nil {
-		return nil, nil, err
-	}
+// compute checks the base version and its checksum, rebases the ops over the versions
+// since (a conflict when they overlap) and applies them; the result keeps the file's BOM
+// and line ends and must fit the plan limit.
+func (c *patchChange) compute(ctx context.Context, snap *Snapshot, entry *journalEntry) (string, *PatchResult, error) {
+	s, key, p := c.s, c.p.Key, c.patch
 	st, err := s.docState(key)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	rev := snap.Base.Revision
 	style := styleOf(snap.Text)
 	cur := docText(snap.Text)
-	entry := &journalEntry{RequestID: reqID, Tool: patchTool, Author: Author{Client: patchClient(p.ClientID), Agent: p.DisplayName},
-		At: s.now().UTC(), OldChecksum: snap.Base.Checksum}
 	reject := func(reason string) error {
 		entry.State, entry.Error = StateRejected, reason
 		if err := s.record(key, entry); err != nil {
@@ -157,120 +159,126 @@ func (s *Service) patchOnce(ctx context.Context, pl planRef, reqID string, p Con
 	switch {
 	case p.BaseVersion == rev:
 		if sum := werkbaum.DocumentChecksum(cur); sum != p.Checksum {
-			return nil, nil, reject(fmt.Sprintf("checksum mismatch: the base version %d has checksum %s, the patch says %s", rev, sum, p.Checksum))
+			return "", nil, reject(fmt.Sprintf("checksum mismatch: the base version %d has checksum %s, the patch says %s", rev, sum, p.Checksum))
 		}
 	case p.BaseVersion > rev:
-		return nil, nil, reject(fmt.Sprintf("base version %d is unknown: the document is at version %d", p.BaseVersion, rev))
+		return "", nil, reject(fmt.Sprintf("base version %d is unknown: the document is at version %d", p.BaseVersion, rev))
 	default:
 		base, ok, err := s.versionText(key, p.BaseVersion)
 		if err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
 		if !ok {
-			return nil, nil, reject(fmt.Sprintf("base version %d is no longer available (compacted); the document is at version %d: reload it", p.BaseVersion, rev))
+			return "", nil, reject(fmt.Sprintf("base version %d is no longer available (compacted); the document is at version %d: reload it", p.BaseVersion, rev))
 		}
 		if sum := werkbaum.DocumentChecksum(base); sum != p.Checksum {
-			return nil, nil, reject(fmt.Sprintf("checksum mismatch: the base version %d has checksum %s, the patch says %s", p.BaseVersion, sum, p.Checksum))
+			return "", nil, reject(fmt.Sprintf("checksum mismatch: the base version %d has checksum %s, the patch says %s", p.BaseVersion, sum, p.Checksum))
 		}
 		if _, err := s.engine.ApplyLines(ctx, base, ops); err != nil {
 			if msg, bad := inputMessage(err); bad {
-				return nil, nil, reject(fmt.Sprintf("the ops do not apply to base version %d: %s", p.BaseVersion, msg))
+				return "", nil, reject(fmt.Sprintf("the ops do not apply to base version %d: %s", p.BaseVersion, msg))
 			}
-			return nil, nil, err
+			return "", nil, err
 		}
 		if since, err = s.engine.DiffLines(ctx, base, cur); err != nil {
-			return nil, nil, fmt.Errorf("diff since base version %d: %w", p.BaseVersion, err)
+			return "", nil, fmt.Errorf("diff since base version %d: %w", p.BaseVersion, err)
 		}
 		if since == nil {
 			since = []werkbaum.LineOp{}
 		}
 		rebased, ok, err := s.engine.RebaseLines(ctx, ops, since)
 		if err != nil {
-			return nil, nil, fmt.Errorf("rebase onto version %d: %w", rev, err)
+			return "", nil, fmt.Errorf("rebase onto version %d: %w", rev, err)
 		}
 		if !ok {
-			c := &PatchConflict{CurrentVersion: rev, OpsSinceBase: since}
+			conflict := &PatchConflict{CurrentVersion: rev, OpsSinceBase: since}
 			entry.State, entry.Error = StateConflict, "the ops overlap changes since the base"
-			entry.Result, _ = json.Marshal(c)
+			entry.Result, _ = json.Marshal(conflict)
 			if err := s.record(key, entry); err != nil {
-				return nil, nil, err
+				return "", nil, err
 			}
 			s.log.Info("document patch conflict", "plan", key, "client_id", p.ClientID, "seq", p.Seq, "base", p.BaseVersion, "version", rev)
-			return nil, nil, c
+			return "", nil, conflict
 		}
 		ops = rebased
+	}
+	if style.bom {
+		ops = withoutLeadingBOM(ops)
 	}
 	next, err := s.engine.ApplyLines(ctx, cur, ops)
 	if err != nil {
 		if msg, bad := inputMessage(err); bad {
-			return nil, nil, reject(fmt.Sprintf("the ops do not apply to version %d: %s", rev, msg))
+			return "", nil, reject(fmt.Sprintf("the ops do not apply to version %d: %s", rev, msg))
 		}
-		return nil, nil, err
+		return "", nil, err
 	}
 	res := &PatchResult{Version: rev, OpsSinceBase: since}
 	if next == cur {
-		entry.State, entry.Revision, entry.NewChecksum = StateApplied, rev, snap.Base.Checksum
-		entry.Result, _ = json.Marshal(res)
-		return res, nil, s.record(key, entry)
+		return snap.Text, res, nil
 	}
-
 	data := style.encode(next)
 	if int64(len(data)) > s.maxBytes {
 		// An editor's PATCH skips the guards, which refuse such a text for agents: without
 		// this the plan would be written and then be refused by every read.
-		return nil, nil, reject(fmt.Sprintf("the result would have %d bytes, more than the plan limit of %d bytes (the notation engine's input limit)", len(data), s.maxBytes))
+		return "", nil, reject(fmt.Sprintf("the result would have %d bytes, more than the plan limit of %d bytes (the notation engine's input limit)", len(data), s.maxBytes))
 	}
-	newSum := werkbaum.Checksum(data)
-	res.Version = rev + 1
-	entry.State, entry.NewChecksum, entry.Revision = statePending, newSum, res.Version
-	entry.Result, _ = json.Marshal(res)
-	if err := s.record(key, entry); err != nil {
-		return nil, nil, err
+	c.doc, c.next = st, next
+	return string(data), res, nil
+}
+
+func (c *patchChange) unchanged(*PatchResult, *Snapshot) {}
+
+func (c *patchChange) changed(res *PatchResult, rev uint64, _ string) { res.Version = rev }
+
+// version is the PATCH's document version, under the editor's clientId and name.
+func (c *patchChange) version(entry *journalEntry, rev uint64, _ string) (*docState, *pendingVersion) {
+	p := c.patch
+	return c.doc, &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ChangeUpdated, ClientID: p.ClientID,
+		DisplayName: p.DisplayName, Milestone: p.Milestone, At: entry.At}, text: c.next}
+}
+
+// moved: the file was saved outside talkd; the patch is forgotten and runs again.
+func (c *patchChange) moved(_ context.Context, entry *journalEntry, werr error) error {
+	if err := c.s.forget(c.p.Key, entry); err != nil {
+		c.s.log.Error("journal: forget failed patch", "plan", c.p.Key, "err", err)
 	}
-	defer s.docWriting(key, res.Version)()
-	if werr := s.writeAtomic(pl, data, snap.Base.Checksum); werr != nil {
-		if errors.Is(werr, errFileMoved) {
-			if err := s.forget(key, entry); err != nil {
-				s.log.Error("journal: forget failed patch", "plan", key, "err", err)
-			}
-			return nil, nil, werr
+	return werr
+}
+
+func (c *patchChange) decode(settled *journalEntry) (*PatchResult, error) {
+	var res PatchResult
+	if err := json.Unmarshal(settled.Result, &res); err != nil {
+		return nil, fmt.Errorf("journal result of seq %s: %w", settled.RequestID, err)
+	}
+	return &res, nil
+}
+
+func (c *patchChange) event(ev *WriteEvent) {
+	ev.Tool, ev.RequestID = patchTool, c.reqID
+	ev.Author = Author{Client: c.patch.ClientID, Agent: c.patch.DisplayName}
+}
+
+func (c *patchChange) logs() commitLogs {
+	return commitLogs{forget: "journal: forget failed patch", failed: "document patch: plan write failed",
+		settle: "journal: settling an applied document patch failed; kept in memory and saved in the background",
+		attrs:  []any{"client_id", c.patch.ClientID, "seq", c.patch.Seq}}
+}
+
+// withoutLeadingBOM drops one U+FEFF from the start of a new line 0 of a file that has a
+// BOM: the document's content leaves the file's BOM out and encode puts it back, so a
+// line 0 that brings its own would leave two. The ops are copied, not changed.
+func withoutLeadingBOM(ops []werkbaum.LineOp) []werkbaum.LineOp {
+	for i, op := range ops {
+		if op.Index != 0 || len(op.Lines) == 0 || !strings.HasPrefix(op.Lines[0], "\ufeff") {
+			continue
 		}
-		if now, rerr := pl.readFile(); rerr == nil && werkbaum.Checksum(now) == newSum {
-			s.log.Warn("plan written but not fully synced", "plan", key, "err", werr)
-		} else {
-			if err := s.forget(key, entry); err != nil {
-				s.log.Error("journal: forget failed patch", "plan", key, "err", err)
-			}
-			s.log.Error("document patch: plan write failed", "plan", key, "path", path, "err", werr)
-			if errors.Is(werr, errReadOnly) {
-				return nil, nil, werr
-			}
-			return nil, nil, fmt.Errorf("write the file of plan %q: %w", key, unpath(werr))
-		}
+		out := append([]werkbaum.LineOp(nil), ops...)
+		lines := append([]string(nil), op.Lines...)
+		lines[0] = strings.TrimPrefix(lines[0], "\ufeff")
+		out[i].Lines = lines
+		return out
 	}
-	entry.State = StateApplied
-	meta := planMeta{Revision: res.Version, Checksum: newSum}
-	name := p.DisplayName
-	pv := &pendingVersion{rec: versionRecord{Version: res.Version, ChangeType: ChangeUpdated, ClientID: p.ClientID,
-		DisplayName: name, Milestone: p.Milestone, At: entry.At}, text: next}
-	err = s.settleApplied(key, entry, meta, func(tx Tx) error { return s.putVersion(tx, key, st, pv) })
-	if err != nil {
-		// As for an agent write: the file is written, the answer is the truth; the
-		// journal keeps the settle in memory, and the version waits for the read that
-		// records the revision (with the editor as its author).
-		s.log.Error("journal: settling an applied document patch failed; kept in memory and saved in the background", "plan", key, "client_id", p.ClientID, "seq", p.Seq, "err", err)
-		s.keepApplied(key, entry, meta)
-		s.keepVersion(st, pv)
-	} else {
-		s.mem.metaSaved(key, meta)
-		s.versionSaved(key, st, pv)
-	}
-	var report func(context.Context) string
-	if s.after != nil {
-		report = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: pl.Lang, Tool: patchTool, RequestID: reqID,
-			Author: Author{Client: p.ClientID, Agent: name}, Revision: res.Version, OldText: snap.Text, NewText: string(data)})
-	}
-	return res, report, nil
+	return ops
 }
 
 // inputMessage returns the message of a *werkbaum.InputError.

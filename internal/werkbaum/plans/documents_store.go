@@ -154,29 +154,6 @@ func newUUID() string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// ValidDocumentID reports whether id looks like a lower-case UUID (36 characters, hyphens
-// at 8, 13, 18, 23, hex digits elsewhere), the form of every document id; the document
-// doors check it before a lookup.
-func ValidDocumentID(id string) bool {
-	if len(id) != 36 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // idOf returns the plan's document id, creating it on first use.
 func (d *docStore) idOf(s *Service, key string) (string, error) {
 	d.mu.Lock()
@@ -734,5 +711,65 @@ func (s *Service) docWriting(key string, rev uint64) func() {
 			close(st.changed)
 			st.changed = make(chan struct{})
 		}
+	}
+}
+
+// settledVersion is the version record of a write that a crash left pending and the start
+// found applied: an editor's PATCH under its clientId and display name, an agent's write
+// under the MCP host's name (its process's agent client id is gone with it).
+func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
+	rec := versionRecord{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
+	if e.Tool == patchTool {
+		rec.ClientID = strings.TrimPrefix(e.Author.Client, patchClient(""))
+	} else {
+		rec.Client = e.Author.Client
+		if rec.DisplayName == "" {
+			rec.DisplayName = agentName
+		}
+	}
+	return &pendingVersion{rec: rec, text: docText(text)}
+}
+
+// docParticipant is the document store's part in the journal's settles (participant).
+type docParticipant struct{ s *Service }
+
+// recovering loads the document's state before the settle's transaction; without it the
+// writes settled at start get no version record (a later read records their revision).
+func (d docParticipant) recovering(key string) recoverStep {
+	st, err := d.s.docState(key)
+	if err != nil {
+		d.s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
+		return nil
+	}
+	return &docRecovery{s: d.s, key: key, st: st}
+}
+
+// docRecovery records the versions of the writes one start-up settle found applied.
+type docRecovery struct {
+	s       *Service
+	key     string
+	st      *docState
+	settled []*pendingVersion
+}
+
+func (r *docRecovery) begin() { r.settled = nil }
+
+// applied gives the write its version record with its author, as its own settle would
+// have, unless one is there already (then it is kept).
+func (r *docRecovery) applied(tx Tx, e *journalEntry, text string) error {
+	if versions := tx.Bucket(docBucketName(r.key)); versions != nil && versions.Get(versionKey('v', e.Revision)) != nil {
+		return nil
+	}
+	pv := r.s.settledVersion(e, text)
+	if err := r.s.putVersion(tx, r.key, r.st, pv); err != nil {
+		return err
+	}
+	r.settled = append(r.settled, pv)
+	return nil
+}
+
+func (r *docRecovery) committed() {
+	for _, pv := range r.settled {
+		r.s.versionSaved(r.key, r.st, pv)
 	}
 }

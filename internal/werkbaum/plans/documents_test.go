@@ -14,6 +14,7 @@ import (
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
 )
 
 // docFixture is a plan store with one plan and its document id.
@@ -68,7 +69,7 @@ func (f *docFixture) setStatus(t *testing.T, id, status, agent string) *WriteRes
 func TestDocumentIDStableAcrossRestart(t *testing.T) {
 	f := newDocFixture(t, planText)
 	ctx := context.Background()
-	if !ValidDocumentID(f.id) || f.id[14] != '4' {
+	if !docs.ValidDocumentID(f.id) || f.id[14] != '4' {
 		t.Fatalf("id %q is not a UUID v4", f.id)
 	}
 	again, _ := f.svc.DocumentID(ctx, "p")
@@ -782,20 +783,28 @@ func TestPatchSettleLostIsNotAppliedTwice(t *testing.T) {
 	}
 }
 
+// recorderFunc is a WriteRecorder of a function; its plans are not mirrored.
+type recorderFunc func(ctx context.Context, ev WriteEvent) func(context.Context) string
+
+func (f recorderFunc) AfterWrite(ctx context.Context, ev WriteEvent) func(context.Context) string {
+	return f(ctx, ev)
+}
+func (recorderFunc) State(string) any { return nil }
+
 // TestPatchRunsAfterWrite: an applied PATCH reaches the mirror and the announcements
-// like an agent write, with its tool name and the editor as the author; refused ones
-// do not.
+// like an agent write, with its tool name, the editor as the author and the plan's
+// settings; refused ones do not.
 func TestPatchRunsAfterWrite(t *testing.T) {
 	f := newFixture(t, planText)
 	var mu sync.Mutex
 	var events []WriteEvent
-	svc, err := New(Options{Plans: []config.Plan{{Key: "p", Path: f.path, Lang: "de"}}, Engine: f.eng, DB: Bolt(f.db), Lanes: &queue.Lanes{},
-		AfterWrite: func(ctx context.Context, ev WriteEvent) func(context.Context) string {
+	svc, err := New(Options{Plans: []config.Plan{{Key: "p", Path: f.path, Lang: "de", Announce: true}}, Engine: f.eng, DB: Bolt(f.db), Lanes: &queue.Lanes{},
+		Recorder: recorderFunc(func(ctx context.Context, ev WriteEvent) func(context.Context) string {
 			mu.Lock()
 			events = append(events, ev)
 			mu.Unlock()
 			return func(context.Context) string { t.Error("a PATCH waited for the mirror's report"); return "" }
-		}})
+		})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -819,7 +828,7 @@ func TestPatchRunsAfterWrite(t *testing.T) {
 	}
 	ev := events[0]
 	if ev.Tool != "document_patch" || ev.Author.Agent != "Jörg im Browser" || ev.Author.Client != "ed" || ev.Revision != 2 ||
-		ev.Lang != "de" || ev.OldText != planText || !strings.Contains(ev.NewText, "[x] #auth") {
+		ev.Lang != "de" || !ev.Announce || ev.Mirror || ev.OldText != planText || !strings.Contains(ev.NewText, "[x] #auth") {
 		t.Fatalf("event %+v", ev)
 	}
 }

@@ -26,27 +26,6 @@ type planFile struct {
 	fi fs.FileInfo // of the open descriptor
 }
 
-// errPlanSwapped says that the path named another file between the check and the open,
-// every time openPlan tried (a file being saved in a tight loop); like errFileMoved, the
-// caller reads again or answers a conflict.
-var errPlanSwapped = errors.New("the plan file was replaced while it was opened")
-
-// ErrPlanMissing marks a read of a plan whose file is not there (deleted, or moved away).
-// Its document then reads as deleted (a DELETED version, 404 on GET, the history kept)
-// until the file comes back.
-var ErrPlanMissing = errors.New("plan file missing")
-
-// missingError is openPlan's error for a missing file: it names the plan, not the path.
-type missingError struct{ key string }
-
-func (e *missingError) Error() string {
-	return fmt.Sprintf("the file of plan %q is missing (moved or deleted?); the daemon's log names its path", e.key)
-}
-
-func (e *missingError) Is(target error) bool {
-	return target == ErrPlanMissing || target == fs.ErrNotExist
-}
-
 // openPlan opens a plan's file for reading after checking it: Lstat of the path (no
 // symlink, a regular file), an open that does not follow a symlink swapped in meanwhile
 // (O_NOFOLLOW where the system has it) and does not block on a FIFO, and the descriptor's
@@ -120,19 +99,11 @@ func checkKind(key string, fi fs.FileInfo, limit int64) error {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return symlinkError(key)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("the file of plan %q is not a regular file any more", key)
+		return notRegularError(key)
 	case limit > 0 && fi.Size() > limit:
 		return tooLargeError(key, fi.Size(), limit)
 	}
 	return nil
-}
-
-func symlinkError(key string) error {
-	return fmt.Errorf("the file of plan %q was replaced by a symlink; talkd does not follow it (the daemon's log names the path; put the plan file itself there)", key)
-}
-
-func tooLargeError(key string, size, limit int64) error {
-	return fmt.Errorf("the file of plan %q has %d bytes, more than the notation engine's input limit of %d bytes; nothing was read", key, size, limit)
 }
 
 // isSymlinkErr reports an open refused because the last path element is a symlink

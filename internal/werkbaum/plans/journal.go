@@ -7,12 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
+	"talkd/internal/werkbaum/plans/remote"
 )
 
 // Journal layout, one bucket per plan ("plan:<key>"):
@@ -94,16 +95,32 @@ type journalEntry struct {
 	Seq uint64 `json:"seq,omitempty"`
 	// Remote is the PATCH of a write to a plan on a document server, kept so that a retry
 	// or the settling of a pending entry repeats it with the same (clientId, seq).
-	Remote *remotePatch `json:"remote,omitempty"`
+	Remote *remote.Patch `json:"remote,omitempty"`
 }
 
-// journal is the plan store's durable record: the database, the group commit every
-// change goes through, and what is kept in memory until it can be saved.
-type journal struct {
+// journalState is the plan store's durable record: the database, the group commit every
+// change goes through (package journal), and what is kept in memory until it can be saved.
+type journalState struct {
 	db     Database
-	commit *groupCommit
+	commit *journal.GroupCommit
 	mem    *journalMemory
 }
+
+// The journal's database layer lives in package plans/journal; the store's API names it
+// as before.
+type (
+	// Database runs the transactions of the revisions and the request journal.
+	Database = journal.Database
+	// Tx is one transaction of a Database.
+	Tx = journal.Tx
+	// Bucket is a set of keys and values in a transaction.
+	Bucket = journal.Bucket
+	// BoltRunner is what Bolt needs of a bbolt database.
+	BoltRunner = journal.BoltRunner
+)
+
+// Bolt adapts a bbolt database (the daemon's state database) to the store's Database.
+func Bolt(db BoltRunner) Database { return journal.Bolt(db) }
 
 // journalMemory is what the journal knows and the database does not hold yet, and which
 // writes run right now.
@@ -139,7 +156,7 @@ func (s *Service) openJournal(db Database, set *planSet) error {
 	if db == nil {
 		return errors.New("plan journal: no database")
 	}
-	s.journal = journal{db: db, commit: &groupCommit{db: db}, mem: &journalMemory{
+	s.journalState = journalState{db: db, commit: journal.NewGroupCommit(db), mem: &journalMemory{
 		inflight: map[string]int{}, entries: map[string]unsavedEntry{}, metas: map[string]planMeta{},
 		stop: make(chan struct{}), saved: make(chan struct{}),
 	}}
@@ -211,10 +228,6 @@ func migrateJournal(b Bucket) error {
 	}
 	return b.Put(keyVersion, []byte{journalVersion})
 }
-
-// errFileMoved says that the plan file no longer has the content a read hashed: a write
-// (or an outside edit) replaced it in between. The read is simply done again.
-var errFileMoved = errors.New("the plan file changed while it was read")
 
 // revisionFor returns the revision of the content with this checksum, giving content the
 // daemon has not seen (an edit made outside) the next revision. A new revision is given
@@ -438,16 +451,19 @@ func (s *Service) recover(p planRef) error {
 		return nil
 	}
 	sum := werkbaum.Checksum(data)
-	// The document's state is loaded before the transaction (a read transaction inside
-	// bbolt's write transaction can deadlock); an applied write gets its version record
-	// with its author in it, as its own settle would have given it.
-	st, err := s.docState(key)
-	if err != nil {
-		s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
+	// The participants prepare before the transaction (a read transaction inside bbolt's
+	// write transaction can deadlock) and record what they keep of a write found applied
+	// inside it, as its own settle would have.
+	var steps []recoverStep
+	for _, pt := range s.participants {
+		if st := pt.recovering(key); st != nil {
+			steps = append(steps, st)
+		}
 	}
-	var settled []*pendingVersion
 	err = s.db.Update(func(tx Tx) error {
-		settled = nil
+		for _, st := range steps {
+			st.begin()
+		}
 		b := tx.Bucket(bucketName(key))
 		var pending []*journalEntry
 		err := eachEntry(b, func(_ []byte, e *journalEntry) error {
@@ -468,13 +484,10 @@ func (s *Service) recover(p planRef) error {
 				if err := writeMeta(b, planMeta{Revision: e.Revision, Checksum: sum}); err != nil {
 					return err
 				}
-				// Its version record, unless one is there already (then it is kept).
-				if versions := tx.Bucket(docBucketName(key)); st != nil && (versions == nil || versions.Get(versionKey('v', e.Revision)) == nil) {
-					pv := s.settledVersion(e, string(data))
-					if err := s.putVersion(tx, key, st, pv); err != nil {
+				for _, st := range steps {
+					if err := st.applied(tx, e, string(data)); err != nil {
 						return err
 					}
-					settled = append(settled, pv)
 				}
 				s.log.Info("journal: write settled as applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 				continue
@@ -486,26 +499,29 @@ func (s *Service) recover(p planRef) error {
 		}
 		return nil
 	})
-	for _, pv := range settled {
-		s.versionSaved(key, st, pv)
+	if err == nil {
+		for _, st := range steps {
+			st.committed()
+		}
 	}
 	return err
 }
 
-// settledVersion is the version record of a write that a crash left pending and the start
-// found applied: an editor's PATCH under its clientId and display name, an agent's write
-// under the MCP host's name (its process's agent client id is gone with it).
-func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
-	rec := versionRecord{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
-	if e.Tool == patchTool {
-		rec.ClientID = strings.TrimPrefix(e.Author.Client, patchClient(""))
-	} else {
-		rec.Client = e.Author.Client
-		if rec.DisplayName == "" {
-			rec.DisplayName = agentName
-		}
-	}
-	return &pendingVersion{rec: rec, text: docText(text)}
+// participant takes part in the journal's settles: the journal calls the participants
+// the store registered (Service.participants) instead of their code, so it depends on
+// none of them. The document store is one (docParticipant): a write's version record is
+// saved in the transaction that settles the write.
+type participant interface {
+	// recovering prepares the start-up settle of plan key's pending entries; nil: the
+	// participant has nothing to do for it.
+	recovering(key string) recoverStep
+}
+
+// recoverStep is a participant's part of one start-up settle transaction.
+type recoverStep interface {
+	begin()                                            // the transaction (re)starts
+	applied(tx Tx, e *journalEntry, text string) error // e was found applied; text is the file's
+	committed()                                        // the transaction committed
 }
 
 // settleByFile settles a pending entry whose writer is gone (it failed, or its settle

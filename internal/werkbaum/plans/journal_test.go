@@ -8,10 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -227,77 +225,6 @@ func TestJournalMigratesVersion1(t *testing.T) {
 	if op, _ := svc.Operation(ctx, "p", "bob", "x-3"); op.State != StateRejected {
 		t.Errorf("a newer migrated entry was trimmed: %+v", op)
 	}
-}
-
-// TestGroupCommitSharesTransactions: concurrent changes commit in fewer transactions than
-// changes, and a change that fails by itself fails alone. The first transaction is held
-// until all other changes are queued, so the count does not depend on the scheduler: the
-// 63 queued changes share one transaction (two when #7, failing by itself, is among them
-// and the rest runs again), three at the most with the first one's.
-func TestGroupCommitSharesTransactions(t *testing.T) {
-	f := newFixture(t, planText)
-	counted := &countingDB{Database: Bolt(f.db)}
-	g := &groupCommit{db: counted}
-	counted.first = func() {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			g.mu.Lock()
-			queued := len(g.queue)
-			g.mu.Unlock()
-			if queued == 63 || time.Now().After(deadline) {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, 64)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = g.Do(func(tx Tx) error {
-				if i == 7 {
-					return errDiskFull
-				}
-				b, err := tx.CreateBucket([]byte("group"))
-				if err != nil {
-					return err
-				}
-				return b.Put([]byte{byte(i)}, []byte("v"))
-			})
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if (i == 7) != (err != nil) {
-			t.Fatalf("change %d: %v", i, err)
-		}
-	}
-	n := 0
-	f.db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket([]byte("group")).ForEach(func(k, v []byte) error { n++; return nil })
-	})
-	if n != 63 {
-		t.Fatalf("%d changes committed, want 63", n)
-	}
-	if txs := counted.n.Load(); txs > 3 {
-		t.Fatalf("64 concurrent changes took %d transactions, want at most 3", txs)
-	}
-}
-
-// countingDB counts Updates; first, if set, runs at the start of the first one.
-type countingDB struct {
-	Database
-	n     atomic.Int64
-	first func()
-}
-
-func (d *countingDB) Update(fn func(Tx) error) error {
-	if d.n.Add(1) == 1 && d.first != nil {
-		d.first()
-	}
-	return d.Database.Update(fn)
 }
 
 // hookDB runs once after the next View returns, to place an event between two steps of

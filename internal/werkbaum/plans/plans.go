@@ -7,6 +7,16 @@
 // into place and settled after; on start, pending entries are settled by comparing the
 // file with the checksum the write would have produced. A crash therefore leaves the old
 // or the new file, and the journal says which.
+//
+// Where things live: commit.go is the one journalled commit every write runs (an agent's
+// verb or an editor's PATCH, over a file or a document server: a change over a target);
+// errors.go holds every error of the store with its Kind, which internal/api renders once
+// for both doors; journal.go the entries, revisions, saver and recovery, which call the
+// registered participants (the document store) instead of their code; documents*.go the
+// live documents; roots*.go the plan set and the root folders, held open. Below it, and
+// importing nothing of it: plans/journal (the database interface, the bbolt adapter, the
+// group commit), plans/remote (the document-server client) and plans/docs (the protocol's
+// bounds). The git mirror and the announcements are a WriteRecorder told by WriteEvents.
 package plans
 
 import (
@@ -24,6 +34,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/remote"
 )
 
 // Serializer runs fn alone among the calls with the same key (queue.Lanes).
@@ -44,12 +55,9 @@ type Options struct {
 	Now    func() time.Time
 	// JournalLimit bounds the journal per plan; default 10,000 entries.
 	JournalLimit int
-	// AfterWrite, if set, runs after every write that changed a plan, still inside the
-	// plan's lane (so mirror commits are queued in write order); it must return quickly
-	// and never undo the write. The report it returns (if not nil) runs after the lane is
-	// released — it may wait for the mirror's commit — and its answer is the write
-	// result's "mirror".
-	AfterWrite func(ctx context.Context, ev WriteEvent) (report func(context.Context) string)
+	// Recorder, if set, is told about every write that changed a plan (the git mirror and
+	// the announcements) and reports the state of a mirrored plan's mirror.
+	Recorder WriteRecorder
 	// MaxFileBytes is the largest plan file the store reads; default the engine's input
 	// limit (werkbaum.DefaultMaxInputBytes). Larger files are refused before reading.
 	MaxFileBytes int64
@@ -63,34 +71,47 @@ type Options struct {
 	// FollowWorked, if set, is told when the follower has read or analysed a changed plan
 	// (work done without a request).
 	FollowWorked func()
-	// MirrorState, if set, reports a plan's git mirror (last commit and its state) for
-	// plans_list and /status; nil answers are left out.
-	MirrorState func(key string) any
 }
 
-// WriteEvent describes an applied write for AfterWrite (git mirror, announcements).
+// WriteRecorder is what the store knows of the git mirror and the announcements (package
+// mirror, which imports plans): it is told about each applied write by a WriteEvent that
+// carries everything it needs, the plan's settings included, so it keeps no plan list.
+type WriteRecorder interface {
+	// AfterWrite runs after every write that changed a plan, still inside the plan's lane
+	// (so mirror commits are queued in write order); it must return quickly and never
+	// undo the write. The report it returns (if not nil) runs after the lane is released
+	// (it may wait for the mirror's commit) and its answer is the write result's "mirror".
+	AfterWrite(ctx context.Context, ev WriteEvent) (report func(context.Context) string)
+	// State is the git mirror's state of a plan with mirror = true (last commit and its
+	// state), for plans_list and /status; nil leaves it out.
+	State(key string) any
+}
+
+// WriteEvent describes an applied write for the WriteRecorder.
 type WriteEvent struct {
-	Plan      string
-	Path      string
-	Lang      string
-	Tool      string
-	RequestID string
-	Author    Author
-	Revision  uint64
-	OldText   string
-	NewText   string
+	Plan string
+	Path string
+	Lang string
+	// Mirror and Announce are the plan's settings as this write resolved the plan (a
+	// reload meanwhile does not change them for it).
+	Mirror, Announce bool
+	Tool             string
+	RequestID        string
+	Author           Author
+	Revision         uint64
+	OldText          string
+	NewText          string
 }
 
 // Service is the plan store: files, revisions and the request journal.
 type Service struct {
 	engine *werkbaum.Engine
-	journal
-	lanes  Serializer
-	log    *slog.Logger
-	now    func() time.Time
-	limit  int
-	after  func(ctx context.Context, ev WriteEvent) func(context.Context) string
-	mirror func(key string) any
+	journalState
+	lanes    Serializer
+	log      *slog.Logger
+	now      func() time.Time
+	limit    int
+	recorder WriteRecorder // nil: no mirror, no announcements
 
 	// set is the plan set now served (Reconfigure swaps it); look plans up only
 	// through resolve (or Plan), once per request.
@@ -112,25 +133,22 @@ type Service struct {
 	// for the plan's own document and for plans on document servers (remote.go).
 	docs          *docStore
 	agentClientID string
-	remote        *remoteState // HTTP client of plans kept on document servers (remote.go)
-	follow        *follower    // nil: changes are noticed by requests only (follow.go)
+	remote        *remote.Client // HTTP client of plans kept on document servers (remote.go)
+	// participants take part in the journal's settles (journal.go): the document store.
+	participants []participant
+	follow       *follower // nil: changes are noticed by requests only (follow.go)
 }
-
-// Errors of the service.
-var (
-	ErrUnknownPlan   = errors.New("unknown plan")
-	ErrRequestReused = errors.New("request_id was already used with other arguments")
-)
 
 // New opens the service and settles journal entries a crash left pending.
 func New(opts Options) (*Service, error) {
 	s := &Service{
 		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
-		limit: opts.JournalLimit, after: opts.AfterWrite, mirror: opts.MirrorState,
+		limit: opts.JournalLimit, recorder: opts.Recorder,
 		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
-		remote: newRemoteState(),
+		remote: remote.NewClient(),
 	}
 	s.docs, s.agentClientID = newDocStore(), newAgentClientID()
+	s.participants = []participant{docParticipant{s}}
 	if s.maxBytes <= 0 {
 		s.maxBytes = werkbaum.DefaultMaxInputBytes
 	}
@@ -336,7 +354,7 @@ type Summary struct {
 	// Analysis is "pending" while the engine still counts this content (nodes and
 	// warnings are then 0 and unknown) and "failed" when it could not (Error says why).
 	Analysis string `json:"analysis,omitempty"`
-	// Mirror is the plan's git mirror state (MirrorState), absent when not mirrored.
+	// Mirror is the plan's git mirror state (WriteRecorder.State), absent when not mirrored.
 	Mirror any `json:"mirror,omitempty"`
 }
 
@@ -358,8 +376,8 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 		return sum
 	}
 	defer p.release()
-	if s.mirror != nil {
-		sum.Mirror = s.mirror(key)
+	if s.recorder != nil && p.Mirror {
+		sum.Mirror = s.recorder.State(key)
 	}
 	readCtx := ctx
 	if p.Remote() {
@@ -374,7 +392,7 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 		sum.Error = err.Error()
 		if p.Remote() && ctx.Err() == nil && readCtx.Err() != nil {
 			sum.Error = fmt.Sprintf("the document server %s did not answer within %v, as long as a status waits (tool calls wait up to %v)",
-				hostOf(p.URL), remoteSummaryWait, time.Duration(s.remote.timeout.Load()))
+				remote.HostOf(p.URL), remoteSummaryWait, s.remote.Timeout())
 		}
 		return sum
 	}
@@ -500,31 +518,6 @@ func (s *Service) writeAtomic(p planRef, data []byte, expect string) (err error)
 	}
 	return nil
 }
-
-// errReadOnly marks a write refused because the plan file has no write bit for the
-// daemon's user.
-var errReadOnly = errors.New("read-only plan file")
-
-// writableError refuses a plan file its owner made read-only: a rename would replace it
-// anyway (renaming needs write access to the folder only), silently undoing the owner's
-// intent.
-func writableError(key string, fi fs.FileInfo) error {
-	if writableByDaemon(fi) {
-		return nil
-	}
-	return &readOnlyError{key: key, mode: fi.Mode().Perm()}
-}
-
-type readOnlyError struct {
-	key  string
-	mode fs.FileMode
-}
-
-func (e *readOnlyError) Error() string {
-	return fmt.Sprintf("the file of plan %q is read-only (mode %04o) for the daemon's user; talkd does not replace a plan file made read-only: make it writable (e.g. chmod u+w) to allow writes; nothing was changed", e.key, e.mode)
-}
-
-func (e *readOnlyError) Unwrap() error { return errReadOnly }
 
 // tempPrefix names temp files so that recovery can find and remove ones a crash left.
 func tempPrefix(path string) string { return "." + filepath.Base(path) + ".talkd-tmp-" }

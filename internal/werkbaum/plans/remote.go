@@ -8,264 +8,45 @@ package plans
 // the first time, or applies it now if it never got it.
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strings"
-	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/remote"
 )
-
-// remoteTimeout bounds one request to a document server, so that a server that hangs
-// gives a tool error instead of a hung agent.
-const remoteTimeout = 10 * time.Second
 
 // remoteSummaryWait bounds the read of a document plan for its summary (/status,
 // plans_list): a hanging server then costs a status one second, not ten.
 const remoteSummaryWait = time.Second
 
-// fallbackDisplayName is the display name of an agent write when neither the plan's
-// display_name nor the MCP host's clientInfo.name gives one (DOCUMENTS.md).
-const fallbackDisplayName = "Agent"
-
-// remoteState is the HTTP side of document plans.
-type remoteState struct {
-	client  *http.Client
-	timeout atomic.Int64 // per request, in nanoseconds (tests shorten it)
-}
-
-func newRemoteState() *remoteState {
-	r := &remoteState{client: &http.Client{}}
-	r.timeout.Store(int64(remoteTimeout))
-	return r
-}
-
-// remotePatch is the body of PATCH …/content (DOCUMENTS.md ContentPatch).
-type remotePatch struct {
-	BaseVersion uint64            `json:"baseVersion"`
-	Checksum    string            `json:"checksum"`
-	ClientID    string            `json:"clientId"`
-	Seq         int64             `json:"seq"`
-	DisplayName string            `json:"displayName,omitempty"`
-	Milestone   bool              `json:"milestone"`
-	Ops         []werkbaum.LineOp `json:"ops"`
-}
-
-// remoteDocument is a GET's answer (DOCUMENTS.md Document).
-type remoteDocument struct {
-	ID      string `json:"id"`
-	Title   string `json:"title"`
-	Content string `json:"content"`
-	Version uint64 `json:"version"`
-}
-
-// patchAnswer is the body of a PATCH's 200 (version) or 409 (currentVersion).
-type patchAnswer struct {
-	Version        uint64            `json:"version"`
-	CurrentVersion uint64            `json:"currentVersion"`
-	OpsSinceBase   []werkbaum.LineOp `json:"opsSinceBase"`
-}
-
-// RemoteError is a document server that could not be used: unreachable, too slow, or an
-// answer other than the protocol's success and conflict answers. It names the plan, the
-// server, the request and the status, so the agent (and the log) can tell what to fix.
-type RemoteError struct {
-	Plan    string
-	Server  string // host[:port]
-	Request string // e.g. "PATCH …/content"
-	Status  int    // 0 when no answer came
-	Detail  string // the server's problem detail, or the transport error
-	Timeout bool
-	// MaybeApplied is set for a write whose answer was lost: the server may have applied
-	// it, and the same request_id (or operation_get) settles it safely.
-	MaybeApplied bool
-	// Hint says what to do about it.
-	Hint string
-}
-
-func (e *RemoteError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "plan %q: the document server %s ", e.Plan, e.Server)
-	switch {
-	case e.Timeout:
-		fmt.Fprintf(&b, "did not answer %s in time", e.Request)
-	case e.Status == 0:
-		fmt.Fprintf(&b, "is unreachable (%s): %s", e.Request, e.Detail)
-	default:
-		fmt.Fprintf(&b, "answered %d %s to %s", e.Status, http.StatusText(e.Status), e.Request)
-		if e.Detail != "" {
-			fmt.Fprintf(&b, ": %s", e.Detail)
-		}
-	}
-	if e.Hint != "" {
-		b.WriteString("; " + e.Hint)
-	}
-	if e.MaybeApplied {
-		b.WriteString("; the write may or may not have been applied: send the same request again with the same request_id, or ask operation_get, to settle it (it is never applied twice)")
-	} else {
-		b.WriteString("; nothing was changed")
-	}
-	return b.String()
-}
-
-// RemotePlanError answers a document request for a plan that lives on a document
-// server: talkd serves the documents of its file plans only, not another server's; URL is
-// where the document lives (plans_list shows it).
-type RemotePlanError struct{ Key, URL string }
-
-func (e *RemotePlanError) Error() string {
-	return fmt.Sprintf("plan %q is the document %s on another server; talkd does not serve it", e.Key, e.URL)
-}
-
-// remoteCall is one HTTP exchange with a document server.
-type remoteCall struct {
-	plan    string
-	p       config.Plan
-	method  string
-	url     string
-	request string // for messages: "GET <doc>", "PATCH …/content"
-	body    any
-}
-
-// do sends the call and returns the status and the body (limited to limit bytes). A
-// transport error, a timeout or a body over the limit comes back as a *RemoteError.
-func (s *Service) remoteDo(ctx context.Context, c remoteCall, limit int64) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(s.remote.timeout.Load()))
-	defer cancel()
-	server := hostOf(c.url)
-	fail := func(status int, detail string, timeout bool) *RemoteError {
-		return &RemoteError{Plan: c.plan, Server: server, Request: c.request, Status: status, Detail: detail, Timeout: timeout}
-	}
-	var body io.Reader
-	if c.body != nil {
-		raw, err := json.Marshal(c.body)
-		if err != nil {
-			return 0, nil, fmt.Errorf("plan %q: encode %s: %w", c.plan, c.request, err)
-		}
-		body = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, c.method, c.url, body)
-	if err != nil {
-		return 0, nil, fmt.Errorf("plan %q: build %s: %w", c.plan, c.request, err)
-	}
-	req.Header.Set("Accept", "application/json, application/problem+json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("User-Agent", "talkd")
-	if tok := c.p.BearerToken(); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := s.remote.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return 0, nil, fail(0, "", true)
-		}
-		if errors.Is(err, context.Canceled) {
-			return 0, nil, fmt.Errorf("plan %q: %s: %w", c.plan, c.request, err)
-		}
-		return 0, nil, fail(0, transportDetail(err), false)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, fail(0, "", true)
-		}
-		return 0, nil, fail(0, "reading the answer failed: "+transportDetail(err), false)
-	}
-	if int64(len(data)) > limit {
-		return resp.StatusCode, nil, fail(resp.StatusCode, fmt.Sprintf("the answer is larger than %d bytes", limit), false)
-	}
-	return resp.StatusCode, data, nil
-}
-
-// transportDetail is a transport error without the request's method and URL, which the
-// message states already.
-func transportDetail(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err.Error()
-	}
-	return err.Error()
-}
-
-// problemDetail is what a non-success answer says about itself: the problem's detail or
-// title, else the first bytes of the body.
-func problemDetail(body []byte) string {
-	var p struct{ Title, Detail string }
-	if json.Unmarshal(body, &p) == nil {
-		if p.Detail != "" {
-			return p.Detail
-		}
-		if p.Title != "" {
-			return p.Title
-		}
-	}
-	t := strings.TrimSpace(string(body))
-	if len(t) > 200 {
-		t = t[:200]
-		for !utf8.ValidString(t) {
-			t = t[:len(t)-1]
-		}
-		t += "…"
-	}
-	return t
-}
-
-// statusHint says what a user can do about a failure status.
-func statusHint(p config.Plan, status int) string {
-	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		if p.TokenEnv == "" {
-			return "the server wants a token: set token_env for this plan"
-		}
-		return "check the token in $" + p.TokenEnv
-	case http.StatusNotFound:
-		return "the document does not exist (deleted?); check the plan's url"
-	}
-	return ""
-}
-
-func hostOf(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Host != "" {
-		return u.Host
-	}
-	return raw
-}
-
 // remoteBodyLimit bounds a document server's answer: the largest plan the store takes,
 // JSON-escaped (up to six bytes a byte), and room for the rest of the document.
-func (s *Service) remoteBodyLimit() int64 { return 6*s.maxBytes + 64<<10 }
+func (s *Service) remoteBodyLimit() int64 { return werkbaum.JSONBodyLimit(s.maxBytes) }
 
 // readRemote is Read for a document plan: GET the document; its version is the base's
 // revision. The base's checksum is the same as a file plan's (the hex SHA-256 of the
 // text), what the tools take; the patch's checksum is the protocol's ("sha256:" + hex of
 // the LF-normalised text), computed when the patch is made.
 func (s *Service) readRemote(ctx context.Context, key string, p config.Plan) (*Snapshot, error) {
-	status, body, err := s.remoteDo(ctx, remoteCall{plan: key, p: p, method: http.MethodGet, url: p.URL, request: "GET " + p.URL}, s.remoteBodyLimit())
+	status, location, body, err := s.remote.Do(ctx, remote.Call{Plan: key, Token: p.BearerToken(), Method: http.MethodGet, URL: p.URL, Request: "GET " + p.URL}, s.remoteBodyLimit())
 	if err != nil {
 		s.log.Warn("document plan unreadable", "plan", key, "url", p.URL, "err", err)
 		return nil, err
 	}
 	if status != http.StatusOK {
-		err := &RemoteError{Plan: key, Server: hostOf(p.URL), Request: "GET " + p.URL, Status: status, Detail: problemDetail(body), Hint: statusHint(p, status)}
+		err := &RemoteError{Plan: key, Server: remote.HostOf(p.URL), Request: "GET " + p.URL, Status: status, Detail: remote.ProblemDetail(body), Hint: remote.StatusHint(p.TokenEnv, status), Location: location}
 		s.log.Warn("document plan unreadable", "plan", key, "url", p.URL, "status", status, "err", err)
 		return nil, err
 	}
-	var doc remoteDocument
+	var doc remote.Document
 	if err := json.Unmarshal(body, &doc); err != nil {
-		err := &RemoteError{Plan: key, Server: hostOf(p.URL), Request: "GET " + p.URL, Status: status, Detail: "the answer is not a document: " + err.Error()}
+		err := &RemoteError{Plan: key, Server: remote.HostOf(p.URL), Request: "GET " + p.URL, Status: status, Detail: "the answer is not a document: " + err.Error()}
 		s.log.Warn("document plan unreadable", "plan", key, "url", p.URL, "err", err)
 		return nil, err
 	}
@@ -274,118 +55,6 @@ func (s *Service) readRemote(ctx context.Context, key string, p config.Plan) (*S
 	}
 	text := doc.Content
 	return &Snapshot{Text: text, Base: Base{Revision: doc.Version, Checksum: werkbaum.Checksum([]byte(text))}, Lines: countLines(text)}, nil
-}
-
-// writeRemote is Write for a document plan, one write at a time per document (the lane is
-// the document URL: two keys naming one document share it).
-func (s *Service) writeRemote(ctx context.Context, key string, p planRef, req WriteRequest) (*WriteResult, error) {
-	var res *WriteResult
-	err := s.lanes.Do(ctx, p.URL, func() error {
-		var err error
-		res, err = s.remoteWrite(ctx, key, p, req)
-		return err
-	})
-	if res != nil && res.report != nil {
-		res.Mirror, res.report = res.report(ctx), nil
-	}
-	return res, err
-}
-
-func (s *Service) remoteWrite(ctx context.Context, key string, p planRef, req WriteRequest) (*WriteResult, error) {
-	ek := entryKey(req.Author.Client, req.RequestID)
-	defer s.mem.begin(key, ek)()
-	prior, err := s.entry(key, ek)
-	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
-	}
-	if prior != nil && prior.State == statePending {
-		// A write whose answer was lost (or whose writer is gone): send its PATCH again.
-		if prior, err = s.settleRemote(ctx, key, p.Plan, prior); err != nil {
-			return nil, err
-		}
-	}
-	if prior != nil {
-		return s.replay(ctx, p, req, prior)
-	}
-
-	snap, err := s.readRemote(ctx, key, p.Plan)
-	if err != nil {
-		return nil, err
-	}
-	entry := &journalEntry{RequestID: req.RequestID, ArgsHash: req.ArgsHash, Tool: req.Tool, Author: req.Author,
-		At: s.now().UTC(), OldChecksum: snap.Base.Checksum}
-	if req.Base.Checksum != snap.Base.Checksum {
-		entry.State, entry.Error = StateConflict, "stale base"
-		if err := s.record(key, entry); err != nil {
-			return nil, err
-		}
-		return nil, &ConflictError{Current: snap}
-	}
-	newText, verdict, err := s.runVerb(ctx, key, snap, req, entry)
-	if err != nil {
-		return nil, err
-	}
-	res := &WriteResult{Warnings: verdict.Warnings, Added: verdict.Added, Removed: verdict.Removed}
-	if newText == snap.Text {
-		res.Base, res.Revision = snap.Base, snap.Base.Revision
-		entry.State, entry.Revision, entry.NewChecksum = StateApplied, snap.Base.Revision, snap.Base.Checksum
-		entry.Result, _ = json.Marshal(res)
-		if err := s.record(key, entry); err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
-	ops, err := s.engine.DiffLines(ctx, snap.Text, newText)
-	if err != nil {
-		return nil, fmt.Errorf("plan %q: diff the new text: %w", key, err)
-	}
-	res.Changed = true
-	entry.State = statePending
-	entry.NewChecksum = werkbaum.Checksum([]byte(newText))
-	entry.Remote = &remotePatch{BaseVersion: snap.Base.Revision, Checksum: werkbaum.DocumentChecksum(snap.Text), ClientID: s.agentClientID,
-		DisplayName: remoteDisplayName(p.Plan, req.Author), Milestone: true, Ops: ops}
-	entry.Result, _ = json.Marshal(res)
-	if err := s.recordRemotePending(key, entry); err != nil {
-		return nil, err
-	}
-	settled, err := s.settleRemote(ctx, key, p.Plan, entry)
-	if err != nil {
-		return nil, err
-	}
-	if settled == nil {
-		// Cannot happen for a first send (only a definite refusal forgets an entry, and
-		// that comes back as an error); answered as "not applied" all the same.
-		return nil, fmt.Errorf("plan %q: the document server did not take the write; nothing was changed", key)
-	}
-	if settled.State != StateApplied {
-		return s.replay(ctx, p, req, settled)
-	}
-	var out WriteResult
-	if err := json.Unmarshal(settled.Result, &out); err != nil {
-		return nil, fmt.Errorf("journal result of %q: %w", req.RequestID, err)
-	}
-	if s.after != nil {
-		out.report = s.after(ctx, WriteEvent{Plan: key, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
-			Author: req.Author, Revision: out.Revision, OldText: snap.Text, NewText: newText})
-	}
-	return &out, nil
-}
-
-// remoteDisplayName is the name the document server shows for a write: the plan's
-// display_name, else the agent's name (the MCP host's clientInfo.name), else "Agent";
-// at most the protocol's 64 characters.
-func remoteDisplayName(p config.Plan, who Author) string {
-	name := p.DisplayName
-	if name == "" {
-		name = strings.TrimSpace(who.Agent)
-	}
-	if name == "" {
-		return fallbackDisplayName
-	}
-	if utf8.RuneCountInString(name) > config.MaxDisplayNameLength {
-		name = string([]rune(name)[:config.MaxDisplayNameLength])
-	}
-	return name
 }
 
 // The journal's database keeps the running seq of this daemon's patches in one counter,
@@ -449,7 +118,7 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 	// Once sent, the PATCH is seen through even if the caller hangs up (bounded by the
 	// request timeout): its answer settles the entry instead of leaving it pending.
 	ctx = context.WithoutCancel(ctx)
-	status, body, err := s.remoteDo(ctx, remoteCall{plan: key, p: p, method: http.MethodPatch, url: p.URL + "/content", request: request, body: e.Remote}, 1<<20+s.remoteBodyLimit())
+	status, location, body, err := s.remote.Do(ctx, remote.Call{Plan: key, Token: p.BearerToken(), Method: http.MethodPatch, URL: p.URL + "/content", Request: request, Body: e.Remote}, 1<<20+s.remoteBodyLimit())
 	if err != nil {
 		var re *RemoteError
 		if errors.As(err, &re) {
@@ -463,10 +132,10 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 	settled.Remote = nil // kept only while pending: a settled entry needs no patch (and a whole text's ops are large)
 	switch {
 	case status == http.StatusOK:
-		var ans patchAnswer
+		var ans remote.PatchAnswer
 		if err := json.Unmarshal(body, &ans); err != nil || ans.Version == 0 {
-			err := &RemoteError{Plan: key, Server: hostOf(p.URL), Request: request, Status: status, MaybeApplied: true,
-				Detail: fmt.Sprintf("the answer is not a patch result (%s)", problemDetail(body))}
+			err := &RemoteError{Plan: key, Server: remote.HostOf(p.URL), Request: request, Status: status, MaybeApplied: true,
+				Detail: fmt.Sprintf("the answer is not a patch result (%s)", remote.ProblemDetail(body))}
 			s.log.Warn("document write unsettled", "plan", key, "request_id", e.RequestID, "err", err)
 			return nil, err
 		}
@@ -502,7 +171,7 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 	case status == http.StatusConflict || status == http.StatusUnprocessableEntity:
 		reason := "the document changed since the base and the changes overlap (the server answered 409)"
 		if status == http.StatusUnprocessableEntity {
-			reason = "the document server could not apply the diff (422: " + problemDetail(body) + ")"
+			reason = "the document server could not apply the diff (422: " + remote.ProblemDetail(body) + ")"
 		}
 		settled.State, settled.Error, settled.Revision, settled.Result = StateConflict, reason, 0, nil
 		if err := s.record(key, &settled); err != nil {
@@ -511,15 +180,25 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 		s.log.Info("document write conflict", "plan", key, "request_id", e.RequestID, "status", status, "reason", reason)
 		return &settled, nil
 	case status >= 500:
-		err := &RemoteError{Plan: key, Server: hostOf(p.URL), Request: request, Status: status, Detail: problemDetail(body), MaybeApplied: true}
+		err := &RemoteError{Plan: key, Server: remote.HostOf(p.URL), Request: request, Status: status, Detail: remote.ProblemDetail(body), MaybeApplied: true}
 		s.log.Warn("document write unsettled: the server failed", "plan", key, "request_id", e.RequestID, "status", status, "err", err)
+		return nil, err
+	case remote.IsRedirect(status):
+		// A redirect talkd did not follow: the change went nowhere (the answering server
+		// sent it elsewhere instead of taking it). The entry is forgotten, so the request
+		// id is unknown again and its retry runs anew from a fresh read of the document.
+		if err := s.forget(key, e); err != nil {
+			s.log.Error("journal: forget redirected document write", "plan", key, "err", err)
+		}
+		err := &RemoteError{Plan: key, Server: remote.HostOf(p.URL), Request: request, Status: status, Location: location}
+		s.log.Warn("document write refused: the server answered a redirect", "plan", key, "request_id", e.RequestID, "status", status, "location", location, "err", err)
 		return nil, err
 	default:
 		// A definite refusal (400, 401, 403, 404, …): the server did not apply it.
 		if err := s.forget(key, e); err != nil {
 			s.log.Error("journal: forget refused document write", "plan", key, "err", err)
 		}
-		err := &RemoteError{Plan: key, Server: hostOf(p.URL), Request: request, Status: status, Detail: problemDetail(body), Hint: statusHint(p, status)}
+		err := &RemoteError{Plan: key, Server: remote.HostOf(p.URL), Request: request, Status: status, Detail: remote.ProblemDetail(body), Hint: remote.StatusHint(p.TokenEnv, status)}
 		s.log.Warn("document write refused by the server", "plan", key, "request_id", e.RequestID, "status", status, "err", err)
 		return nil, err
 	}

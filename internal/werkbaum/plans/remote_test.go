@@ -496,7 +496,7 @@ func TestRemoteServerDown(t *testing.T) {
 
 func TestRemoteSlowServerTimesOut(t *testing.T) {
 	f := newRemoteFixture(t, planText)
-	f.svc.remote.timeout.Store(int64(200 * time.Millisecond))
+	f.svc.remote.SetTimeout(200 * time.Millisecond)
 	f.doc.set(func(d *fakeDocServer) { d.delay = 5 * time.Second })
 	start := time.Now()
 	_, err := f.svc.Read(context.Background(), "p")
@@ -508,7 +508,7 @@ func TestRemoteSlowServerTimesOut(t *testing.T) {
 		t.Fatalf("the timeout took %v", d)
 	}
 	// The caller's context is honoured as well.
-	f.svc.remote.timeout.Store(int64(time.Minute))
+	f.svc.remote.SetTimeout(time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start = time.Now()

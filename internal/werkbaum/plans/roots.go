@@ -28,11 +28,21 @@ type planSet struct {
 	names []string // root names in config order
 }
 
-// rootDir is one configured root: its resolved folder and the cached listing of its plans.
+// rootDir is one configured root: its resolved folder, held open, and the cached listing
+// of its plans.
 type rootDir struct {
 	name string
 	path string // absolute, symlinks resolved (config)
 	lang string
+
+	// dir is the root's folder, opened when the plan set is made (at start or by a reload)
+	// and held for the set's life: every file operation goes through it, so a later swap
+	// of the folder's path (a symlink put in its place) cannot lead anywhere else. A folder
+	// missing then is opened by the first request that finds it. A set a reload replaced
+	// leaves its handles to the requests still using them; os.Root closes an unreachable
+	// one itself.
+	dirMu sync.Mutex
+	dir   *os.Root
 
 	mu     sync.Mutex
 	listed time.Time // when keys was walked; zero: never
@@ -46,17 +56,39 @@ type planRef struct {
 	config.Plan
 	root *rootDir // nil for a configured plan
 	rel  string   // slash-separated path below root.path
-	// open is the root's folder, opened once by resolve for the request's file
-	// operations (nil: each operation opens it); release closes it.
-	open *os.Root
 }
 
-// release closes what resolve opened for the request; every public method that resolves
-// a plan defers it.
-func (p planRef) release() {
-	if p.open != nil {
-		p.open.Close()
+// release ends the request's use of the plan; every public method that resolves a plan
+// defers it. Nothing is opened per request (the root's folder is held by its rootDir),
+// so there is nothing to close: it marks where a request's hold on its plan ends.
+func (p planRef) release() {}
+
+// handle is the root's held folder, opened now if it could not be before.
+func (r *rootDir) handle() (*os.Root, error) {
+	r.dirMu.Lock()
+	defer r.dirMu.Unlock()
+	if r.dir != nil {
+		return r.dir, nil
 	}
+	d, err := os.OpenRoot(r.path)
+	if err != nil {
+		return nil, err
+	}
+	r.dir = d
+	return d, nil
+}
+
+// sameFolder reports whether two roots hold the same folder (by device and inode), or,
+// where one could not be opened, name the same path.
+func sameFolder(a, b *rootDir) bool {
+	da, erra := a.handle()
+	db, errb := b.handle()
+	if erra != nil || errb != nil {
+		return a.path == b.path
+	}
+	fa, erra := da.Stat(".")
+	fb, errb := db.Stat(".")
+	return erra == nil && errb == nil && os.SameFile(fa, fb)
 }
 
 // Bounds of a root's listing (plans_list, /status, Keys): how deep the walk goes below the
@@ -72,25 +104,6 @@ const (
 
 // planExt is the file name ending of a plan below a root.
 const planExt = ".werkbaum"
-
-// AddressError is a plan key naming a root that cannot stand for a plan file below it:
-// a malformed path (.., an absolute part, a backslash), a symlink on the way, or no
-// such file. It counts as an unknown plan (errors.Is ErrUnknownPlan) and says why.
-type AddressError struct {
-	Key    string
-	Reason string
-	// Missing: the file is not there (nor, maybe, its folder), so a document the plan
-	// had reads as deleted (errors.Is(err, ErrPlanMissing)).
-	Missing bool
-}
-
-func (e *AddressError) Error() string { return fmt.Sprintf("plan %q: %s", e.Key, e.Reason) }
-
-// Unwrap makes errors.Is(err, ErrUnknownPlan) true.
-func (e *AddressError) Unwrap() error { return ErrUnknownPlan }
-
-// Is makes errors.Is(err, ErrPlanMissing) true for a missing file.
-func (e *AddressError) Is(target error) bool { return e.Missing && target == ErrPlanMissing }
 
 func newPlanSet(plans []config.Plan, roots []config.Root) (*planSet, error) {
 	set := &planSet{plans: make(map[string]config.Plan, len(plans)), roots: make(map[string]*rootDir, len(roots))}
@@ -116,6 +129,11 @@ func newPlanSet(plans []config.Plan, roots []config.Root) (*planSet, error) {
 		}
 		set.roots[r.Name] = &rootDir{name: r.Name, path: r.Path, lang: r.Lang}
 		set.names = append(set.names, r.Name)
+	}
+	for _, r := range set.roots {
+		// A folder that cannot be opened now is refused per request (lookup), as before;
+		// the first that finds it there holds it from then on.
+		_, _ = r.handle()
 	}
 	return set, nil
 }
@@ -179,20 +197,17 @@ func (s *Service) lookup(key string) (planRef, error) {
 		return ref, err
 	}
 	root := ref.root
-	r, err := os.OpenRoot(root.path)
+	r, err := root.handle()
 	if err != nil {
 		s.log.Warn("root folder cannot be opened", "root", root.name, "path", root.path, "err", err)
 		return planRef{}, &AddressError{Key: key, Reason: fmt.Sprintf("the folder of root %q cannot be opened: %v", root.name, unpath(err))}
 	}
-	ref.open = r
-	if why, missing := ref.checkChain(); why != "" {
-		ref.release()
+	if why, missing := ref.checkChain(r); why != "" {
 		err := s.refuseAddress(key, why)
 		err.Missing = missing
 		return planRef{}, err
 	}
 	if err := s.ensureJournal(ref); err != nil {
-		ref.release()
 		return planRef{}, err
 	}
 	return ref, nil
@@ -200,7 +215,7 @@ func (s *Service) lookup(key string) (planRef, error) {
 
 // ref names the plan of key in the current plan set without touching the disk: a
 // configured plan, or a file below a root whose name passes the addressing rule. Its
-// file operations open the root each (ref.open is nil).
+// file operations go through the root's held folder.
 func (s *Service) ref(key string) (planRef, error) {
 	set := s.set.Load()
 	if p, ok := set.plans[key]; ok {
@@ -229,9 +244,9 @@ func (s *Service) refuseAddress(key, why string) *AddressError {
 }
 
 // checkChain Lstats every element of a root plan's path below the root (through the
-// root, so the check itself cannot be led outside) and says what is wrong, "" if nothing.
-func (p planRef) checkChain() (why string, missing bool) {
-	r := p.open
+// root's folder r, so the check itself cannot be led outside) and says what is wrong, ""
+// if nothing.
+func (p planRef) checkChain(r *os.Root) (why string, missing bool) {
 	segs := strings.Split(p.rel, "/")
 	for i := range segs {
 		sub := strings.Join(segs[:i+1], "/")
@@ -338,7 +353,7 @@ func (s *Service) Reconfigure(plans []config.Plan, roots []config.Root) error {
 	}
 	// Listings of unchanged roots are kept: the folder is the same.
 	for name, r := range set.roots {
-		if o, ok := old.roots[name]; ok && o.path == r.path {
+		if o, ok := old.roots[name]; ok && o.path == r.path && sameFolder(o, r) {
 			o.mu.Lock()
 			r.listed, r.keys = o.listed, o.keys
 			o.mu.Unlock()
@@ -349,6 +364,12 @@ func (s *Service) Reconfigure(plans []config.Plan, roots []config.Root) error {
 		if p, ok := set.plans[k]; !ok || p.Path != old.plans[k].Path {
 			s.forgetPlan(k)
 		}
+	}
+	for _, name := range set.names {
+		// Each root's path was resolved again and its folder opened anew: say which
+		// folder it holds now, and whether that is another one than before.
+		r, o := set.roots[name], old.roots[name]
+		s.log.Info("root folder re-resolved", "root", name, "path", r.path, "changed", o == nil || !sameFolder(o, r))
 	}
 	s.log.Info("plan set changed", "plans", len(set.keys), "roots", len(set.names), "added", len(added))
 	s.warm(added)
@@ -400,11 +421,10 @@ func (s *Service) rootKeys(r *rootDir) []string {
 // most rootListFiles files, without hidden files and folders and without following (or
 // listing) symlinks, in lexical order; only names the addressing rule accepts.
 func walkRoot(r *rootDir) (keys []string, truncated bool, err error) {
-	root, err := os.OpenRoot(r.path)
+	root, err := r.handle()
 	if err != nil {
 		return nil, false, err
 	}
-	defer root.Close()
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == "." {

@@ -13,23 +13,19 @@ import (
 )
 
 // The file operations of a plan. A configured plan's go by its path (resolved at start);
-// a root plan's go through os.Root on the root's folder, which resolves every path one
+// a root plan's go through os.Root on the root's folder (held open), which resolves every path one
 // element at a time with openat and refuses any that leaves the folder, a symlink on the
 // way included, at every single open, temp file and rename: a folder swapped for a
 // symlink between the lookup and the open cannot lead a read or a write outside.
 
-// rootOp runs fn on the root's folder: the one the request opened, else opened for this
-// operation (recovery). No descriptor outlives its request, so a root folder that was
-// replaced is found anew by the next one.
+// rootOp runs fn on the root's held folder (rootDir.dir): opened at start or by a reload,
+// so a folder whose path was swapped for a symlink since still leads nowhere else; a
+// reload resolves the path again.
 func (p planRef) rootOp(fn func(r *os.Root) error) error {
-	if p.open != nil {
-		return fn(p.open)
-	}
-	r, err := os.OpenRoot(p.root.path)
+	r, err := p.root.handle()
 	if err != nil {
 		return err
 	}
-	defer r.Close()
 	return fn(r)
 }
 

@@ -34,43 +34,11 @@ type WriteResult struct {
 	Replayed bool `json:"replayed,omitempty"`
 	// Mirror reports the git mirror's commit for this write ("committed …", "failed …").
 	Mirror string `json:"mirror,omitempty"`
-
-	// report (Options.AfterWrite) fills Mirror once the plan's lane is released.
-	report func(context.Context) string
 }
 
-// ConflictError is a write on a stale base; it carries the plan as it is now.
-type ConflictError struct {
-	Current *Snapshot
-}
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("conflict: the plan changed since your base (now revision %d, checksum %s); redo the change on the current text (carried here, or read it again) under a new request_id",
-		e.Current.Base.Revision, e.Current.Base.Checksum)
-}
-
-// RefusedError is a write the guards refused; Refusal names the warnings and the switch.
-type RefusedError struct {
-	Refusal werkbaum.Refusal
-}
-
-func (e *RefusedError) Error() string {
-	// The switch changes the arguments, so the same request_id would be refused as reused.
-	return fmt.Sprintf("refused: %s; to write it anyway, send it again with %s: true and a new request_id", e.Refusal.Reason, e.Refusal.Switch)
-}
-
-// RejectedError is the journal's answer for a request id that was rejected before (bad
-// input or a guard refusal); nothing was done again.
-type RejectedError struct {
-	Message string
-	Refusal *werkbaum.Refusal
-}
-
-func (e *RejectedError) Error() string { return e.Message }
-
-// Write applies one verb to a plan, strictly one write per plan file at a time. The lane
-// is the file's resolved path, not the key: two keys may name one file (for different
-// grants), and writes through both must not rename over each other.
+// Write applies one verb to a plan, strictly one write per plan text at a time. The lane
+// is the file's resolved path (or the document's URL), not the key: two keys may name one
+// file (for different grants), and writes through both must not rename over each other.
 func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*WriteResult, error) {
 	// The plan is looked up once: a Reconfigure meanwhile does not change the file this
 	// write works on.
@@ -79,135 +47,110 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 		return nil, err
 	}
 	defer p.release()
-	if p.Remote() {
-		return s.writeRemote(ctx, key, p, req)
+	if !p.Remote() {
+		// A document server checks the base itself, in the lane (remote.go).
+		if err := s.staleBase(ctx, p, req); err != nil {
+			return nil, err
+		}
 	}
-	if err := s.staleBase(ctx, p, req); err != nil {
-		return nil, err
-	}
+	t := s.targetOf(p)
 	var res *WriteResult
-	err = s.lanes.Do(ctx, p.Path, func() error {
+	var report func(context.Context) string
+	err = s.lanes.Do(ctx, t.lane(), func() error {
 		var err error
-		res, err = s.write(ctx, p, req)
+		res, report, err = commit(ctx, s, t, &verbChange{s: s, p: p, req: req})
 		return err
 	})
-	if res != nil && res.report != nil {
+	if res != nil && report != nil {
 		// Outside the lane: waiting for the mirror's commit never holds up the next write.
-		res.Mirror, res.report = res.report(ctx), nil
+		res.Mirror = report(ctx)
 	}
 	return res, err
 }
 
-func (s *Service) write(ctx context.Context, p planRef, req WriteRequest) (*WriteResult, error) {
-	key, path := p.Key, p.Path
-	ek := entryKey(req.Author.Client, req.RequestID)
-	defer s.mem.begin(key, ek)()
-	prior, err := s.entry(key, ek)
-	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
-	}
-	if prior != nil && prior.State == statePending {
-		// This write holds the plan's lane, so the writer of that entry is gone: it
-		// failed without settling it. The file says whether it took effect; if not, the
-		// request runs now (its new record replaces the old one).
-		if prior, err = s.settleByFile(p, prior); err != nil {
-			return nil, err
-		}
-	}
-	if prior != nil {
-		return s.replay(ctx, p, req, prior)
-	}
+// verbChange is an agent's write: a verb and its guards, on a base the agent read.
+type verbChange struct {
+	s   *Service
+	p   planRef
+	req WriteRequest
+}
 
-	snap, err := s.read(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	entry := &journalEntry{RequestID: req.RequestID, ArgsHash: req.ArgsHash, Tool: req.Tool, Author: req.Author,
-		At: s.now().UTC(), OldChecksum: snap.Base.Checksum}
-	if req.Base.Checksum != snap.Base.Checksum {
-		entry.State = StateConflict
-		entry.Error = "stale base"
+func (c *verbChange) entryKey() []byte { return entryKey(c.req.Author.Client, c.req.RequestID) }
+func (c *verbChange) retries() int     { return 0 }
+
+func (c *verbChange) replay(ctx context.Context, prior *journalEntry) (*WriteResult, error) {
+	return c.s.replay(ctx, c.p, c.req, prior)
+}
+
+func (c *verbChange) newEntry(snap *Snapshot) *journalEntry {
+	req := c.req
+	return &journalEntry{RequestID: req.RequestID, ArgsHash: req.ArgsHash, Tool: req.Tool, Author: req.Author,
+		At: c.s.now().UTC(), OldChecksum: snap.Base.Checksum}
+}
+
+// compute refuses a stale base (a conflict carrying the text now) and a read-only file,
+// then applies the verb and runs the guards.
+func (c *verbChange) compute(ctx context.Context, snap *Snapshot, entry *journalEntry) (string, *WriteResult, error) {
+	s, key := c.s, c.p.Key
+	if c.req.Base.Checksum != snap.Base.Checksum {
+		entry.State, entry.Error = StateConflict, "stale base"
 		if err := s.record(key, entry); err != nil {
-			return nil, err
+			return "", nil, err
 		}
-		return nil, &ConflictError{Current: snap}
+		return "", nil, &ConflictError{Current: snap}
 	}
-
-	if err := s.checkWritable(p); err != nil {
-		return nil, err
+	if !c.p.Remote() {
+		if err := s.checkWritable(c.p); err != nil {
+			return "", nil, err
+		}
 	}
-	newText, verdict, err := s.runVerb(ctx, key, snap, req, entry)
+	newText, verdict, err := s.runVerb(ctx, key, snap, c.req, entry)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
+	return newText, &WriteResult{Warnings: verdict.Warnings, Added: verdict.Added, Removed: verdict.Removed}, nil
+}
 
-	res := &WriteResult{Warnings: verdict.Warnings, Added: verdict.Added, Removed: verdict.Removed}
-	if newText == snap.Text {
-		res.Base, res.Revision = snap.Base, snap.Base.Revision
-		entry.State, entry.Revision = StateApplied, snap.Base.Revision
-		entry.NewChecksum = snap.Base.Checksum
-		entry.Result, _ = json.Marshal(res)
-		if err := s.record(key, entry); err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
+func (c *verbChange) unchanged(res *WriteResult, snap *Snapshot) {
+	res.Base, res.Revision = snap.Base, snap.Base.Revision
+}
 
-	newSum := werkbaum.Checksum([]byte(newText))
+func (c *verbChange) changed(res *WriteResult, rev uint64, sum string) {
 	res.Changed = true
-	res.Revision = snap.Base.Revision + 1
-	res.Base = Base{Revision: res.Revision, Checksum: newSum}
-	entry.State, entry.NewChecksum, entry.Revision = statePending, newSum, res.Revision
-	entry.Result, _ = json.Marshal(res)
-	if err := s.record(key, entry); err != nil {
-		return nil, err
+	if rev != 0 {
+		res.Revision = rev
+		res.Base = Base{Revision: rev, Checksum: sum}
 	}
+}
 
-	defer s.docWriting(key, res.Revision)() // this write records its document version itself
-	if werr := s.writeAtomic(p, []byte(newText), snap.Base.Checksum); werr != nil {
-		if errors.Is(werr, errFileMoved) {
-			// Someone saved the plan while the engine worked: their text stands and this
-			// write becomes a conflict that carries it.
-			return nil, s.conflictDuringWrite(ctx, p, entry)
-		}
-		// The rename is the commit point: if it happened after all (only the folder sync
-		// failed), the write stands; otherwise the request never took effect.
-		if data, rerr := p.readFile(); rerr == nil && werkbaum.Checksum(data) == newSum {
-			s.log.Warn("plan written but not fully synced", "plan", key, "err", werr)
-		} else {
-			if err := s.forget(key, entry); err != nil {
-				s.log.Error("journal: forget failed write", "plan", key, "err", err)
-			}
-			s.log.Error("plan write failed", "plan", key, "path", path, "err", werr)
-			if errors.Is(werr, errReadOnly) {
-				return nil, werr
-			}
-			return nil, fmt.Errorf("write the file of plan %q: %w", key, unpath(werr))
-		}
+// version is the write's document version: the process's agent client id, the MCP host's
+// name, a milestone.
+func (c *verbChange) version(_ *journalEntry, rev uint64, text string) (*docState, *pendingVersion) {
+	return c.s.agentVersion(c.p.Key, c.req.Author, rev, text)
+}
+
+// moved: someone saved the plan while the engine worked; their text stands and this
+// write becomes a conflict that carries it.
+func (c *verbChange) moved(ctx context.Context, entry *journalEntry, _ error) error {
+	return c.s.conflictDuringWrite(ctx, c.p, entry)
+}
+
+func (c *verbChange) decode(settled *journalEntry) (*WriteResult, error) {
+	var out WriteResult
+	if err := json.Unmarshal(settled.Result, &out); err != nil {
+		return nil, fmt.Errorf("journal result of %q: %w", c.req.RequestID, err)
 	}
-	entry.State = StateApplied
-	meta := planMeta{Revision: res.Revision, Checksum: newSum}
-	// The write is a version of the plan's document, recorded in the settle's transaction.
-	doc, pv := s.agentVersion(key, req.Author, res.Revision, newText)
-	err = s.settleApplied(key, entry, meta, func(tx Tx) error { return s.putAgentVersion(tx, key, doc, pv) })
-	if err != nil {
-		// The file is written: the write is applied and the caller gets the truth. The
-		// journal keeps it in memory (operation_get, retries and reads answer from there)
-		// and saves it in the background; a crash before that leaves the pending entry,
-		// which the next start settles from the file. Its document version waits in memory
-		// for the read that records the revision.
-		s.log.Error("journal: settling an applied write failed; kept in memory and saved in the background", "plan", key, "request_id", req.RequestID, "err", err)
-		s.keepApplied(key, entry, meta)
-		s.keepVersion(doc, pv)
-	} else {
-		s.mem.metaSaved(key, meta)
-		s.agentVersionSaved(key, doc, pv)
-	}
-	if s.after != nil {
-		res.report = s.after(ctx, WriteEvent{Plan: key, Path: path, Lang: p.Lang, Tool: req.Tool, RequestID: req.RequestID,
-			Author: req.Author, Revision: res.Revision, OldText: snap.Text, NewText: newText})
-	}
-	return res, nil
+	return &out, nil
+}
+
+func (c *verbChange) event(ev *WriteEvent) {
+	ev.Tool, ev.RequestID, ev.Author = c.req.Tool, c.req.RequestID, c.req.Author
+}
+
+func (c *verbChange) logs() commitLogs {
+	return commitLogs{forget: "journal: forget failed write", failed: "plan write failed",
+		settle: "journal: settling an applied write failed; kept in memory and saved in the background",
+		attrs:  []any{"request_id", c.req.RequestID}}
 }
 
 // runVerb applies the request's verb to snap's text and runs the guards on the result,

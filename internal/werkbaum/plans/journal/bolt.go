@@ -1,4 +1,4 @@
-package plans
+package journal
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package plans
+package journal
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// groupCommit runs concurrent journal changes in one read-write transaction, so that
+// GroupCommit runs concurrent journal changes in one read-write transaction, so that
 // writes on different plans share one commit (one fsync) instead of queueing for one
 // each. A change that arrives while no commit runs is committed at once (no waiting for
 // company, unlike bbolt's Batch with its delay); changes that arrive while one runs are
@@ -17,7 +17,7 @@ import (
 // had: the callers of the last group come back with their next change microseconds
 // apart, and without the wait the first of them would always commit alone, halving the
 // sharing. A lone writer never waits.
-type groupCommit struct {
+type GroupCommit struct {
 	db Database
 
 	mu      sync.Mutex
@@ -26,6 +26,9 @@ type groupCommit struct {
 	last    int           // size of the last group committed
 	arrived chan struct{} // signalled when a change is queued while a group waits
 }
+
+// NewGroupCommit returns the group commit of db.
+func NewGroupCommit(db Database) *GroupCommit { return &GroupCommit{db: db} }
 
 // groupLinger bounds the wait of a group for the company the last group had.
 const groupLinger = 500 * time.Microsecond
@@ -38,7 +41,7 @@ type groupCall struct {
 // Do runs fn in a shared transaction and returns when it is committed (nil) or failed.
 // fn may run more than once: when another change of its group fails, the group is
 // rolled back and run again without that one. fn's own error reaches only its caller.
-func (g *groupCommit) Do(fn func(Tx) error) error {
+func (g *GroupCommit) Do(fn func(Tx) error) error {
 	c := &groupCall{fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
@@ -59,7 +62,7 @@ func (g *groupCommit) Do(fn func(Tx) error) error {
 
 // lead commits what is queued, then hands the next group to a new goroutine, so its own
 // caller returns as soon as its change is committed.
-func (g *groupCommit) lead() {
+func (g *GroupCommit) lead() {
 	g.mu.Lock()
 	if want := g.last; want > 1 && len(g.queue) < want {
 		if g.arrived == nil {
@@ -100,7 +103,7 @@ type errOwnFailure struct {
 
 func (e *errOwnFailure) Error() string { return e.err.Error() }
 
-func (g *groupCommit) commit(calls []*groupCall) {
+func (g *GroupCommit) commit(calls []*groupCall) {
 	for len(calls) > 0 {
 		err := g.db.Update(func(tx Tx) error {
 			for i, c := range calls {

@@ -1,4 +1,9 @@
-package plans
+// Package journal is the lowest layer of the plan store's journal: the small database
+// interface it runs its transactions on (Database, Tx, Bucket), the adapter of a bbolt
+// database to it (Bolt), and the group commit that lets concurrent changes share one
+// transaction (GroupCommit). It imports nothing of talkd: the store (package plans) keeps
+// its entries, revisions and documents on top of it.
+package journal
 
 // Database runs the transactions that keep revisions and the request journal. It is the
 // plan store's own small interface, not bbolt's: the store needs named buckets of keys
