@@ -3,7 +3,10 @@ package test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -48,4 +51,246 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// sharedPollDaemon starts a shared-mode daemon (sharedConfig plus extra) and returns it,
+// the plan's document path and its current document.
+func sharedPollDaemon(t *testing.T, extra string, env map[string]string) (*daemon, string, docDocument) {
+	t.Helper()
+	planPath := t.TempDir() + "/p.werkbaum"
+	if err := os.WriteFile(planPath, []byte(sharedPlan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := sharedEnv()
+	for k, v := range env {
+		e[k] = v
+	}
+	d := startDaemon(t, daemonOptions{Config: sharedConfig(planPath) + extra, Env: e})
+	writer := newMCPClient(d)
+	writer.headers = bearer(sharedTokens["writer"])
+	path := docPathOf(t, d, writer, "p")
+	var doc docDocument
+	newDocHTTP(d, bearer(sharedTokens["writer"])).must(t, http.MethodGet, path, nil).decode(t, &doc)
+	return d, path, doc
+}
+
+// insertLine PATCHes one line in at the top of doc as the writer and returns the answer.
+func insertLine(t *testing.T, d *daemon, path string, doc docDocument, line string, seq int64) docAnswer {
+	t.Helper()
+	body := docPatch{BaseVersion: doc.Version, Checksum: docChecksum(doc.Content), ClientID: "w-test", Seq: seq,
+		Ops: []docOp{{Op: "insert", Index: 0, Lines: []string{line}}}}
+	return newDocHTTP(d, bearer(sharedTokens["writer"])).must(t, http.MethodPatch, path+"/content", body)
+}
+
+// TestPollsCappedInAllAndPerClient: beyond server.max_parked_polls_per_client a client's
+// next poll is answered at once with 429, beyond server.max_parked_polls anyone's with
+// 503, both with Retry-After, Connection: close and a log line; the parked ones are still
+// answered by the next write, and a place freed by an answer can be taken again.
+func TestPollsCappedInAllAndPerClient(t *testing.T) {
+	t.Parallel()
+	d, path, doc := sharedPollDaemon(t, "\n[server]\nmax_parked_polls = 5\nmax_parked_polls_per_client = 3\n", nil)
+	reader := newDocHTTP(d, bearer(sharedTokens["reader"]))
+	writer := newDocHTTP(d, bearer(sharedTokens["writer"]))
+	feed := fmt.Sprintf("%s/changes?since=%d&wait=25", path, doc.Version)
+	var parked []<-chan docAnswer
+	for range 3 {
+		parked = append(parked, reader.parkedPoll(path, doc.Version))
+	}
+	start := time.Now()
+	a := reader.must(t, http.MethodGet, feed, nil)
+	a.problem(t, http.StatusTooManyRequests, `client "reader" has 3 polls waiting`)
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("the refused poll took %v", el)
+	}
+	if a.Header.Get("Retry-After") == "" || !a.Close {
+		t.Errorf("the 429 lacks Retry-After or Connection: close: %v", a.Header)
+	}
+	for range 2 {
+		parked = append(parked, writer.parkedPoll(path, doc.Version))
+	}
+	a = writer.must(t, http.MethodGet, feed, nil)
+	a.problem(t, http.StatusServiceUnavailable, "talkd holds 5 waiting polls")
+	if a.Header.Get("Retry-After") == "" || !a.Close {
+		t.Errorf("the 503 lacks Retry-After or Connection: close: %v", a.Header)
+	}
+	if a := insertLine(t, d, path, doc, "# after the caps", 1); a.Status != http.StatusOK {
+		t.Fatalf("PATCH with the polls parked: %s", a)
+	}
+	for i, ch := range parked {
+		select {
+		case a := <-ch:
+			if a.Status != http.StatusOK || !strings.Contains(string(a.Raw), "# after the caps") {
+				t.Errorf("parked poll %d: %s", i, a)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("parked poll %d was not answered by the write", i)
+		}
+	}
+	// Their places are free again.
+	next := reader.parkedPoll(path, doc.Version+1)
+	select {
+	case a := <-next:
+		t.Errorf("a poll after the answers was not parked: %s", a)
+	default:
+	}
+	logs := d.logs()
+	for _, want := range []string{"status=429 code=too_many_polls", "status=503 code=too_many_polls"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("no log line %q:\n%s", want, logs)
+		}
+	}
+}
+
+// TestReloadRevokingEndsParkedPolls: a reload that takes a client's read grant, or removes
+// the client, ends its parked polls (403, 401) when the reload is done, so the text
+// written after it never reaches them; a client whose grant stays keeps its poll and gets
+// the text.
+func TestReloadRevokingEndsParkedPolls(t *testing.T) {
+	t.Parallel()
+	const second = "\n[[clients]]\nid = \"reader2\"\ntoken_env = \"TOK_READER2\"\nread = [\"p\"]\n"
+	tok2 := "rd2-" + strings.Repeat("2", 36)
+	d, path, doc := sharedPollDaemon(t, second, map[string]string{"TOK_READER2": tok2})
+	reader := newDocHTTP(d, bearer(sharedTokens["reader"]))
+	reader2 := newDocHTTP(d, bearer(tok2))
+	writer := newDocHTTP(d, bearer(sharedTokens["writer"]))
+	revoked := reader.parkedPoll(path, doc.Version)
+	removed := reader2.parkedPoll(path, doc.Version)
+	kept := writer.parkedPoll(path, doc.Version)
+
+	cfg := string(readFile(t, d.Home+"/.config/talk/config.toml"))
+	next := strings.Replace(strings.Replace(cfg, second, "", 1), `read = ["p"]`, `read = []`, 1)
+	if next == cfg || strings.Contains(next, "reader2") {
+		t.Fatalf("the new config did not change:\n%s", next)
+	}
+	d.writeConfig(t, next)
+	st, _, raw := d.request(t, http.MethodPost, "/reload", "", bearer(sharedTokens["controller"]))
+	if st != http.StatusOK {
+		t.Fatalf("reload: %d %s", st, raw)
+	}
+	for _, c := range []struct {
+		who    string
+		ch     <-chan docAnswer
+		status int
+		want   string
+	}{
+		{"reader (grant taken)", revoked, http.StatusForbidden, `client "reader" has no read grant for plan "p" any more`},
+		{"reader2 (client removed)", removed, http.StatusUnauthorized, `client "reader2" is no longer configured`},
+	} {
+		select {
+		case a := <-c.ch:
+			a.problem(t, c.status, c.want)
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s: the parked poll was not ended by the reload", c.who)
+		}
+	}
+	if a := insertLine(t, d, path, doc, "# after the reload", 1); a.Status != http.StatusOK {
+		t.Fatalf("PATCH after the reload: %s", a)
+	}
+	select {
+	case a := <-kept:
+		if a.Status != http.StatusOK || !strings.Contains(string(a.Raw), "# after the reload") {
+			t.Errorf("the writer's poll: %s", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the writer's poll was not answered by the write")
+	}
+	if logs := d.logs(); strings.Count(logs, `msg="request refused" door=`+path+"/changes") < 2 {
+		t.Errorf("the ended polls left no log lines:\n%s", logs)
+	}
+}
+
+// openFDs counts the open file descriptors of the daemon's process (Linux /proc).
+func openFDs(t *testing.T, d *daemon) int {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", d.cmd.Process.Pid))
+	if err != nil {
+		t.Skipf("no /proc to count descriptors: %v", err)
+	}
+	return len(ents)
+}
+
+// rawPoll sends one poll on a connection of its own and returns the connection without
+// reading the answer.
+func rawPoll(t *testing.T, d *daemon, target string, headers map[string]string) net.Conn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", d.Addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := "GET " + target + " HTTP/1.1\r\nHost: " + d.Addr + "\r\n"
+	for k, v := range headers {
+		req += k + ": " + v + "\r\n"
+	}
+	if _, err := conn.Write([]byte(req + "\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// waitFDs waits until ok holds for the number of descriptors the daemon holds, and
+// returns that number (the last one seen at the deadline).
+func waitFDs(t *testing.T, d *daemon, ok func(int) bool, within time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got := openFDs(t, d)
+		if ok(got) || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestPollClientLeavingFreesItsDescriptor: clients that leave while their polls are
+// parked (half of them closing, half resetting the connection) give talkd's descriptors
+// back at once, not after the 25 s wait; and their places under the caps are free again.
+func TestPollClientLeavingFreesItsDescriptor(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("clients leaving are noticed while parked on Linux (epoll)")
+	}
+	t.Parallel()
+	d, _ := startPlanDaemon(t, planFile{Key: "p", Text: docPlanText})
+	mcp := newMCPClient(d)
+	path := docPathOf(t, d, mcp, "p")
+	cur := mcp.read(t, "p").Base.Revision
+	target := fmt.Sprintf("%s/changes?since=%d&wait=25", path, cur)
+	time.Sleep(200 * time.Millisecond)
+	base := openFDs(t, d)
+	const n = 60
+	var conns []net.Conn
+	for range n {
+		conns = append(conns, rawPoll(t, d, target, nil))
+	}
+	parked := waitFDs(t, d, func(got int) bool { return got >= base+n }, 5*time.Second)
+	if parked < base+n {
+		t.Fatalf("%d descriptors with %d polls parked, %d before: the polls were not parked", parked, n, base)
+	}
+	for i, c := range conns {
+		if i%2 == 0 {
+			c.(*net.TCPConn).SetLinger(0) // an RST instead of a FIN
+		}
+		c.Close()
+	}
+	start := time.Now()
+	got := waitFDs(t, d, func(got int) bool { return got <= base+2 }, 5*time.Second)
+	t.Logf("descriptors: %d before, %d with %d polls parked, %d %v after their clients left", base, parked, n, got, time.Since(start).Round(time.Millisecond))
+	if got > base+2 {
+		t.Errorf("talkd holds %d descriptors 5 s after the %d clients left (%d before they came)", got, n, base)
+	}
+	// A poll parked now is answered by a write as usual.
+	c := newDocHTTP(d, nil)
+	after := c.parkedPoll(path, cur)
+	text := mcp.read(t, "p").Text
+	base2 := mcp.read(t, "p").Base
+	if a := mcp.must(t, "werkbaum_write", writeArgs("p", base2, "left-1", map[string]any{"text": text + "  - [ ] #d: Delta (XS)\n"})); a.IsError {
+		t.Fatalf("write: %s", a.Text)
+	}
+	select {
+	case a := <-after:
+		if a.Status != http.StatusOK {
+			t.Errorf("the poll after the others left: %s", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the poll after the others left was not answered by the write")
+	}
 }
