@@ -3,9 +3,11 @@ package test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -292,5 +294,126 @@ func TestPollClientLeavingFreesItsDescriptor(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("the poll after the others left was not answered by the write")
+	}
+}
+
+// TestPollFloodUnderDescriptorLimit: talkd with 256 descriptors (prlimit) and 400 polls
+// at once: polls beyond three quarters of the limit are answered 503 with Retry-After at
+// once, none 500; meanwhile /healthz, /mcp and a document write answer promptly, and the
+// write answers every parked poll. Before the caps the polls took every descriptor:
+// /healthz and writes timed out and most polls got 500 "too many open files".
+func TestPollFloodUnderDescriptorLimit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs prlimit (Linux)")
+	}
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("needs prlimit (util-linux)")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	plan := dir + "/p.werkbaum"
+	if err := os.WriteFile(plan, []byte(docPlanText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, daemonOptions{Config: plansConfig(map[string]string{"p": plan}), Wrap: []string{prlimit, "--nofile=256:256", "--"}})
+	mcp := newMCPClient(d)
+	path := docPathOf(t, d, mcp, "p")
+	c := newDocHTTP(d, nil)
+	var doc docDocument
+	c.must(t, http.MethodGet, path, nil).decode(t, &doc)
+
+	const n = 400
+	type answer struct {
+		status int
+		retry  string
+		err    error
+	}
+	answers := make(chan answer, n)
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, MaxConnsPerHost: 0}}
+	target := fmt.Sprintf("%s%s/changes?since=%d&wait=25", d.URL, path, doc.Version)
+	for range n {
+		go func() {
+			resp, err := client.Get(target)
+			if err != nil {
+				answers <- answer{err: err}
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			answers <- answer{status: resp.StatusCode, retry: resp.Header.Get("Retry-After")}
+		}()
+	}
+	// The refusals come at once; the rest park.
+	counts := map[int]int{}
+	deadline := time.After(10 * time.Second)
+	got := 0
+refusals:
+	for got < n {
+		select {
+		case a := <-answers:
+			got++
+			if a.err != nil {
+				t.Errorf("a poll failed: %v", a.err)
+				continue
+			}
+			counts[a.status]++
+			if a.status == http.StatusServiceUnavailable && a.retry == "" {
+				t.Errorf("a 503 without Retry-After")
+			}
+		case <-deadline:
+			break refusals
+		}
+	}
+	t.Logf("in the first 10 s: %v of %d polls answered; descriptors now %d", counts, n, openFDs(t, d))
+	if counts[http.StatusServiceUnavailable] == 0 || counts[http.StatusInternalServerError] > 0 || counts[http.StatusOK] > 0 {
+		t.Errorf("answers while parked: %v, want 503s and no 500", counts)
+	}
+	parked := n - got
+	if parked < 100 || parked > 192 {
+		t.Errorf("%d polls parked under a limit of 256 descriptors, want 100…192", parked)
+	}
+
+	// The daemon still serves everything else promptly.
+	for _, p := range []string{"/healthz", "/status"} {
+		start := time.Now()
+		st, _, raw := d.request(t, http.MethodGet, p, "", nil)
+		if el := time.Since(start); st != http.StatusOK || el > 2*time.Second {
+			t.Errorf("GET %s with the polls parked: %d after %v: %s", p, st, el, raw)
+		}
+	}
+	start := time.Now()
+	if r := mcp.read(t, "p"); r.Base.Revision == 0 || time.Since(start) > 3*time.Second {
+		t.Errorf("werkbaum_read with the polls parked took %v", time.Since(start))
+	}
+	start = time.Now()
+	body := docPatch{BaseVersion: doc.Version, Checksum: docChecksum(doc.Content), ClientID: "flood", Seq: 1,
+		Ops: []docOp{{Op: "insert", Index: 0, Lines: []string{"# written under the flood"}}}}
+	if a := c.must(t, http.MethodPatch, path+"/content", body); a.Status != http.StatusOK || time.Since(start) > 3*time.Second {
+		t.Errorf("PATCH with the polls parked: %s after %v", a, time.Since(start))
+	}
+	for got < n {
+		select {
+		case a := <-answers:
+			got++
+			if a.err != nil || a.status != http.StatusOK {
+				t.Errorf("a parked poll after the write: %d %v", a.status, a.err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%d parked polls were not answered by the write", n-got)
+		}
+	}
+	if logs := d.logs(); strings.Contains(logs, "status=500") {
+		t.Errorf("a 500 was answered:\n%s", logs)
+	}
+	var emfile []string
+	for _, l := range strings.Split(d.logs(), "\n") {
+		if strings.Contains(l, "too many open files") {
+			emfile = append(emfile, l)
+		}
+	}
+	t.Logf("log lines saying too many open files: %d", len(emfile))
+	if len(emfile) > 0 {
+		t.Logf("the first: %s", emfile[0])
 	}
 }
