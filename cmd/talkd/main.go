@@ -214,7 +214,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	flushLogs(log) // whoever waits for the daemon to come up reads this line
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpSrv.Serve(ln) }()
+	go func() { serveErr <- httpSrv.Serve(&calmListener{Listener: ln, log: log}) }()
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("http server: %w", err)
