@@ -232,7 +232,8 @@ func (p *pollParker) abandon(poll *parkedPoll) {
 	if !p.claim(poll) {
 		return // answered meanwhile: the answer's write closes the connection
 	}
-	poll.unwatch()
+	// The watcher has forgotten the connection already (and may call this before park
+	// has stored poll.unwatch).
 	_ = poll.conn.Close()
 	p.s.log.Debug("document feed: the client of a parked poll left", "door", poll.path)
 }
@@ -284,9 +285,11 @@ func (p *pollParker) revoke(auth *authenticator) {
 func (p *pollParker) add(store documentStore, id, key string, poll *parkedPoll) {
 	p.mu.Lock()
 	if p.ctx.Err() != nil {
-		p.claimLocked(poll)
+		claimed := p.claimLocked(poll)
 		p.mu.Unlock()
-		p.write(poll, noContent)
+		if claimed { // not when its client has left already
+			p.write(poll, noContent)
+		}
 		return
 	}
 	g := p.groups[id]
