@@ -15,7 +15,7 @@ import (
 // epoll instance watches every parked connection instead, for the peer's hang-up only
 // (EPOLLRDHUP, and EPOLLHUP and EPOLLERR, which epoll always reports), not for data: a
 // pipelining client's next request is no reason to end its poll. One goroutine waits on
-// it while any connection is watched and ends when none is.
+// it while any connection is watched and ends (within 10 s) when none is.
 type connWatcher struct {
 	log *slog.Logger
 
@@ -74,12 +74,12 @@ func (w *connWatcher) watch(conn net.Conn, gone func()) (unwatch func()) {
 	}
 }
 
-// run waits for hang-ups on epfd until no connection is watched (looked at once a second
-// while any is), then closes epfd.
+// run waits for hang-ups on epfd until no connection is watched (it looks every 10 s
+// while one is, so a parked poll costs no wake-up of its own), then closes epfd.
 func (w *connWatcher) run(epfd int) {
 	var events [64]syscall.EpollEvent
 	for {
-		n, err := syscall.EpollWait(epfd, events[:], 1000)
+		n, err := syscall.EpollWait(epfd, events[:], 10_000)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			w.log.Warn("document feed: watching parked polls failed", "err", err)
 		}
