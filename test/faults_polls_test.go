@@ -300,8 +300,9 @@ func TestPollClientLeavingFreesItsDescriptor(t *testing.T) {
 // TestPollFloodUnderDescriptorLimit: talkd with 256 descriptors (prlimit) and 400 polls
 // at once: polls beyond three quarters of the limit are answered 503 with Retry-After at
 // once, none 500; meanwhile /healthz, /mcp and a document write answer promptly, and the
-// write answers every parked poll. Before the caps the polls took every descriptor:
-// /healthz and writes timed out and most polls got 500 "too many open files".
+// write answers every parked poll. Before the caps (309276a) 242 polls took 255 of the
+// 256 descriptors, 158 were answered 500 "too many open files", and werkbaum_read failed
+// with the same.
 func TestPollFloodUnderDescriptorLimit(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs prlimit (Linux)")
@@ -344,13 +345,15 @@ func TestPollFloodUnderDescriptorLimit(t *testing.T) {
 			answers <- answer{status: resp.StatusCode, retry: resp.Header.Get("Retry-After")}
 		}()
 	}
-	// The refusals come at once; the rest park.
+	// The refusals come at once; the rest park. They are all in when none came for 3 s.
 	counts := map[int]int{}
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(20 * time.Second)
 	got := 0
 refusals:
 	for got < n {
 		select {
+		case <-time.After(3 * time.Second):
+			break refusals
 		case a := <-answers:
 			got++
 			if a.err != nil {
@@ -365,7 +368,7 @@ refusals:
 			break refusals
 		}
 	}
-	t.Logf("in the first 10 s: %v of %d polls answered; descriptors now %d", counts, n, openFDs(t, d))
+	t.Logf("before the write: %v of %d polls answered; descriptors now %d", counts, n, openFDs(t, d))
 	if counts[http.StatusServiceUnavailable] == 0 || counts[http.StatusInternalServerError] > 0 || counts[http.StatusOK] > 0 {
 		t.Errorf("answers while parked: %v, want 503s and no 500", counts)
 	}
