@@ -59,6 +59,7 @@ type docFeed struct {
 type docAnswer struct {
 	Status int
 	Header http.Header
+	Close  bool // the answer ends its connection (Connection: close)
 	Raw    []byte
 	Map    map[string]any
 }
@@ -110,7 +111,7 @@ func (c *docHTTP) do(ctx context.Context, method, path string, v any) (docAnswer
 	if err != nil {
 		return docAnswer{}, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
 	}
-	a := docAnswer{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	a := docAnswer{Status: resp.StatusCode, Header: resp.Header, Close: resp.Close, Raw: raw}
 	if len(raw) > 0 && raw[0] == '{' {
 		if err := json.Unmarshal(raw, &a.Map); err != nil {
 			return a, fmt.Errorf("%s %s: the answer is not JSON: %w: %s", method, path, err, raw)

@@ -3,6 +3,10 @@
 package test
 
 import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,4 +197,144 @@ func TestFaultStateDBDamagedWhileRunning(t *testing.T) {
 	if code != 0 || time.Since(started) > 5*time.Second {
 		t.Errorf("SIGTERM on a damaged database: exit %d after %v", code, time.Since(started))
 	}
+}
+
+// boltMeta is a parsed bbolt meta page (page header 16 bytes, then magic, version,
+// page size, flags, root bucket {root, sequence}, freelist, high water mark, txid, checksum).
+const (
+	metaRootAt     = 16 + 16
+	metaFreelistAt = 16 + 32
+	metaPgidAt     = 16 + 40
+	metaChecksumAt = 16 + 56
+)
+
+// rewriteMetas sets a field of both meta pages of the file and seals them with a valid
+// checksum (FNV-64a of the meta up to its checksum), so bbolt takes them as written.
+func rewriteMetas(t *testing.T, path string, at int, value uint64) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := int(binary.LittleEndian.Uint32(raw[16+8:]))
+	for _, off := range []int{0, page} {
+		binary.LittleEndian.PutUint64(raw[off+at:], value)
+		h := fnv.New64a()
+		h.Write(raw[off+16 : off+metaChecksumAt])
+		binary.LittleEndian.PutUint64(raw[off+metaChecksumAt:], h.Sum64())
+	}
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFaultStateDBDamageKinds: every kind of damage to talkd.db, also the ones that make
+// bbolt read outside the file (which used to kill talkd at start with "fatal error:
+// fault", exit 2, a 199-line dump and no word of the file), ends in exit 1 naming the file
+// and the mv: the file cut short, a page id beyond its end, a page's overflow and element
+// offsets beyond its end, meta pages of random bytes and meta pages with a valid checksum
+// naming pages beyond the end, and random bytes (as in the issue's
+// reproduction) of the pages in use, with several seeds.
+func TestFaultStateDBDamageKinds(t *testing.T) {
+	t.Parallel()
+	root, home := t.TempDir(), t.TempDir()
+	db := faultStateDBUsed(t, root, home)
+	good, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := int(binary.LittleEndian.Uint32(good[16+8:]))
+	t.Logf("the state file: %d bytes, pages of %d bytes", len(good), page)
+	restore := func() {
+		if err := os.WriteFile(db, good, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	overwrite := func(at int, b []byte) {
+		f, err := os.OpenFile(db, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteAt(b, int64(at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root0 := binary.LittleEndian.Uint64(good[metaRootAt:])
+	beyond := uint64(len(good)/page + 8) // a page id past the file's end
+	type damage struct {
+		name    string
+		damage  func()
+		problem string // what the message must say ("" = any damage)
+	}
+	cases := []damage{
+		{"cut short to three pages", func() {
+			if err := os.Truncate(db, int64(3*page+100)); err != nil {
+				t.Fatal(err)
+			}
+		}, "it was cut short"},
+		{"the root page id beyond the end", func() { rewriteMetas(t, db, metaRootAt, beyond) }, "as the root, beyond its"},
+		{"the freelist page id beyond the end", func() { rewriteMetas(t, db, metaFreelistAt, beyond) }, "as the freelist, beyond its"},
+		{"the high water mark beyond the end", func() { rewriteMetas(t, db, metaPgidAt, beyond+64) }, "it was cut short"},
+		{"overflow and offsets beyond the end", func() {
+			// The root bucket's page (a leaf in a file this small): its overflow, and its
+			// first element's offset (leaf element: flags, pos, ksize, vsize).
+			overwrite(int(root0)*page+12, binary.LittleEndian.AppendUint32(nil, 1000))
+			// The offset leads one page past the file's end: inside bbolt's mapping (1 GiB),
+			// outside the file, so reading the key there is a fault (SIGBUS).
+			past := len(good) - int(root0)*page + page
+			overwrite(int(root0)*page+16+4, binary.LittleEndian.AppendUint32(nil, uint32(past)))
+		}, ""},
+		{"meta pages of random bytes", func() {
+			junk := make([]byte, 2*page)
+			rand.New(rand.NewSource(7)).Read(junk)
+			overwrite(0, junk)
+		}, "invalid database"},
+	}
+	// Random bytes over the pages in use (the freelist's, the root bucket's, and every
+	// page below the high water mark at once), with several seeds.
+	current := 0 // the meta page bbolt uses: the one with the higher transaction id
+	if binary.LittleEndian.Uint64(good[page+16+48:]) > binary.LittleEndian.Uint64(good[16+48:]) {
+		current = page
+	}
+	freelist := binary.LittleEndian.Uint64(good[current+metaFreelistAt:])
+	inUse := binary.LittleEndian.Uint64(good[current+metaPgidAt:])
+	for seed := int64(1); seed <= 3; seed++ {
+		for _, pages := range []struct {
+			what string
+			ids  []uint64
+		}{
+			{"the freelist page", []uint64{freelist}},
+			{"the root bucket's page", []uint64{binary.LittleEndian.Uint64(good[current+metaRootAt:])}},
+			{"every page in use", pageRange(2, inUse)},
+		} {
+			cases = append(cases, damage{fmt.Sprintf("random bytes over %s (seed %d)", pages.what, seed), func() {
+				r := rand.New(rand.NewSource(seed))
+				for _, p := range pages.ids {
+					junk := make([]byte, page)
+					r.Read(junk)
+					overwrite(int(p)*page, junk)
+				}
+			}, ""})
+		}
+	}
+	for _, c := range cases {
+		restore()
+		c.damage()
+		t.Run(c.name, func(t *testing.T) { faultRefusedStart(t, root, home, db, c.problem) })
+	}
+	restore()
+	d, _ := faultDiskDaemon(t, root, home)
+	if op := newMCPClient(d).operation(t, "p", "db-1"); op.State != "applied" {
+		t.Errorf("db-1 on the restored file: %+v, want applied", op)
+	}
+}
+
+// pageRange lists the page ids from, …, to-1.
+func pageRange(from, to uint64) []uint64 {
+	var ids []uint64
+	for id := from; id < to; id++ {
+		ids = append(ids, id)
+	}
+	return ids
 }

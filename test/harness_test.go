@@ -99,6 +99,8 @@ type daemonOptions struct {
 	Home string
 	// ExpectFail starts the process and waits for it to exit instead of to listen.
 	ExpectFail bool
+	// Wrap runs talkd through a command that execs it (e.g. prlimit --nofile=256 --).
+	Wrap []string
 }
 
 // daemon is one running talkd.
@@ -191,6 +193,9 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 	}
 	d.Env = daemonEnv(home, opts.Env)
 	d.cmd = exec.Command(talkd)
+	if len(opts.Wrap) > 0 {
+		d.cmd = exec.Command(opts.Wrap[0], append(opts.Wrap[1:], talkd)...)
+	}
 	d.cmd.Env = d.Env
 	d.cmd.Stderr = d.stderr
 	d.cmd.Stdout = d.stderr

@@ -28,6 +28,9 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
+	if path := os.Getenv(stateCheckEnv); path != "" {
+		os.Exit(runStateCheck(path, os.Stderr)) // the checker process (statecheck.go)
+	}
 	tuneGC(os.Getenv)
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
@@ -140,7 +143,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	stopHUP := d.onSIGHUP(ctx)
 	defer stopHUP()
 
-	db, err := state.Open(cfg.DBPath(), state.Options{Log: log})
+	db, err := state.Open(cfg.DBPath(), state.Options{Log: log, CheckApart: checkStateApart})
 	if err != nil {
 		return err
 	}
@@ -221,7 +224,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	flushLogs(log) // whoever waits for the daemon to come up reads this line
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpSrv.Serve(ln) }()
+	go func() { serveErr <- httpSrv.Serve(&calmListener{Listener: ln, log: log}) }()
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("http server: %w", err)

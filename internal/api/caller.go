@@ -2,6 +2,8 @@ package api
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"net/http"
 	"strings"
 
 	"talkd/internal/config"
@@ -41,6 +43,29 @@ func newAuthenticator(cfg *config.Config) *authenticator {
 		a.clients = append(a.clients, clientEntry{caller: Caller{ID: c.ID, client: c}, digest: sha256.Sum256([]byte(c.Token))})
 	}
 	return a
+}
+
+// stillReads says why c, admitted under an earlier configuration, may no longer read
+// plan key under a (nil: it may). In shared mode a client is the same client when its id
+// and its token are; local mode admits everyone as the local client.
+func (a *authenticator) stillReads(c Caller, key string) *Error {
+	if !a.shared {
+		return nil
+	}
+	d := sha256.Sum256([]byte(c.client.Token))
+	for i := range a.clients {
+		e := &a.clients[i]
+		if e.caller.ID != c.ID || e.digest != d {
+			continue
+		}
+		if !e.caller.CanRead(key) {
+			return &Error{Status: http.StatusForbidden, Code: CodeForbidden,
+				Message: fmt.Sprintf("client %q has no read grant for plan %q any more: the configuration was reloaded", c.ID, key)}
+		}
+		return nil
+	}
+	return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
+		Message: fmt.Sprintf("client %q is no longer configured, or its token changed: the configuration was reloaded", c.ID)}
 }
 
 // cleanAgent keeps a claimed agent name printable and short; it ends up in history,

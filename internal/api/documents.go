@@ -216,7 +216,7 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	case routeTitle:
 		s.patchTitle(w, r, &d, id, key, a)
 	case routeChanges:
-		s.changes(w, r, &d, id, key)
+		s.changes(w, r, &d, id, key, a.caller)
 	case routeHistory:
 		hist, err := dd.store.History(ctx, id)
 		if err != nil {
@@ -314,7 +314,7 @@ func (s *Server) patchTitle(w http.ResponseWriter, r *http.Request, d *door, id,
 // changes serves the long poll: what is new since `since` at once (on a kept-alive
 // connection), else the poll is parked until a version is recorded or the clamped wait
 // ends (documents_poll.go).
-func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, key string) {
+func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, key string, caller Caller) {
 	since, wait, e := parseChangesQuery(r.URL.Query())
 	if e != nil {
 		s.refuse(w, r, d, e)
@@ -332,7 +332,7 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, ke
 	case wait <= 0:
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		s.documents.parker.park(w, r, store, id, key, &parkedPoll{since: since, deadline: time.Now().Add(wait)})
+		s.documents.parker.park(w, r, d, store, id, key, caller, &parkedPoll{since: since, deadline: time.Now().Add(wait)})
 	}
 }
 
@@ -368,6 +368,9 @@ func lastValue(q map[string][]string, k string) string {
 // documentError maps a store error to the problem the client gets: malformed ops as the
 // document doors' own field error, every other refusal as MCP gives it (planError).
 func (s *Server) documentError(ctx context.Context, key string, err error) *Error {
+	if e := descriptorsExhausted(err); e != nil {
+		return e
+	}
 	var input *werkbaum.InputError
 	if errors.As(err, &input) {
 		e := &Error{Status: http.StatusBadRequest, Code: CodeInvalidField, Message: input.Message}

@@ -3,12 +3,17 @@ package api
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
+
+	"talkd/internal/config"
 )
 
 // Parked long polls of the document feed (GET …/changes).
@@ -27,8 +32,16 @@ import (
 // The answer ends the connection (Connection: close): a taken-over connection cannot be
 // handed back to net/http. The client then opens a new one for its next poll, which on
 // the loopback or a LAN costs a fraction of a millisecond once per change or per wait.
-// A client that leaves while parked is noticed only when its answer is written (at the
-// latest after the clamped wait), since nothing reads a parked connection.
+// A client that leaves while parked is noticed at once on Linux (connWatcher: one epoll
+// instance for every parked connection, no goroutine per poll), and its descriptor is
+// freed; elsewhere when its answer is written (at the latest after the clamped wait).
+//
+// Every parked poll holds a descriptor, so their number is bounded (server.max_parked_polls
+// in all, server.max_parked_polls_per_client per client of shared mode, and three
+// quarters of the descriptor limit): a poll beyond a bound is answered at once, 503 or
+// 429 with Retry-After and Connection: close, before it takes anything that /healthz, a
+// write or /mcp needs. A reload that takes a client's read grant, or the client, ends its
+// parked polls (403, 401) before any text written after it could reach them.
 //
 // Where a connection cannot be taken over (an HTTP/2 server, a test's recorder), the
 // handler stays with its request and the group delivers the answer to it instead: the
@@ -44,9 +57,22 @@ type pollParker struct {
 	// http.Server waits for).
 	busy sync.WaitGroup
 
+	// watcher notices clients that leave while parked.
+	watcher *connWatcher
+	// fdBudget bounds the parked polls by the descriptor limit (0 = no bound known).
+	fdBudget int
+
 	mu     sync.Mutex
 	groups map[string]*pollGroup // by document id
+	// total and perClient count the parked polls (each counted from its reservation
+	// until it is claimed), for the caps.
+	total     int
+	perClient map[string]int
 }
+
+// pollRetryAfter is what a poll refused for a cap is told: an editor then polls again
+// (the bounds are for floods, not for a team's editors).
+const pollRetryAfter = 5 * time.Second
 
 // pollGroup is the parked polls of one document.
 type pollGroup struct {
@@ -65,8 +91,12 @@ type parkedPoll struct {
 	host     string
 	head     []byte   // the header lines admission set (CORS, Vary, Cache-Control)
 	conn     net.Conn // the taken-over connection; nil when the handler holds the request
+	unwatch  func()   // stops watching conn for its client leaving
 	held     chan *pollAnswer
-	done     bool // answered, or its handler gave up (under pollParker.mu)
+	caller   Caller // who it was admitted for: a reload may revoke that
+	// done: claimed (answered, its client left or its handler gave up, revoked, ended);
+	// counted: its place under the caps is held. Both under pollParker.mu.
+	done, counted bool
 }
 
 // pollAnswer is an answer rendered once for every poll that gets it.
@@ -79,13 +109,66 @@ type pollAnswer struct {
 
 func newPollParker(s *Server) *pollParker {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &pollParker{s: s, ctx: ctx, end: cancel, groups: map[string]*pollGroup{}}
+	return &pollParker{s: s, ctx: ctx, end: cancel, groups: map[string]*pollGroup{}, perClient: map[string]int{},
+		watcher: newConnWatcher(s.log), fdBudget: pollDescriptorBudget()}
+}
+
+// reserveLocked takes a place under the caps for a poll of caller, or says why there is
+// none (503 for the total, 429 for the client's own).
+func (p *pollParker) reserveLocked(set *settings, caller Caller) *Error {
+	limit, why := set.cfg.Server.MaxParkedPolls, "server.max_parked_polls"
+	perClient := set.cfg.Server.MaxParkedPollsPerClient
+	// A configuration not made by config.Load (tests, embedders) has zeros: the defaults.
+	if limit <= 0 {
+		limit = config.DefaultMaxParkedPolls
+	}
+	if perClient <= 0 {
+		perClient = config.DefaultMaxParkedPollsPerClient
+	}
+	if p.fdBudget > 0 && p.fdBudget < limit {
+		limit, why = p.fdBudget, "three quarters of talkd's file descriptor limit"
+	}
+	if p.total >= limit {
+		return &Error{Status: http.StatusServiceUnavailable, Code: "too_many_polls", RetryAfter: pollRetryAfter,
+			Message: fmt.Sprintf("talkd holds %d waiting polls, its limit (%s); poll again after the Retry-After", p.total, why)}
+	}
+	if set.auth.shared && p.perClient[caller.ID] >= perClient {
+		return &Error{Status: http.StatusTooManyRequests, Code: "too_many_polls", RetryAfter: pollRetryAfter,
+			Message: fmt.Sprintf("client %q has %d polls waiting, its limit (server.max_parked_polls_per_client); poll again after the Retry-After", caller.ID, p.perClient[caller.ID])}
+	}
+	p.total++
+	p.perClient[caller.ID]++
+	return nil
+}
+
+// claimLocked takes poll for the one who ends it: true exactly once per poll, for whoever
+// comes first (its answer, its client leaving, a reload revoking it, shutdown). Its place
+// under the caps is freed then.
+func (p *pollParker) claimLocked(poll *parkedPoll) bool {
+	if poll.done {
+		return false
+	}
+	poll.done = true
+	if poll.counted {
+		poll.counted = false
+		p.total--
+		if p.perClient[poll.caller.ID]--; p.perClient[poll.caller.ID] <= 0 {
+			delete(p.perClient, poll.caller.ID)
+		}
+	}
+	return true
+}
+
+func (p *pollParker) claim(poll *parkedPoll) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.claimLocked(poll)
 }
 
 // park makes the poll of r wait in its document's group. It takes the connection over
 // when it can and then returns at once; otherwise it returns when the poll is answered or
 // its request ends.
-func (p *pollParker) park(w http.ResponseWriter, r *http.Request, store documentStore, id, key string, poll *parkedPoll) {
+func (p *pollParker) park(w http.ResponseWriter, r *http.Request, d *door, store documentStore, id, key string, caller Caller, poll *parkedPoll) {
 	// From here to add, the connection is neither the server's (Shutdown does not wait
 	// for a taken-over one) nor in a group yet: busy holds shutdown up meanwhile. It is
 	// taken under mu before the end (endAll), so it always happens before wait's Wait.
@@ -95,6 +178,15 @@ func (p *pollParker) park(w http.ResponseWriter, r *http.Request, store document
 		w.WriteHeader(http.StatusNoContent) // talkd is shutting down: nothing new
 		return
 	}
+	if e := p.reserveLocked(p.s.live.Load(), caller); e != nil {
+		p.mu.Unlock()
+		// The refused client's connection is not kept either: its descriptor is what the
+		// cap protects.
+		w.Header().Set("Connection", "close")
+		p.s.refuse(w, r, d, e)
+		return
+	}
+	poll.caller, poll.counted = caller, true
 	p.busy.Add(1)
 	p.mu.Unlock()
 	parking := true
@@ -118,6 +210,7 @@ func (p *pollParker) park(w http.ResponseWriter, r *http.Request, store document
 		// Buffered bytes after the request would be a pipelined next request; the answer
 		// closes the connection, and a pipelining client resends what was not answered.
 		poll.conn = conn
+		poll.unwatch = p.watcher.watch(conn, func() { p.abandon(poll) })
 	}
 	p.add(store, id, key, poll)
 	parking = false
@@ -129,9 +222,59 @@ func (p *pollParker) park(w http.ResponseWriter, r *http.Request, store document
 	case a := <-poll.held:
 		a.writeTo(w)
 	case <-r.Context().Done():
-		p.mu.Lock()
-		poll.done = true
+		p.claim(poll)
+	}
+}
+
+// abandon ends poll whose client left (connWatcher): its descriptor is freed now, not
+// when its answer would fail to reach the client.
+func (p *pollParker) abandon(poll *parkedPoll) {
+	if !p.claim(poll) {
+		return // answered meanwhile: the answer's write closes the connection
+	}
+	// The watcher has forgotten the connection already (and may call this before park
+	// has stored poll.unwatch).
+	_ = poll.conn.Close()
+	p.s.log.Debug("document feed: the client of a parked poll left", "door", poll.path)
+}
+
+// revoke ends, after a reload, the parked polls whose client is gone or may no longer
+// read the document (auth is the new configuration's): 401 or 403 with the reason. They
+// are claimed before revoke returns, so no text recorded after the reload reaches them.
+func (p *pollParker) revoke(auth *authenticator) {
+	type ended struct {
+		poll *parkedPoll
+		key  string
+		e    *Error
+	}
+	var ends []ended
+	p.mu.Lock()
+	if p.ctx.Err() != nil {
 		p.mu.Unlock()
+		return // shutting down: every poll gets its 204
+	}
+	for _, g := range p.groups {
+		for _, poll := range g.polls {
+			if poll.done {
+				continue
+			}
+			if e := auth.stillReads(poll.caller, g.key); e != nil && p.claimLocked(poll) {
+				ends = append(ends, ended{poll, g.key, e})
+			}
+		}
+	}
+	// busy is taken under mu while the polls have not ended, so before wait's Wait.
+	p.busy.Add(len(ends))
+	p.mu.Unlock()
+	for _, x := range ends {
+		p.s.logRefusalOf(clipHeader(x.poll.path), x.poll.origin, x.poll.host, x.e)
+		r := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: x.poll.path}}
+		e := x.e
+		a := renderAnswer(func(w http.ResponseWriter) { writeProblem(w, r, e, nil) })
+		go func() {
+			defer p.busy.Done()
+			p.write(x.poll, a)
+		}()
 	}
 }
 
@@ -142,9 +285,11 @@ func (p *pollParker) park(w http.ResponseWriter, r *http.Request, store document
 func (p *pollParker) add(store documentStore, id, key string, poll *parkedPoll) {
 	p.mu.Lock()
 	if p.ctx.Err() != nil {
-		poll.done = true
+		claimed := p.claimLocked(poll)
 		p.mu.Unlock()
-		p.write(poll, noContent)
+		if claimed { // not when its client has left already
+			p.write(poll, noContent)
+		}
 		return
 	}
 	g := p.groups[id]
@@ -177,12 +322,11 @@ func (p *pollParker) run(g *pollGroup) {
 		p.mu.Lock()
 		polls := append([]*parkedPoll(nil), g.polls...)
 		p.mu.Unlock()
-		answered := p.round(g, polls, err)
+		p.round(g, polls, err)
 		p.mu.Lock()
 		next, open := time.Time{}, g.polls[:0]
 		for _, poll := range g.polls {
-			if poll.done || answered[poll] {
-				poll.done = true
+			if poll.done {
 				continue
 			}
 			open = append(open, poll)
@@ -205,7 +349,12 @@ func (p *pollParker) run(g *pollGroup) {
 		case <-g.added:
 		case <-p.ctx.Done():
 			p.mu.Lock()
-			polls := g.polls
+			var polls []*parkedPoll
+			for _, poll := range g.polls {
+				if p.claimLocked(poll) {
+					polls = append(polls, poll)
+				}
+			}
 			g.polls = nil
 			delete(p.groups, g.id)
 			p.mu.Unlock()
@@ -219,9 +368,10 @@ func (p *pollParker) run(g *pollGroup) {
 
 // round answers the polls that can be answered now: one look at the feed per distinct
 // since, its answer rendered once; a poll past its deadline gets 204. signalErr is the
-// store's error for the document (it went away in a reload): every poll gets it.
-func (p *pollParker) round(g *pollGroup, polls []*parkedPoll, signalErr error) map[*parkedPoll]bool {
-	answered := map[*parkedPoll]bool{}
+// store's error for the document (it went away in a reload): every poll gets it. A poll
+// is claimed before it is answered; one claimed meanwhile (its client left, a reload
+// revoked it) gets nothing from the round.
+func (p *pollParker) round(g *pollGroup, polls []*parkedPoll, signalErr error) {
 	bySince := map[uint64][]*parkedPoll{}
 	for _, poll := range polls {
 		bySince[poll.since] = append(bySince[poll.since], poll)
@@ -245,17 +395,20 @@ func (p *pollParker) round(g *pollGroup, polls []*parkedPoll, signalErr error) m
 			a := answer
 			switch {
 			case err != nil:
-				a = p.refusal(g, poll, err)
 			case a == nil && !now.Before(poll.deadline):
 				a = noContent
 			case a == nil:
 				continue
 			}
-			answered[poll] = true
+			if !p.claim(poll) {
+				continue
+			}
+			if err != nil {
+				a = p.refusal(g, poll, err)
+			}
 			p.deliver(poll, a)
 		}
 	}
-	return answered
 }
 
 // refusal renders the store's error for poll as the other doors would (problem details,
@@ -292,6 +445,9 @@ func (p *pollParker) write(poll *parkedPoll, a *pollAnswer) {
 		return
 	}
 	conn := poll.conn
+	if poll.unwatch != nil {
+		poll.unwatch() // its client leaving is the answer's business now
+	}
 	_ = conn.SetWriteDeadline(time.Now().Add(pollSlack))
 	if err := a.writeConn(conn, poll.head); err != nil {
 		p.s.log.Debug("document feed: the answer of a parked poll was not delivered", "door", poll.path, "err", err)
@@ -395,4 +551,15 @@ func (r *answerRecorder) Write(b []byte) (int, error) {
 	r.WriteHeader(http.StatusOK)
 	r.body = append(r.body, b...)
 	return len(b), nil
+}
+
+// descriptorsExhausted is the answer to a store error that says the process (or the
+// system) has run out of file descriptors: the store is not broken, it is busy, so 503
+// with Retry-After, never 500 (nil for any other error).
+func descriptorsExhausted(err error) *Error {
+	if !errors.Is(err, syscall.EMFILE) && !errors.Is(err, syscall.ENFILE) {
+		return nil
+	}
+	return &Error{Status: http.StatusServiceUnavailable, Code: "busy", RetryAfter: time.Second,
+		Message: "talkd has too many files open right now (its descriptor limit, ulimit -n); try again after the Retry-After: " + err.Error()}
 }

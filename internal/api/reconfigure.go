@@ -26,12 +26,16 @@ func (s *Server) config() *config.Config { return s.live.Load().cfg }
 // Reconfigure makes cfg (validated by config.Load) the server's configuration: clients,
 // tokens and grants, allowed origins and hosts, the default language and the text limit
 // of announcements. Requests already admitted finish under the settings they were
-// admitted with. The listen address and the body limit are fixed at New (the daemon
+// admitted with, except the parked polls of the document feed: those of a client the new
+// settings remove, or that lost its read grant, end now (401, 403). The listen address and the body limit are fixed at New (the daemon
 // warns that they need a restart).
 func (s *Server) Reconfigure(cfg *config.Config) error {
 	if cfg == nil {
 		return errors.New("api: Reconfigure needs a configuration")
 	}
-	s.live.Store(newSettings(cfg))
+	set := newSettings(cfg)
+	s.live.Store(set)
+	// Parked polls were admitted under the old settings and outlive them.
+	s.documents.parker.revoke(set.auth)
 	return nil
 }

@@ -41,6 +41,12 @@ type Server struct {
 	ShutdownTimeout Duration `toml:"shutdown_timeout" json:"shutdown_timeout"`
 	// MaxBodyBytes is the request body limit of every door; default 65536.
 	MaxBodyBytes int64 `toml:"max_body_bytes" json:"max_body_bytes"`
+	// MaxParkedPolls bounds the document feed's long polls waiting at once, over all
+	// clients; default 4096. Each holds a connection (a file descriptor): talkd also
+	// keeps a quarter of its descriptor limit free of polls, whichever is lower.
+	MaxParkedPolls int `toml:"max_parked_polls" json:"max_parked_polls"`
+	// MaxParkedPollsPerClient bounds them per configured client (shared mode); default 256.
+	MaxParkedPollsPerClient int `toml:"max_parked_polls_per_client" json:"max_parked_polls_per_client"`
 }
 
 // Voice selects and tunes the speech engine and the audio sink.

@@ -17,18 +17,23 @@ const (
 	DefaultListen          = "127.0.0.1:7077"
 	DefaultShutdownTimeout = 10 * time.Second
 	DefaultMaxBodyBytes    = 64 << 10
-	DefaultProvider        = "auto"
-	DefaultSink            = "auto"
-	DefaultLang            = "en"
-	DefaultVoiceTimeout    = 30 * time.Second
-	DefaultFakeDuration    = 50 * time.Millisecond
-	DefaultMaxChars        = 400
-	DefaultIntervalLow     = 30 * time.Second
-	DefaultIntervalNormal  = 5 * time.Second
-	DefaultIntervalHigh    = 0
-	DefaultMaxWait         = 2 * time.Minute
-	DefaultQueueSize       = 100
-	DefaultHistorySize     = 500
+	// DefaultMaxParkedPolls and DefaultMaxParkedPollsPerClient bound the waiting long
+	// polls of the document feed: an editor keeps one per open document, so a few
+	// thousand are a large team; each costs a descriptor and about 1.5 KB once parked.
+	DefaultMaxParkedPolls          = 4096
+	DefaultMaxParkedPollsPerClient = 256
+	DefaultProvider                = "auto"
+	DefaultSink                    = "auto"
+	DefaultLang                    = "en"
+	DefaultVoiceTimeout            = 30 * time.Second
+	DefaultFakeDuration            = 50 * time.Millisecond
+	DefaultMaxChars                = 400
+	DefaultIntervalLow             = 30 * time.Second
+	DefaultIntervalNormal          = 5 * time.Second
+	DefaultIntervalHigh            = 0
+	DefaultMaxWait                 = 2 * time.Minute
+	DefaultQueueSize               = 100
+	DefaultHistorySize             = 500
 
 	// RateLimitDiscard and RateLimitDefer are the values of rules.on_rate_limit.
 	RateLimitDiscard = "discard"
@@ -62,6 +67,9 @@ func defaults(stateDir string) Config {
 			StateDir:        stateDir,
 			ShutdownTimeout: Duration{DefaultShutdownTimeout},
 			MaxBodyBytes:    DefaultMaxBodyBytes,
+
+			MaxParkedPolls:          DefaultMaxParkedPolls,
+			MaxParkedPollsPerClient: DefaultMaxParkedPollsPerClient,
 		},
 		Voice: Voice{
 			Provider:     DefaultProvider,

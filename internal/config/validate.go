@@ -105,6 +105,12 @@ func (l *loader) validateServer(c *Config) {
 	if s.MaxBodyBytes <= 0 {
 		l.fail("server.max_body_bytes", "%d must be greater than 0 (default %d)", s.MaxBodyBytes, DefaultMaxBodyBytes)
 	}
+	if s.MaxParkedPolls <= 0 {
+		l.fail("server.max_parked_polls", "%d must be greater than 0 (default %d)", s.MaxParkedPolls, DefaultMaxParkedPolls)
+	}
+	if s.MaxParkedPollsPerClient <= 0 {
+		l.fail("server.max_parked_polls_per_client", "%d must be greater than 0 (default %d)", s.MaxParkedPollsPerClient, DefaultMaxParkedPollsPerClient)
+	}
 }
 
 func validPort(p string) bool {

@@ -62,6 +62,14 @@ type Options struct {
 	// discards it.
 	Log *slog.Logger
 
+	// CheckApart, when set, runs the page-by-page check at start in another process
+	// (the daemon runs its own binary on the file, which calls CheckFile): a damaged page
+	// whose offsets lead outside the file makes bbolt read unbacked memory, a fault that
+	// kills the process that reads it. It returns nil when the file passed, a
+	// *DamagedError when it did not or the checking process died. nil runs the check
+	// in this process.
+	CheckApart func(path string) error
+
 	// openFile replaces os.OpenFile for the database file (tests simulate a read-only
 	// disk with it).
 	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
@@ -138,28 +146,30 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := d.refuseEmpty(); err != nil {
 		return nil, err
 	}
+	// Before bbolt maps the file: a header naming pages past its end (bounds.go).
+	if err := d.checkBounds(); err != nil {
+		return nil, err
+	}
+	// Every page is checked once at start (milliseconds for the few megabytes the state
+	// holds), so a damaged file stops the start with a message instead of failing, or
+	// panicking, later in some request.
+	checked := false
+	if opts.CheckApart != nil {
+		if _, err := os.Stat(path); err == nil {
+			if err := opts.CheckApart(path); err != nil {
+				return nil, err
+			}
+			checked = true
+		}
+	}
 	b, err := d.open(false)
 	if err != nil {
 		return nil, err
 	}
 	d.bolt = b
-	// Every page is checked once at start (milliseconds for the few megabytes the state
-	// holds), so a damaged file stops the start with a message instead of failing, or
-	// panicking, later in some request.
-	err = d.View(func(tx *bbolt.Tx) error {
-		var first error
-		n := 0
-		for err := range tx.Check() {
-			if first == nil {
-				first = err
-			}
-			n++
-		}
-		if first != nil {
-			return &DamagedError{Path: d.path, Problem: fmt.Sprintf("%d problem(s) found by the check at start, the first: %v", n, first)}
-		}
-		return nil
-	})
+	if !checked {
+		err = d.View(checkPages(d.path))
+	}
 	if err == nil {
 		err = d.Update(func(tx *bbolt.Tx) error {
 			for _, name := range [][]byte{bucketMeta, bucketHistory} {
@@ -179,6 +189,52 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("prepare state database %s: %w", path, err)
 	}
 	return d, nil
+}
+
+// checkPages is the page-by-page check at start as a transaction: bbolt's tx.Check.
+func checkPages(path string) func(tx *bbolt.Tx) error {
+	return func(tx *bbolt.Tx) error {
+		var first error
+		n := 0
+		for err := range tx.Check() {
+			if first == nil {
+				first = err
+			}
+			n++
+		}
+		if first != nil {
+			return &DamagedError{Path: path, Problem: fmt.Sprintf("%d problem(s) found by the check at start, the first: %v", n, first)}
+		}
+		return nil
+	}
+}
+
+// CheckFile runs the checks of Open on the file at path without changing it (read-only,
+// under a shared lock): the bounds of its header, then every page. It is what the daemon
+// runs in a process of its own (Options.CheckApart). A damaged file is a *DamagedError.
+func CheckFile(path string, opts Options) error {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	d := &DB{path: path, opts: opts}
+	if err := d.refuseEmpty(); err != nil {
+		return err
+	}
+	if err := d.checkBounds(); err != nil {
+		return err
+	}
+	b, err := d.open(true)
+	if err != nil {
+		return err
+	}
+	d.bolt, d.readOnly = b, true
+	defer d.Close()
+	err = d.View(checkPages(path))
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return de
+	}
+	return err
 }
 
 // refuseEmpty refuses an existing file of 0 bytes. bbolt writes the first pages of a new

@@ -281,8 +281,9 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 
 // Changes is the long poll of the change feed. since < current answers at once: the
 // ops from since when its text is still kept (FromVersion = since), else the whole
-// content, and the events of the versions after since. since ≥ current waits until a
+// content, and the events of the versions after since. since = current waits until a
 // new version is recorded, wait passes or ctx ends; (nil, nil) means nothing new.
+// since > current is ErrPatchUnapplicable at once (422: the client reloads).
 //
 // A waiter costs no goroutine and no polling: each plan has one channel that is closed
 // (and replaced) whenever a version is recorded, and waiters select on it with a timer.
@@ -317,6 +318,11 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 		s.docs.mu.Unlock()
 		if since < snap.Base.Revision && !settling {
 			return s.feed(ctx, key, st, since, snap)
+		}
+		if since > snap.Base.Revision && !settling {
+			// Not a version of this document (versions only grow): waiting would only
+			// end in 204, again and again. The client reloads, as after a failed PATCH.
+			return nil, fmt.Errorf("%w: since %d is ahead of the document's version %d; reload the document", ErrPatchUnapplicable, since, snap.Base.Revision)
 		}
 		if wait <= 0 {
 			return nil, nil
