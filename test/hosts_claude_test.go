@@ -15,18 +15,28 @@ import (
 	"time"
 )
 
-// claudeBinary finds the Claude Code CLI: $TALK_TEST_CLAUDE, else claude on the PATH.
-// (npm install @anthropic-ai/claude-code in any folder, then point TALK_TEST_CLAUDE at its
-// node_modules/.bin/claude.)
-func claudeBinary(t *testing.T) string {
-	if p := os.Getenv("TALK_TEST_CLAUDE"); p != "" {
+// hostCLI finds a real host's CLI for the tests that drive it: $envVar, else the copy
+// `npm ci` installs in test/<npmDir> (CI does that), else name on the PATH; without any,
+// the test skips saying how to get it.
+func hostCLI(t *testing.T, envVar, npmDir, name string) string {
+	t.Helper()
+	if p := os.Getenv(envVar); p != "" {
 		return p
 	}
-	p, err := exec.LookPath("claude")
+	local := filepath.Join(repoRoot(), "test", npmDir, "node_modules", ".bin", name)
+	if _, err := os.Stat(local); err == nil {
+		return local
+	}
+	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Skip("Claude Code is not installed (set TALK_TEST_CLAUDE to its claude binary)")
+		t.Skipf("%s is not installed: run `cd test/%s && npm ci`, or set %s to its binary", name, npmDir, envVar)
 	}
 	return p
+}
+
+// claudeBinary finds the Claude Code CLI (npm @anthropic-ai/claude-code, in test/clients).
+func claudeBinary(t *testing.T) string {
+	return hostCLI(t, "TALK_TEST_CLAUDE", "clients", "claude")
 }
 
 // fakeMessagesAPI answers Claude Code's POST /v1/messages with one text reply (streamed

@@ -18,17 +18,10 @@ import (
 // the real Codex CLI (codex exec, against a fake Responses API on loopback) runs the
 // notify program at the end of the turn, and talkd says the project and the reply's first
 // sentence; codex mcp list shows the talk server. Skipped where Codex is not installed
-// ($TALK_TEST_CODEX, else codex on the PATH).
+// ($TALK_TEST_CODEX, else test/hosts after npm ci there, else codex on the PATH).
 func TestHookRealCodex(t *testing.T) {
 	t.Parallel()
-	codex := os.Getenv("TALK_TEST_CODEX")
-	if codex == "" {
-		p, err := exec.LookPath("codex")
-		if err != nil {
-			t.Skip("Codex is not installed (set TALK_TEST_CODEX to its codex binary)")
-		}
-		codex = p
-	}
+	codex := hostCLI(t, "TALK_TEST_CODEX", "hosts", "codex")
 	d := hookDaemon(t, "")
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

@@ -16,17 +16,10 @@ import (
 // TestHookRealGeminiCLI: after talk setup gemini, the real Gemini CLI (headless, against a
 // fake Gemini API on loopback) runs the AfterAgent hook, and talkd says the project and
 // the reply's first sentence. Skipped where Gemini CLI is not installed
-// ($TALK_TEST_GEMINI, else gemini on the PATH).
+// ($TALK_TEST_GEMINI, else test/hosts after npm ci there, else gemini on the PATH).
 func TestHookRealGeminiCLI(t *testing.T) {
 	t.Parallel()
-	gemini := os.Getenv("TALK_TEST_GEMINI")
-	if gemini == "" {
-		p, err := exec.LookPath("gemini")
-		if err != nil {
-			t.Skip("Gemini CLI is not installed (set TALK_TEST_GEMINI to its gemini binary)")
-		}
-		gemini = p
-	}
+	gemini := hostCLI(t, "TALK_TEST_GEMINI", "hosts", "gemini")
 	d := hookDaemon(t, "")
 	reply := map[string]any{
 		"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP",
