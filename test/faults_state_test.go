@@ -182,7 +182,7 @@ func TestFaultStateDirReadOnlyAfterStart(t *testing.T) {
 	speak := faultTry(t, d, "speak", "POST", "/speak", `{"text":"spoken while read-only","priority":"high"}`)
 	w := faultWrite(t, c, "ro-2", "b", "done")
 	read := c.must(t, "werkbaum_read", map[string]any{"plan": "p"})
-	inspect := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "include": []string{"warnings"}})
+	inspect := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "detail": "full", "include": []string{"warnings"}})
 	time.Sleep(1500 * time.Millisecond) // a failing history batch
 	mute := faultTry(t, d, "mute", "POST", "/mute", `{"for":"1h"}`)
 	health := faultTry(t, d, "healthz", "GET", "/healthz", "")
@@ -282,7 +282,7 @@ func TestFaultStateDBWriteProtected(t *testing.T) {
 	faultWaitOutcome(t, d, during, "spoken", 10*time.Second)
 	w := faultWrite(t, c, "wp-2", "b", "done")
 	read := c.must(t, "werkbaum_read", map[string]any{"plan": "p"})
-	inspect := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "include": []string{"warnings"}})
+	inspect := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "detail": "full", "include": []string{"warnings"}})
 	mute := faultTry(t, d, "mute", "POST", "/mute", `{"for":"1h"}`)
 	time.Sleep(1500 * time.Millisecond) // a failing history batch
 	health := faultTry(t, d, "healthz", "GET", "/healthz", "")

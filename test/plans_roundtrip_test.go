@@ -240,7 +240,7 @@ func TestPlansListAndInspect(t *testing.T) {
 		Path     map[string]any   `json:"path"`
 	}
 	var full inspectAnswer
-	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha"}, &full)
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "detail": "full"}, &full)
 	if full.Base.Checksum != sha([]byte(roundTripPlan)) || full.Base.Revision != 1 {
 		t.Fatalf("inspect base %+v", full.Base)
 	}
@@ -279,7 +279,7 @@ func TestPlansListAndInspect(t *testing.T) {
 	}
 
 	var sub inspectAnswer
-	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "id": "#root"}, &sub)
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "detail": "full", "id": "#root"}, &sub)
 	ids = ids[:0]
 	for _, n := range sub.Nodes {
 		ids = append(ids, n["id"].(string))
@@ -288,7 +288,7 @@ func TestPlansListAndInspect(t *testing.T) {
 		t.Fatalf("subtree of root: %v base %+v", ids, sub.Base)
 	}
 
-	onlyWarnings := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "include": []string{"warnings"}}, nil)
+	onlyWarnings := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "detail": "full", "include": []string{"warnings"}}, nil)
 	if _, ok := onlyWarnings.Map["nodes"]; ok {
 		t.Errorf("include [warnings] returned nodes: %s", onlyWarnings.Structured)
 	}
@@ -298,7 +298,7 @@ func TestPlansListAndInspect(t *testing.T) {
 	if _, ok := onlyWarnings.Map["warnings"]; !ok {
 		t.Errorf("include [warnings] lacks warnings: %s", onlyWarnings.Structured)
 	}
-	onlyPath := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "include": []string{"path", "tree"}}, nil)
+	onlyPath := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "detail": "full", "include": []string{"path", "tree"}}, nil)
 	if onlyPath.Map["path"] == nil || onlyPath.Map["nodes"] == nil || onlyPath.Map["warnings"] != nil {
 		t.Errorf("include [path tree]: %s", onlyPath.Structured)
 	}

@@ -98,7 +98,7 @@ func TestPlanGoSDK(t *testing.T) {
 					Base  planBase         `json:"base"`
 					Nodes []map[string]any `json:"nodes"`
 				}
-				structured(call("werkbaum_inspect", map[string]any{"plan": "werkbaum", "id": tc.node, "include": []string{"tree"}}), &in)
+				structured(call("werkbaum_inspect", map[string]any{"plan": "werkbaum", "detail": "full", "id": tc.node, "include": []string{"tree"}}), &in)
 				if len(in.Nodes) == 0 || in.Nodes[0]["id"] != tc.node {
 					t.Fatalf("inspect %s: %+v", tc.node, in.Nodes)
 				}

@@ -71,7 +71,7 @@ func TestStatusWritesAnalysedLikeAFreshRead(t *testing.T) {
 		if err := json.Unmarshal(raw, &want); err != nil {
 			t.Fatal(err)
 		}
-		c.ok(t, "werkbaum_inspect", map[string]any{"plan": "p"}, &got)
+		c.ok(t, "werkbaum_inspect", map[string]any{"plan": "p", "detail": "full"}, &got)
 		for _, part := range []string{"nodes", "warnings", "path"} {
 			if !reflect.DeepEqual(got[part], want[part]) {
 				t.Errorf("write %d (%s → %s): the daemon's %s differ from a fresh read's:\n got %v\nwant %v",

@@ -56,6 +56,10 @@ func TestEveryAnswerMatchesItsSchema(t *testing.T) {
 	v.ok("werkbaum_inspect", map[string]any{"plan": "g"})
 	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "id": "a", "include": []string{"tree"}})
 	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "include": []string{"warnings", "path"}})
+	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "detail": "full"})
+	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "id": "a", "include": []string{"tree"}, "detail": "full"})
+	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "include": []string{"warnings", "path"}, "detail": "full"})
+	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "depth": 0, "from": 2})
 	v.fail("werkbaum_inspect", map[string]any{"plan": "g", "include": []string{"everything"}}, "invalid_field", false)
 
 	// A write, its replay (replayed: true), and the same id with other arguments.
@@ -362,10 +366,12 @@ func TestInspectSchemaOnTheExamples(t *testing.T) {
 	d, _ := startPlanDaemon(t, files...)
 	v := newSchemaChecker(t, d)
 	for _, f := range files {
-		in := v.ok("werkbaum_inspect", map[string]any{"plan": f.Key})
+		v.ok("werkbaum_inspect", map[string]any{"plan": f.Key})
+		in := v.ok("werkbaum_inspect", map[string]any{"plan": f.Key, "detail": "full"})
 		nodes, _ := in["nodes"].([]any)
 		for i, n := range nodes {
 			if id, ok := n.(map[string]any)["id"].(string); ok && i%7 == 0 {
+				v.ok("werkbaum_inspect", map[string]any{"plan": f.Key, "id": id, "detail": "full"})
 				v.ok("werkbaum_inspect", map[string]any{"plan": f.Key, "id": id})
 			}
 		}

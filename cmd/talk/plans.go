@@ -406,7 +406,7 @@ type inspectDoc struct {
 }
 
 func (a *app) planInspect(ctx context.Context, key, id string) int {
-	args := map[string]any{"plan": key}
+	args := map[string]any{"plan": key, "detail": "full"}
 	if id != "" {
 		args["id"] = id
 	}

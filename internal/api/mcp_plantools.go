@@ -26,7 +26,7 @@ var (
 // words in their schemas and descriptions come from v, the vocabulary the notation engine
 // exports (js/25_vocabulary.js), so they are exactly what the engine accepts.
 func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
-	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget)}
+	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget), compact: newCompactCache()}
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
 		Description: "Lists the Werkbaum plans you may use: key, access (read or write), revision, node and warning counts, document URL.",
@@ -43,10 +43,10 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 	})
 	AddTool(s, ToolSpec[inspectIn, inspectOut]{
 		Name: "werkbaum_inspect", Title: "Inspect a plan",
-		Description: "The notation's reading of a plan: per node id, label, line, gate, status and effective status " +
-			"(through dependencies), size and assumed size, people, deps, description; all warnings with lines; the " +
-			"cheapest path (needed nodes, stations in document order, assignee loads, overloaded assignee). " +
-			"Trust it instead of re-deriving. id limits the tree to a subtree; include picks parts.",
+		Description: "The notation's reading of a plan (trust it instead of re-deriving): by default a compact one, a line per node " +
+			"(line, #id, label, status, size, effective status where it differs, people, deps), the warnings with their lines and " +
+			"the cheapest path's stations, under 16,000 characters; what did not fit is named with the arguments that get it " +
+			"(id for a subtree, depth, from). detail full gives every field as JSON (large).",
 		Annotations: readOnly,
 		Heavy:       true, // the engine, and an answer of up to hundreds of KB
 		Call:        pt.inspect,
@@ -153,6 +153,8 @@ type planTools struct {
 	p Plans
 	// results holds the encoded inspect results, one per plan and option set.
 	results *resultCache
+	// compact holds the decoded models of the compact inspect readings, one per plan.
+	compact *compactCache
 }
 
 // --- argument and result types ---
@@ -169,8 +171,11 @@ type plansListOut struct {
 
 type inspectIn struct {
 	Plan    string   `json:"plan" desc:"the plan's key (see plans_list)"`
-	ID      string   `json:"id,omitempty" desc:"id of a node whose subtree to show (without #)"`
+	ID      string   `json:"id,omitempty" desc:"a node id: show only its subtree"`
 	Include []string `json:"include,omitempty" enum:"tree,warnings,path" desc:"parts to return; default all"`
+	Depth   *int     `json:"depth,omitempty" minimum:"0" desc:"compact: levels shown below the top (default: as many as fit)"`
+	From    int      `json:"from,omitempty" minimum:"0" desc:"compact: start at this plan line (the answer names it when it was cut)"`
+	Detail  string   `json:"detail,omitempty" enum:"compact,full" desc:"compact (default): lines for reading; full: every field as JSON, large"`
 }
 
 // inspectOut is the inspect view: its fields declare the schema of what the engine writes
@@ -181,12 +186,14 @@ type inspectIn struct {
 // validates real answers, the upstream examples included, against this schema.
 type inspectOut struct {
 	Base     plans.Base         `json:"base"`
+	Compact  *compactReading    `json:"compact,omitempty" desc:"the compact reading (detail compact, the default)"`
 	Nodes    []inspectNode      `json:"nodes,omitempty" desc:"the nodes in document order (tree)"`
 	Warnings []werkbaum.Warning `json:"warnings,omitempty" desc:"the warnings, with lines where they have one"`
 	Path     *inspectPath       `json:"path,omitempty" desc:"the cheapest path"`
 
 	view   json.RawMessage // the store's {base, nodes, warnings, path}, shared with its cache
 	result []byte          // the encoded tools/call result of view (shared; nil = encode now)
+	text   string          // the compact reading's text copy (compact answers only)
 }
 
 // inspectNode is one node of the inspect view; null where the node has no such value
@@ -229,6 +236,20 @@ type inspectPath struct {
 // toolResult is the whole tools/call result: the view as structured content and as its
 // text copy.
 func (o inspectOut) toolResult() []byte {
+	if o.Compact != nil {
+		body, err := json.Marshal(struct {
+			Base    plans.Base      `json:"base"`
+			Compact *compactReading `json:"compact"`
+		}{o.Base, o.Compact})
+		if err != nil { // plain strings and numbers: cannot fail
+			panic(fmt.Sprintf("api: encoding a compact reading: %v", err))
+		}
+		out := []byte(`{"content":[{"type":"text","text":`)
+		out = appendJSONString(out, o.text)
+		out = append(out, `}],"structuredContent":`...)
+		out = append(out, body...)
+		return append(out, '}')
+	}
 	if o.result != nil {
 		return o.result
 	}
@@ -366,15 +387,55 @@ func (pt planTools) inspect(ctx context.Context, caller Caller, in inspectIn, _ 
 			return inspectOut{}, "", toolErrorOf(fieldError("include", fmt.Sprintf(`field "include" may hold only tree, warnings and path, not %q`, inc)))
 		}
 	}
-	got, err := pt.p.Inspect(ctx, in.Plan, werkbaum.InspectOptions{ID: strings.TrimPrefix(in.ID, "#"), Include: in.Include})
+	id := strings.TrimPrefix(in.ID, "#")
+	if in.Detail != "full" {
+		return pt.inspectCompact(ctx, in, id)
+	}
+	got, err := pt.p.Inspect(ctx, in.Plan, werkbaum.InspectOptions{ID: id, Include: in.Include})
 	if err != nil {
 		return inspectOut{}, "", planFailure(err)
 	}
 	// The store's cached answer, base included, sent as it is; its text copy (the same
 	// JSON, escaped) is encoded once per answer, not on every hit.
-	slot := inspectSlot(in.Plan, strings.TrimPrefix(in.ID, "#"), in.Include)
+	slot := inspectSlot(in.Plan, id, in.Include)
 	out := inspectOut{Base: got.Base, view: got.JSON, result: pt.results.viewResult(slot, got.JSON)}
 	return out, "", nil
+}
+
+// inspectCompact answers the compact reading (mcp_inspect_compact.go), made from the
+// store's cached full view of the whole plan, whatever the subtree, depth or start line.
+func (pt planTools) inspectCompact(ctx context.Context, in inspectIn, id string) (inspectOut, string, *ToolError) {
+	if in.Depth != nil && *in.Depth < 0 {
+		return inspectOut{}, "", toolErrorOf(fieldError("depth", `field "depth" must be 0 or more`))
+	}
+	if in.From < 0 {
+		return inspectOut{}, "", toolErrorOf(fieldError("from", `field "from" must be a plan line (1 or more)`))
+	}
+	got, err := pt.p.Inspect(ctx, in.Plan, werkbaum.InspectOptions{})
+	if err != nil {
+		return inspectOut{}, "", planFailure(err)
+	}
+	m, err := pt.compact.model(in.Plan, got.JSON)
+	if err != nil {
+		return inspectOut{}, "", &ToolError{Error: "failed", Message: err.Error()}
+	}
+	a := compactArgs{plan: in.Plan, id: id, depth: in.Depth, from: in.From, tree: len(in.Include) == 0,
+		warnings: len(in.Include) == 0, path: len(in.Include) == 0}
+	for _, inc := range in.Include {
+		switch inc {
+		case "tree":
+			a.tree = true
+		case "warnings":
+			a.warnings = true
+		case "path":
+			a.path = true
+		}
+	}
+	r, text, err := m.render(got.Base, a)
+	if err != nil {
+		return inspectOut{}, "", toolErrorOf(fieldError("id", err.Error()+"; werkbaum_inspect without id lists the ids"))
+	}
+	return inspectOut{Base: got.Base, Compact: r, text: text}, "", nil
 }
 
 func (pt planTools) operation(ctx context.Context, caller Caller, in operationIn, _ json.RawMessage) (operationOut, string, *ToolError) {

@@ -1,0 +1,165 @@
+package test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"talkd/internal/werkbaum/gen"
+)
+
+// What the model sees (issue 30, ../shared/mcp/HOSTS.md): a host hands its model either
+// the text copy or the structured content of an answer, and caps its size. These tests
+// hold the answers of the plan tools to the sizes a model can use, on the example plan and
+// on a generated plan at the 2 MiB input limit, and log the size table of
+// docs/bench-model.md (go test ./test/ -run TestModelAnswerSizes -v -count=1).
+
+// Targets of issue 30.
+const (
+	maxToolsListBytes    = 16000
+	maxInspectExample    = 16000
+	maxAnswerLargestPlan = 40000
+	maxConflictOneLine   = 8000
+)
+
+// largestPlan is a generated plan just under the engine's 2 MiB input limit.
+func largestPlan(t testing.TB) string {
+	t.Helper()
+	const limit = 2 << 20
+	n := 44000
+	for {
+		text := gen.Plan(n, 1)
+		if len(text) <= limit {
+			return text
+		}
+		n -= n / 50
+	}
+}
+
+// chars counts what a model is handed: characters, not bytes.
+func chars(s string) int { return utf8.RuneCountInString(s) }
+
+// sizeRow is one line of the size table.
+type sizeRow struct {
+	plan, answer  string
+	text, struc   int
+	target, notes string
+}
+
+func logSizeTable(t *testing.T, rows []sizeRow) {
+	var b strings.Builder
+	b.WriteString("\n| plan | answer | content text (chars) | structuredContent (chars) | ≈ tokens (larger / 4) |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |\n", r.plan, r.answer, r.text, r.struc, max(r.text, r.struc)/4)
+	}
+	t.Log(b.String())
+}
+
+// modelPlans starts a daemon serving the example plan (key "example") and a generated plan
+// at the 2 MiB input limit (key "big"), and returns the example's text.
+func modelPlans(t *testing.T) (*daemon, *mcpClient, string) {
+	t.Helper()
+	example, err := os.ReadFile(filepath.Join(sharedDir(t), "werkbaum", "examples", "werkbaum.werkbaum"))
+	if err != nil {
+		t.Fatalf("the example plan: %v", err)
+	}
+	d, _ := startPlanDaemon(t, planFile{Key: "example", Text: string(example)}, planFile{Key: "big", Text: largestPlan(t)})
+	return d, newMCPClient(d), string(example)
+}
+
+// TestModelInspectCompact: the default inspect names every node id of the example plan
+// within 16,000 characters in each half (text and structured content); on the 2 MiB plan
+// it stays within 40,000 and says how to get the rest, and following its hints (from,
+// depth, id) gets the rest.
+func TestModelInspectCompact(t *testing.T) {
+	t.Parallel()
+	_, c, _ := modelPlans(t)
+
+	ins := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "example"}, nil)
+	if chars(ins.Text) > maxInspectExample || chars(string(ins.Structured)) > maxInspectExample {
+		t.Errorf("example: default inspect is %d chars of text and %d of structured content, over %d", chars(ins.Text), chars(string(ins.Structured)), maxInspectExample)
+	}
+	var full struct {
+		Base  planBase `json:"base"`
+		Nodes []struct {
+			Line int     `json:"line"`
+			ID   *string `json:"id"`
+		} `json:"nodes"`
+	}
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "example", "detail": "full", "include": []string{"tree"}}, &full)
+	if len(full.Nodes) < 200 {
+		t.Fatalf("the example plan's full inspect has %d nodes", len(full.Nodes))
+	}
+	for _, n := range full.Nodes {
+		if n.ID != nil && (!strings.Contains(ins.Text, "#"+*n.ID+" ") || !strings.Contains(string(ins.Structured), "#"+*n.ID+" ")) {
+			t.Errorf("default inspect of the example does not name #%s", *n.ID)
+		}
+	}
+	if first := firstLines(ins.Text, 1); !strings.Contains(first, full.Base.Checksum) {
+		t.Errorf("the inspect text does not name the base first: %q", first)
+	}
+
+	big := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "big"}, nil)
+	if chars(big.Text) > maxAnswerLargestPlan || chars(string(big.Structured)) > maxAnswerLargestPlan {
+		t.Errorf("big: default inspect is %d chars of text and %d of structured content, over %d", chars(big.Text), chars(string(big.Structured)), maxAnswerLargestPlan)
+	}
+	var reading struct {
+		Compact struct {
+			Nodes int      `json:"nodes"`
+			Depth *int     `json:"depth"`
+			Tree  []string `json:"tree"`
+			More  []string `json:"more"`
+		} `json:"compact"`
+	}
+	if err := big.decode(&reading); err != nil {
+		t.Fatal(err)
+	}
+	r := reading.Compact
+	if r.Nodes < 20000 || len(r.Tree) == 0 || len(r.More) == 0 || !strings.Contains(big.Text, "more: ") {
+		t.Fatalf("big: the compact reading shows %d of %d nodes and says %q", len(r.Tree), r.Nodes, r.More)
+	}
+	// The hints work: from goes on after the cut, an id opens a hidden subtree.
+	from := regexp.MustCompile(`call with from (\d+)`).FindStringSubmatch(strings.Join(r.More, "\n"))
+	if from == nil {
+		t.Fatalf("big: no from hint in %q", r.More)
+	}
+	next := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "big", "from": atoi(t, from[1]), "include": []string{"tree"}}, nil)
+	if !strings.Contains(next.Text, "\n"+from[1]+" ") {
+		t.Errorf("big: from %s does not start at that line:\n%.300s", from[1], next.Text)
+	}
+	hidden := regexp.MustCompile(`^\d+ #(\S+) .*\(\+(\d+) below\)$`)
+	for _, line := range r.Tree {
+		m := hidden.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		sub := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "big", "id": m[1]}, nil)
+		if !strings.Contains(sub.Text, "subtree #"+m[1]+": "+strconv.Itoa(atoi(t, m[2])+1)+" nodes") {
+			t.Errorf("big: the subtree of #%s (%s below) reads:\n%.300s", m[1], m[2], sub.Text)
+		}
+		break
+	}
+	if a := c.must(t, "werkbaum_inspect", map[string]any{"plan": "big", "id": "no-such-node"}); !a.IsError || !strings.Contains(a.Text, "no-such-node") {
+		t.Errorf("an unknown id: %v %q", a.IsError, a.Text)
+	}
+}
+
+func atoi(t testing.TB, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// firstLines returns the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "\n")
+}
