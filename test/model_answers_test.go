@@ -163,3 +163,64 @@ func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	return strings.Join(lines[:min(n, len(lines))], "\n")
 }
+
+// TestModelReadPages: a read's text names the base in its first line; a read without an
+// end is a page of the example plan and of the 2 MiB plan within 40,000 characters in each
+// half, and following its "from" hints reassembles the plan byte for byte; a subtree read
+// gives the node's lines; an explicit range is not capped.
+func TestModelReadPages(t *testing.T) {
+	t.Parallel()
+	_, c, example := modelPlans(t)
+
+	type page struct {
+		Base  planBase `json:"base"`
+		Lines int      `json:"lines"`
+		From  int      `json:"from"`
+		To    int      `json:"to"`
+		Text  string   `json:"text"`
+		More  string   `json:"more"`
+	}
+	for _, key := range []string{"example", "big"} {
+		var whole strings.Builder
+		var first page
+		for from, n := 1, 0; ; n++ {
+			var p page
+			a := c.ok(t, "werkbaum_read", map[string]any{"plan": key, "from": from}, &p)
+			if n == 0 {
+				first = p
+				if !strings.Contains(firstLines(a.Text, 1), p.Base.Checksum) {
+					t.Errorf("%s: the read's first line does not name the base: %q", key, firstLines(a.Text, 1))
+				}
+			}
+			if chars(a.Text) > maxAnswerLargestPlan || chars(string(a.Structured)) > maxAnswerLargestPlan {
+				t.Fatalf("%s: a read page is %d chars of text and %d of structured content", key, chars(a.Text), chars(string(a.Structured)))
+			}
+			if !strings.Contains(a.Text, p.Text) || p.From != from {
+				t.Fatalf("%s: page from %d: from %d, text copy without the lines", key, from, p.From)
+			}
+			whole.WriteString(p.Text)
+			if p.To == p.Lines {
+				break
+			}
+			if !strings.Contains(a.Text, fmt.Sprintf("call with from %d", p.To+1)) || n > 200 {
+				t.Fatalf("%s: page %d (lines %d-%d of %d) does not say how to go on: %q", key, n, p.From, p.To, p.Lines, p.More)
+			}
+			from = p.To + 1
+		}
+		var full page
+		c.ok(t, "werkbaum_read", map[string]any{"plan": key, "to": first.Lines}, &full)
+		if whole.String() != full.Text || full.Base != first.Base || (key == "example" && full.Text != example) {
+			t.Errorf("%s: the pages do not add up to the plan (%d vs %d bytes)", key, whole.Len(), len(full.Text))
+		}
+	}
+
+	var sub page
+	a := c.ok(t, "werkbaum_read", map[string]any{"plan": "example", "id": "ai.mcp"}, &sub)
+	if !strings.HasPrefix(strings.TrimSpace(sub.Text), "- [") || !strings.Contains(sub.Text, "#ai.mcp:") ||
+		!strings.Contains(sub.Text, "#ai.mcp.kotlin:") || strings.Contains(sub.Text, "---") || !strings.Contains(a.Text, fmt.Sprintf("lines %d to %d of", sub.From, sub.To)) {
+		t.Errorf("the subtree of #ai.mcp reads lines %d-%d:\n%s", sub.From, sub.To, sub.Text)
+	}
+	if e := c.must(t, "werkbaum_read", map[string]any{"plan": "example", "from": 5000}); !e.IsError || !strings.Contains(e.Text, "lines") {
+		t.Errorf("a read past the end: %v %q", e.IsError, e.Text)
+	}
+}

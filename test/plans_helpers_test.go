@@ -44,6 +44,13 @@ func (a *toolAnswer) decode(v any) error {
 	return json.Unmarshal(a.Structured, v)
 }
 
+// planText is the plan text of a werkbaum_read answer (its structured text; the text copy
+// opens with the base).
+func (a *toolAnswer) planText() string {
+	s, _ := a.Map["text"].(string)
+	return s
+}
+
 // writeAnswer is the structured answer of every write tool.
 type writeAnswer struct {
 	Base     planBase         `json:"base"`

@@ -107,7 +107,7 @@ func TestPlanGoSDK(t *testing.T) {
 			}
 
 			var r readAnswer
-			structured(call("werkbaum_read", map[string]any{"plan": "werkbaum"}), &r)
+			structured(call("werkbaum_read", map[string]any{"plan": "werkbaum", "to": 100000}), &r)
 			before := readFile(t, path)
 			if r.Text != string(before) || r.Base.Checksum != sha(before) {
 				t.Fatalf("read: base %+v, text equal %v", r.Base, r.Text == string(before))

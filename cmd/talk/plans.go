@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -322,7 +323,8 @@ type snapshot struct {
 }
 
 func (a *app) readPlan(ctx context.Context, key string) (*toolResult, *snapshot, error) {
-	res, err := a.callTool(ctx, "werkbaum_read", map[string]any{"plan": key})
+	// to: the whole text, whatever its size (without it the daemon answers a page).
+	res, err := a.callTool(ctx, "werkbaum_read", map[string]any{"plan": key, "to": math.MaxInt32})
 	if err != nil {
 		return nil, nil, err
 	}

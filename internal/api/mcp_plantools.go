@@ -34,10 +34,11 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 		Heavy:       true, // a summary per plan comes from the engine
 		Call:        pt.list,
 	})
-	AddTool(s, ToolSpec[planIn, plans.Snapshot]{
+	AddTool(s, ToolSpec[readIn, readOut]{
 		Name: "werkbaum_read", Title: "Read a plan",
-		Description: "Returns a plan's text and its base {revision, checksum}. Pass the base unchanged to every write; " +
-			"a write on an older base fails as a conflict carrying the current text.",
+		Description: "A plan's text, with its base {revision, checksum} first: pass the base unchanged to every write. " +
+			"Without to, it stops at about 24,000 characters and names the line to go on from; from/to read a range, " +
+			"id a node's subtree.",
 		Annotations: readOnly,
 		Call:        pt.read,
 	})
@@ -160,10 +161,6 @@ type planTools struct {
 // --- argument and result types ---
 
 type noArgs struct{}
-
-type planIn struct {
-	Plan string `json:"plan" desc:"the plan's key (see plans_list)"`
-}
 
 type plansListOut struct {
 	Plans []PlanInfo `json:"plans"`
@@ -365,17 +362,6 @@ func (pt planTools) list(ctx context.Context, caller Caller, _ noArgs, _ json.Ra
 		b.WriteString("no plans are configured for you\n")
 	}
 	return plansListOut{Plans: list}, b.String(), nil
-}
-
-func (pt planTools) read(ctx context.Context, caller Caller, in planIn, _ json.RawMessage) (plans.Snapshot, string, *ToolError) {
-	if err := planArg(caller, pt.p, in.Plan, false); err != nil {
-		return plans.Snapshot{}, "", toolErrorOf(err)
-	}
-	snap, err := pt.p.Read(ctx, in.Plan)
-	if err != nil {
-		return plans.Snapshot{}, "", planFailure(err)
-	}
-	return *snap, snap.Text, nil
 }
 
 func (pt planTools) inspect(ctx context.Context, caller Caller, in inspectIn, _ json.RawMessage) (inspectOut, string, *ToolError) {
