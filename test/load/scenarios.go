@@ -175,7 +175,7 @@ func writeWorker(t target, id int) worker {
 		base json.RawMessage
 		seq  int
 	)
-	read := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_read","arguments":{"plan":"werkbaum","detail":"full"}}}`)
+	read := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_read","arguments":{"plan":"werkbaum"}}}`)
 	return func(ctx context.Context, p poster) outcome {
 		var body []byte
 		if base == nil {
