@@ -224,3 +224,46 @@ func TestModelReadPages(t *testing.T) {
 		t.Errorf("a read past the end: %v %q", e.IsError, e.Text)
 	}
 }
+
+// TestModelConflictCarriesChange: a write on a base one changed line behind gets, within
+// 8,000 characters, the new base and that line (number and new content), not the whole
+// text; the change can be redone on the base it names. On the 2 MiB plan too.
+func TestModelConflictCarriesChange(t *testing.T) {
+	t.Parallel()
+	_, c, _ := modelPlans(t)
+	for _, tc := range []struct{ plan, node, other string }{
+		{"example", "not.ticket", "ed.path.worth"},
+		{"big", "t3", "t4"},
+	} {
+		stale := c.read(t, tc.plan).Base
+		var first writeAnswer
+		c.ok(t, "werkbaum_set_status", writeArgs(tc.plan, stale, tc.plan+"-1", map[string]any{"id": tc.node, "status": "done"}), &first)
+		a := c.must(t, "werkbaum_set_status", writeArgs(tc.plan, stale, tc.plan+"-2", map[string]any{"id": tc.other, "status": "done"}))
+		var conflict struct {
+			Conflict bool     `json:"conflict"`
+			Base     planBase `json:"base"`
+			Changes  []struct {
+				Op    string   `json:"op"`
+				Index int      `json:"index"`
+				Lines []string `json:"lines"`
+			} `json:"changes"`
+		}
+		if err := a.decode(&conflict); err != nil || !a.IsError || !conflict.Conflict {
+			t.Fatalf("%s: not a conflict: %v %s", tc.plan, err, a.Structured)
+		}
+		whole := string(a.Structured) // the failure's one text block, as a model gets it
+		t.Logf("%s: conflict after one changed line: %d characters", tc.plan, chars(whole))
+		if chars(whole) > maxConflictOneLine {
+			t.Errorf("%s: the conflict is %d characters, over %d", tc.plan, chars(whole), maxConflictOneLine)
+		}
+		if conflict.Base != first.Base || !strings.Contains(a.Text, first.Base.Checksum) {
+			t.Errorf("%s: the conflict names base %+v, the write made %+v: %s", tc.plan, conflict.Base, first.Base, a.Text)
+		}
+		if len(conflict.Changes) != 1 || conflict.Changes[0].Op != "replace" || len(conflict.Changes[0].Lines) != 1 ||
+			!regexp.MustCompile(`#`+regexp.QuoteMeta(tc.node)+`\b`).MatchString(conflict.Changes[0].Lines[0]) ||
+			!strings.Contains(a.Text, fmt.Sprintf("line %d is now", conflict.Changes[0].Index+1)) {
+			t.Errorf("%s: the conflict does not name the changed line: %+v %s", tc.plan, conflict.Changes, a.Text)
+		}
+		c.ok(t, "werkbaum_set_status", writeArgs(tc.plan, conflict.Base, tc.plan+"-3", map[string]any{"id": tc.other, "status": "done"}), nil)
+	}
+}

@@ -21,6 +21,8 @@ type Plans interface {
 	Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*plans.Inspected, error)
 	Summarize(ctx context.Context, key string) plans.Summary
 	Write(ctx context.Context, key string, req plans.WriteRequest) (*plans.WriteResult, error)
+	// ChangesSince diffs the text at base (when still kept) to cur: what a conflict sends.
+	ChangesSince(ctx context.Context, key string, base plans.Base, cur *plans.Snapshot) ([]werkbaum.LineOp, bool, error)
 	Operation(ctx context.Context, key, client, requestID string) (*plans.OperationStatus, error)
 }
 

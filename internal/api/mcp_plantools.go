@@ -480,6 +480,10 @@ func addWriteTool[In any](pt planTools, name, title, desc string, verb func(*In)
 				Author: plans.Author{Client: caller.ID, Agent: agent},
 			})
 			if werr != nil {
+				var conflict *plans.ConflictError
+				if errors.As(werr, &conflict) {
+					return plans.WriteResult{}, "", pt.conflictFailure(ctx, w.Plan, plans.Base{Revision: w.Base.Revision, Checksum: w.Base.Checksum}, conflict)
+				}
 				return plans.WriteResult{}, "", planFailure(werr)
 			}
 			out := *res

@@ -113,10 +113,15 @@ type ToolError struct {
 	// Message is an English sentence naming the problem, for the model.
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
-	// A conflict: the plan changed since the base; Base and Text are the plan as it is now.
-	Conflict bool        `json:"conflict,omitempty"`
-	Base     *plans.Base `json:"base,omitempty"`
-	Text     *string     `json:"text,omitempty"`
+	// A conflict: the plan changed since the caller's base. Base is the plan's base now;
+	// Changes turn the caller's base text into the current one (0-based line indexes of
+	// the base text, as werkbaum_apply_ops takes them), MoreChanges counts those left out;
+	// Text is the current text, only when it is small or the changes are unknown.
+	Conflict    bool              `json:"conflict,omitempty"`
+	Base        *plans.Base       `json:"base,omitempty"`
+	Changes     []werkbaum.LineOp `json:"changes,omitempty"`
+	MoreChanges int               `json:"moreChanges,omitempty"`
+	Text        *string           `json:"text,omitempty"`
 	// A guard refusal (and its replay): why, the warnings, the switch that would allow it.
 	Refused  bool               `json:"refused,omitempty"`
 	Reason   string             `json:"reason,omitempty"`
