@@ -1,7 +1,9 @@
 package test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -158,6 +160,37 @@ func atoi(t testing.TB, s string) int {
 	return n
 }
 
+// TestModelToolsList: tools/list stays within 16,000 bytes (every request of a session
+// pays for it), and the plan tools say what a person would search for.
+func TestModelToolsList(t *testing.T) {
+	t.Parallel()
+	d, _ := startPlanDaemon(t, planFile{Key: "p", Text: "- [ ] #a: A (S)\n"})
+	status, _, raw := d.request(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	var list struct {
+		Result struct {
+			Tools []struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &list); status != http.StatusOK || err != nil || len(list.Result.Tools) != 12 {
+		t.Fatalf("tools/list: HTTP %d %v %.300s", status, err, raw)
+	}
+	t.Logf("tools/list: %d bytes", len(raw))
+	if len(raw) > maxToolsListBytes {
+		t.Errorf("tools/list is %d bytes, over %d", len(raw), maxToolsListBytes)
+	}
+	for _, tl := range list.Result.Tools {
+		if tl.Name == "plans_list" || tl.Name == "werkbaum_inspect" {
+			if d := strings.ToLower(tl.Description); !strings.Contains(d, "plan") || (tl.Name == "werkbaum_inspect" && !strings.Contains(d, "status")) {
+				t.Errorf("%s: a search for a plan's status would not find %q", tl.Name, tl.Description)
+			}
+		}
+	}
+}
+
 // firstLines returns the first n lines of s.
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
@@ -237,7 +270,13 @@ func TestModelConflictCarriesChange(t *testing.T) {
 	} {
 		stale := c.read(t, tc.plan).Base
 		var first writeAnswer
-		c.ok(t, "werkbaum_set_status", writeArgs(tc.plan, stale, tc.plan+"-1", map[string]any{"id": tc.node, "status": "done"}), &first)
+		w := c.ok(t, "werkbaum_set_status", writeArgs(tc.plan, stale, tc.plan+"-1", map[string]any{"id": tc.node, "status": "done"}), &first)
+		// A write answer names the new base and the next step first, and carries the
+		// warning delta and count, not the plan's whole warning list.
+		if !strings.Contains(firstLines(w.Text, 1), first.Base.Checksum) || !strings.Contains(firstLines(w.Text, 1), "next write") ||
+			w.Map["warnings"] != nil || w.Map["warningCount"] == nil || chars(w.Text) > 2000 || len(w.Structured) > 2000 {
+			t.Errorf("%s: the write answer: %q %s", tc.plan, w.Text, w.Structured)
+		}
 		a := c.must(t, "werkbaum_set_status", writeArgs(tc.plan, stale, tc.plan+"-2", map[string]any{"id": tc.other, "status": "done"}))
 		var conflict struct {
 			Conflict bool     `json:"conflict"`

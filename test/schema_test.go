@@ -163,8 +163,14 @@ func newSchemaChecker(t *testing.T, d *daemon) *schemaChecker {
 		lists = append(lists, tools)
 		for _, tool := range ans.Result.Tools {
 			if len(tool.OutputSchema) == 0 {
-				t.Errorf("tool %s declares no outputSchema", tool.Name)
-				continue
+				// The write tools leave their one small result schema out of tools/list
+				// (issue 30: it was a fifth of the list); their answers are held to the
+				// documented shape here instead.
+				if !writeTool(tool.Name) {
+					t.Errorf("tool %s declares no outputSchema", tool.Name)
+					continue
+				}
+				tool.OutputSchema = json.RawMessage(writeResultSchema)
 			}
 			for kind, raw := range map[string]json.RawMessage{"input": tool.InputSchema, "output": tool.OutputSchema} {
 				if p := typeArray(raw); p != "" {
@@ -186,6 +192,21 @@ func newSchemaChecker(t *testing.T, d *daemon) *schemaChecker {
 		t.Errorf("the eras list different tools")
 	}
 	return v
+}
+
+// writeResultSchema is the documented answer of every write tool (werkbaum://guide).
+const writeResultSchema = `{"type":"object","additionalProperties":false,` +
+	`"properties":{"base":{"type":"object","additionalProperties":false,"properties":{"revision":{"type":"integer","minimum":1},` +
+	`"checksum":{"type":"string","pattern":"^[0-9a-f]{64}$"}},"required":["revision","checksum"]},` +
+	`"revision":{"type":"integer"},"changed":{"type":"boolean"},"replayed":{"type":"boolean"},` +
+	`"warningCount":{"type":"integer","minimum":0},"mirror":{"type":"string"},` +
+	`"added":{"type":"array","items":{"$ref":"#/$defs/warning"}},"removed":{"type":"array","items":{"$ref":"#/$defs/warning"}}},` +
+	`"required":["base","revision","changed","warningCount","added","removed"],` +
+	`"$defs":{"warning":{"type":"object","properties":{"type":{"type":"string"},"line":{"type":"integer"},"text":{"type":"string"}},"required":["type"]}}}`
+
+// writeTool says whether name is one of the plan write tools.
+func writeTool(name string) bool {
+	return strings.HasPrefix(name, "werkbaum_") && name != "werkbaum_read" && name != "werkbaum_inspect"
 }
 
 func compileSchema(t *testing.T, name string, raw json.RawMessage) *jsonschema.Schema {
@@ -319,7 +340,7 @@ func (v *schemaChecker) ok(tool string, args map[string]any) map[string]any {
 	raw, _ := json.Marshal(sc)
 	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err := v.out[tool].Validate(inst); err != nil {
-		v.t.Errorf("%s answer does not match its outputSchema: %v\n%.500s", tool, err, raw)
+		v.t.Errorf("%s answer does not match its outputSchema: %#v\n%.500s", tool, err, raw)
 	}
 	m, _ := sc.(map[string]any)
 	return m

@@ -256,7 +256,7 @@ var planDetail = `Subcommands:
                                 to 3 times when another writer got in between. Refused by
                                 the guards (new structural warnings, newly [^]) unless
                                 --allow-warnings / --allow-prod. --json: the write result
-                                {"base","revision","changed","warnings","added","removed"}
+                                {"base","revision","changed","warningCount","added","removed"}
 Status boxes: ` + statusLegend(vocab.Notation) + `
 A refused operation (unknown plan or id, conflict, guard) exits 4 with the daemon's text.
 Plan text is anyone's input: in human output (and every message on stderr) control
@@ -589,13 +589,13 @@ func num(f float64) string {
 
 // writeResult is the answer of every plan write tool.
 type writeResult struct {
-	Base     base      `json:"base"`
-	Revision uint64    `json:"revision"`
-	Changed  bool      `json:"changed"`
-	Warnings []warning `json:"warnings"`
-	Added    []warning `json:"added"`
-	Removed  []warning `json:"removed"`
-	Replayed bool      `json:"replayed"`
+	Base         base      `json:"base"`
+	Revision     uint64    `json:"revision"`
+	Changed      bool      `json:"changed"`
+	WarningCount int       `json:"warningCount"`
+	Added        []warning `json:"added"`
+	Removed      []warning `json:"removed"`
+	Replayed     bool      `json:"replayed"`
 }
 
 func newRequestID() string {
@@ -659,7 +659,7 @@ func (a *app) planSetStatus(ctx context.Context, key, id, status string, allowWa
 		for _, w := range wr.Removed {
 			fmt.Fprintf(a.stdout, "  warning gone    %s\n", w)
 		}
-		fmt.Fprintf(a.stdout, "  %s in the plan (talk plan inspect %s)\n", count(len(wr.Warnings), "warning"), key)
+		fmt.Fprintf(a.stdout, "  %s in the plan (talk plan inspect %s)\n", count(wr.WarningCount, "warning"), key)
 		return exitOK
 	}
 }

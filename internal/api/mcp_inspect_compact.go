@@ -139,7 +139,7 @@ func (m *compactModel) render(base plans.Base, a compactArgs) (*compactReading, 
 			if w.Line > 0 && w.Line < a.from {
 				continue
 			}
-			s := warningLine(w)
+			s := describeWarning(w.Type, w.Line, w.Text)
 			if used+len(s) > share {
 				next := warns[i].Line
 				r.More = append(r.More, fmt.Sprintf("%d more warnings: call with include [\"warnings\"] and from %d", len(warns)-i, next))

@@ -29,55 +29,46 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget), compact: newCompactCache()}
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
-		Description: "Lists the Werkbaum plans you may use: key, access (read or write), revision, node and warning counts, document URL.",
+		Description: "Lists the project plans (Werkbaum) you may use, with key, access, revision and counts. Start here, then werkbaum_inspect.",
 		Annotations: readOnly,
 		Heavy:       true, // a summary per plan comes from the engine
 		Call:        pt.list,
 	})
 	AddTool(s, ToolSpec[readIn, readOut]{
 		Name: "werkbaum_read", Title: "Read a plan",
-		Description: "A plan's text, with its base {revision, checksum} first: pass the base unchanged to every write. " +
-			"Without to, it stops at about 24,000 characters and names the line to go on from; from/to read a range, " +
-			"id a node's subtree.",
+		Description: "A plan's text, after its base {revision, checksum}: every write needs that base. Pages of about " +
+			"24,000 characters; from/to read lines, id a node's subtree.",
 		Annotations: readOnly,
 		Call:        pt.read,
 	})
 	AddTool(s, ToolSpec[inspectIn, inspectOut]{
 		Name: "werkbaum_inspect", Title: "Inspect a plan",
-		Description: "The notation's reading of a plan (trust it instead of re-deriving): by default a compact one, a line per node " +
-			"(line, #id, label, status, size, effective status where it differs, people, deps), the warnings with their lines and " +
-			"the cheapest path's stations, under 16,000 characters; what did not fit is named with the arguments that get it " +
-			"(id for a subtree, depth, from). detail full gives every field as JSON (large).",
+		Description: "A plan's status at a glance, as the notation computes it (trust it): a line per node (line, #id, label, " +
+			"status, size, people, deps), the warnings, the cheapest path. Large plans are cut; the answer says how to get " +
+			"the rest. detail full: all fields as JSON.",
 		Annotations: readOnly,
 		Heavy:       true, // the engine, and an answer of up to hundreds of KB
 		Call:        pt.inspect,
 	})
-	// What the inspect view's node records may say: the vocabulary's words.
-	for prop, vals := range map[string][]string{"gate": v.GateTypes(), "status": v.Keys(), "effectiveStatus": v.Keys(),
-		"size": v.Sizes, "assumedSize": v.Sizes} {
-		s.mcp.reg.setEnum("werkbaum_inspect", true, vals, "nodes", prop)
-	}
 	addWriteTool(pt, "werkbaum_write", "Write a plan's whole text",
-		"Replaces the whole text of a plan. Prefer the node verbs for small changes.", writeVerb)
+		"Replaces a plan's whole text; for small changes use the node verbs.", writeVerb)
 	addWriteTool(pt, "werkbaum_apply_ops", "Apply line operations",
-		"Applies line operations to the base text: insert, replace or delete at a 0-based line index (ops sorted, not overlapping).", applyOpsVerb)
+		"Edits lines of the base text: insert, replace or delete at 0-based indexes.", applyOpsVerb)
 	addWriteTool(pt, "werkbaum_set_status", "Set a node's status", setStatusDescription(v), setStatusVerb)
 	s.mcp.reg.setEnum("werkbaum_set_status", false, v.StatusArguments(), "status")
 	addWriteTool(pt, "werkbaum_add_node", "Add a node",
-		"Adds a node line (without indentation, e.g. \"- [ ] #t: Token check (S) @anna\") as the last child of parent, "+
-			"or right after its child after. An empty parent adds a root.", addNodeVerb)
+		"Adds a node line (unindented, e.g. \"- [ ] #t: Token check (S) @anna\") as last child of parent (empty: a root) or after the sibling after.", addNodeVerb)
 	addWriteTool(pt, "werkbaum_move_node", "Move a node",
-		"Moves a node with its subtree, short descriptions and continuation lines under parent (as last child, or after "+
-			"its child after); indentation is adjusted.", moveNodeVerb)
+		"Moves a node with its subtree under parent (last child, or after the sibling after).", moveNodeVerb)
 	addWriteTool(pt, "werkbaum_set_size", "Set a node's size",
 		"Sets the size token of a node ("+strings.Join(v.Sizes, ", ")+"), or removes it with size null.", setSizeVerb)
 	s.mcp.reg.setEnum("werkbaum_set_size", false, v.Sizes, "size")
 	addWriteTool(pt, "werkbaum_remove_node", "Remove or discard a node",
-		"discard true marks the node [-] (kept, hidden); discard false deletes the node with its subtree and description block.", removeNodeVerb)
+		"discard true marks the node [-]; false deletes it with its subtree.", removeNodeVerb)
 	AddTool(s, ToolSpec[operationIn, operationOut]{
 		Name: "operation_get", Title: "What became of a write",
-		Description: "Reports the outcome of a write by its request_id: applied, rejected, conflict, or unknown " +
-			"(never received, or lost before it took effect: safe to send again), with the recorded result.",
+		Description: "What became of a write whose answer was lost, by its request_id: applied, rejected, conflict, or " +
+			"unknown (safe to send again).",
 		Annotations: readOnly,
 		Call:        pt.operation,
 	})
@@ -167,12 +158,12 @@ type plansListOut struct {
 }
 
 type inspectIn struct {
-	Plan    string   `json:"plan" desc:"the plan's key (see plans_list)"`
-	ID      string   `json:"id,omitempty" desc:"a node id: show only its subtree"`
-	Include []string `json:"include,omitempty" enum:"tree,warnings,path" desc:"parts to return; default all"`
-	Depth   *int     `json:"depth,omitempty" minimum:"0" desc:"compact: levels shown below the top (default: as many as fit)"`
-	From    int      `json:"from,omitempty" minimum:"0" desc:"compact: start at this plan line (the answer names it when it was cut)"`
-	Detail  string   `json:"detail,omitempty" enum:"compact,full" desc:"compact (default): lines for reading; full: every field as JSON, large"`
+	Plan    string   `json:"plan" desc:"plan key"`
+	ID      string   `json:"id,omitempty" desc:"a node id: only its subtree"`
+	Include []string `json:"include,omitempty" enum:"tree,warnings,path" desc:"default all"`
+	Depth   *int     `json:"depth,omitempty" minimum:"0" desc:"levels below the top (default: what fits)"`
+	From    int      `json:"from,omitempty" minimum:"0" desc:"first plan line, to go on after a cut"`
+	Detail  string   `json:"detail,omitempty" enum:"compact,full" desc:"full: every field as JSON (large)"`
 }
 
 // inspectOut is the inspect view: its fields declare the schema of what the engine writes
@@ -182,11 +173,13 @@ type inspectIn struct {
 // the store's answer alone, encoded once per answer (resultCache). test/schema_test.go
 // validates real answers, the upstream examples included, against this schema.
 type inspectOut struct {
-	Base     plans.Base         `json:"base"`
-	Compact  *compactReading    `json:"compact,omitempty" desc:"the compact reading (detail compact, the default)"`
-	Nodes    []inspectNode      `json:"nodes,omitempty" desc:"the nodes in document order (tree)"`
-	Warnings []werkbaum.Warning `json:"warnings,omitempty" desc:"the warnings, with lines where they have one"`
-	Path     *inspectPath       `json:"path,omitempty" desc:"the cheapest path"`
+	Base    plans.Base      `json:"base"`
+	Compact *compactReading `json:"compact,omitempty" desc:"the compact reading (detail compact, the default)"`
+	// The full view's records are described in the guide (werkbaum://guide), not here:
+	// their schemas were 3 KB of every tools/list.
+	Nodes    []inspectNode      `json:"nodes,omitempty" shallow:"true" desc:"the nodes in document order (tree)"`
+	Warnings []werkbaum.Warning `json:"warnings,omitempty" shallow:"true" desc:"the warnings, with lines where they have one"`
+	Path     *inspectPath       `json:"path,omitempty" shallow:"true" desc:"the cheapest path"`
 
 	view   json.RawMessage // the store's {base, nodes, warnings, path}, shared with its cache
 	result []byte          // the encoded tools/call result of view (shared; nil = encode now)
@@ -255,18 +248,43 @@ func (o inspectOut) toolResult() []byte {
 
 // baseArg is a write's base: the {revision, checksum} of the caller's last read.
 type baseArg struct {
-	Revision uint64 `json:"revision,omitempty" desc:"the revision of your last read"`
-	Checksum string `json:"checksum" pattern:"^[0-9a-f]{64}$" desc:"the checksum of your last read"`
+	Revision uint64 `json:"revision,omitempty"`
+	Checksum string `json:"checksum" pattern:"^[0-9a-f]{64}$"`
 }
 
 // writeArgs are the arguments every write tool shares.
+// Their descriptions are short: every write tool repeats them in tools/list, which a host
+// pays for in every request; the guide and werkbaum_read's description say the rest.
 type writeArgs struct {
-	Plan          string   `json:"plan" desc:"the plan's key (see plans_list)"`
-	Base          *baseArg `json:"base" desc:"the base of your last read, unchanged"`
-	RequestID     string   `json:"request_id" minLength:"1" maxLength:"256" desc:"your id for this change; a retry with the same id and arguments is answered without acting twice"`
-	AllowWarnings bool     `json:"allowWarnings,omitempty" desc:"write even if the result has new structural warnings"`
-	AllowProd     bool     `json:"allowProd,omitempty" desc:"allow a node to newly carry [^] (in production)"`
-	Agent         string   `json:"agent,omitempty" desc:"your name, for the plan's history"`
+	Plan          string   `json:"plan" desc:"plan key"`
+	Base          *baseArg `json:"base" desc:"from your last read or write"`
+	RequestID     string   `json:"request_id" minLength:"1" maxLength:"256" desc:"new per change; resend it to retry safely"`
+	AllowWarnings bool     `json:"allowWarnings,omitempty" desc:"accept new structural warnings"`
+	AllowProd     bool     `json:"allowProd,omitempty" desc:"allow a new [^]"`
+	Agent         string   `json:"agent,omitempty" desc:"your name"`
+}
+
+// writeOut is every write tool's answer: the new base first and the warning delta. The
+// plan's whole warning list (716 for a 10,000-node plan) is left to werkbaum_inspect;
+// the answer counts it.
+type writeOut struct {
+	Base         plans.Base         `json:"base"`
+	Revision     uint64             `json:"revision"`
+	Changed      bool               `json:"changed"`
+	Replayed     bool               `json:"replayed,omitempty"`
+	WarningCount int                `json:"warningCount" desc:"warnings in the plan now"`
+	Added        []werkbaum.Warning `json:"added" shallow:"true" desc:"new warnings"`
+	Removed      []werkbaum.Warning `json:"removed" shallow:"true" desc:"warnings gone"`
+	Mirror       string             `json:"mirror,omitempty"`
+}
+
+// noWarnings is ws, or [] for nil (nothing changed, a journal replay): the answer's
+// lists are always arrays.
+func noWarnings(ws []werkbaum.Warning) []werkbaum.Warning {
+	if ws == nil {
+		return []werkbaum.Warning{}
+	}
+	return ws
 }
 
 type writeIn struct {
@@ -277,14 +295,14 @@ type writeIn struct {
 // opArg is one line operation of werkbaum_apply_ops.
 type opArg struct {
 	Op    string   `json:"op" enum:"insert,replace,delete"`
-	Index int      `json:"index" desc:"0-based line index in the base text"`
-	Count *int     `json:"count,omitempty" desc:"lines to replace or delete (default 1)"`
-	Lines []string `json:"lines,omitempty" desc:"the lines to insert or put in place"`
+	Index int      `json:"index" desc:"0-based line in the base text"`
+	Count *int     `json:"count,omitempty" desc:"lines replaced or deleted (default 1)"`
+	Lines []string `json:"lines,omitempty"`
 }
 
 type applyOpsIn struct {
 	writeArgs
-	Ops []opArg `json:"ops" desc:"line operations, sorted by index, not overlapping"`
+	Ops []opArg `json:"ops" desc:"sorted by index, not overlapping"`
 }
 
 // setStatusIn: the enum of status is the engine's status arguments (registerPlanTools).
@@ -322,8 +340,8 @@ type removeNodeIn struct {
 }
 
 type operationIn struct {
-	Plan      string `json:"plan" desc:"the plan's key (see plans_list)"`
-	RequestID string `json:"request_id" desc:"the request_id of the write"`
+	Plan      string `json:"plan" desc:"plan key"`
+	RequestID string `json:"request_id" desc:"the write's request_id"`
 }
 
 // operationOut is what operation_get answers in each state: applied (tool, author, at,
@@ -453,21 +471,24 @@ func (pt planTools) operation(ctx context.Context, caller Caller, in operationIn
 // addWriteTool registers one write verb: verb checks the verb's own arguments and builds
 // it; the shared arguments, the grant and the store call are the same for all.
 func addWriteTool[In any](pt planTools, name, title, desc string, verb func(*In) (*writeArgs, werkbaum.Verb, *Error)) {
-	AddTool(pt.s, ToolSpec[In, plans.WriteResult]{
+	AddTool(pt.s, ToolSpec[In, writeOut]{
 		Name: name, Title: title,
-		Description: desc + " Needs base (from werkbaum_read) and a new request_id; answers the new base and the warning delta.",
+		Description: desc + " Needs base and a new request_id; answers the new base.",
 		Annotations: readWrite,
+		// {base, revision, changed, replayed?, warningCount, added, removed, mirror?}: the
+		// guide documents it; declared seven times it was a fifth of tools/list.
+		UndeclaredOutput: true,
 		// Not heavy: a write's CPU is two engine calls, bounded by the engine's runtime
 		// pool; the rest of its time is its plan's lane and fsyncs. A heavy-call slot
 		// held across those capped writes on different plans at GOMAXPROCS at once.
 		Heavy: false,
-		Call: func(ctx context.Context, caller Caller, in In, raw json.RawMessage) (plans.WriteResult, string, *ToolError) {
+		Call: func(ctx context.Context, caller Caller, in In, raw json.RawMessage) (writeOut, string, *ToolError) {
 			w, v, err := verb(&in)
 			if err == nil {
 				err = w.check(caller, pt.p)
 			}
 			if err != nil {
-				return plans.WriteResult{}, "", toolErrorOf(err)
+				return writeOut{}, "", toolErrorOf(err)
 			}
 			agent := cleanAgent(w.Agent)
 			if agent == "" {
@@ -482,23 +503,15 @@ func addWriteTool[In any](pt planTools, name, title, desc string, verb func(*In)
 			if werr != nil {
 				var conflict *plans.ConflictError
 				if errors.As(werr, &conflict) {
-					return plans.WriteResult{}, "", pt.conflictFailure(ctx, w.Plan, plans.Base{Revision: w.Base.Revision, Checksum: w.Base.Checksum}, conflict)
+					return writeOut{}, "", pt.conflictFailure(ctx, w.Plan, plans.Base{Revision: w.Base.Revision, Checksum: w.Base.Checksum}, conflict)
 				}
-				return plans.WriteResult{}, "", planFailure(werr)
+				return writeOut{}, "", planFailure(werr)
 			}
-			out := *res
-			// The schema says arrays: a nil list (nothing changed, or a journal replay) is [].
-			out.Warnings, out.Added, out.Removed = orNone(out.Warnings), orNone(out.Added), orNone(out.Removed)
+			out := writeOut{Base: res.Base, Revision: res.Revision, Changed: res.Changed, Replayed: res.Replayed,
+				WarningCount: len(res.Warnings), Added: noWarnings(res.Added), Removed: noWarnings(res.Removed), Mirror: res.Mirror}
 			return out, writeSummary(&out), nil
 		},
 	})
-}
-
-func orNone(ws []werkbaum.Warning) []werkbaum.Warning {
-	if ws == nil {
-		return []werkbaum.Warning{}
-	}
-	return ws
 }
 
 func writeVerb(a *writeIn) (*writeArgs, werkbaum.Verb, *Error) {
@@ -593,19 +606,25 @@ func decodeStrictArgs(raw json.RawMessage, v any) *Error {
 	return decodeStrict(raw, v)
 }
 
-func writeSummary(r *plans.WriteResult) string {
+// writeSummary is a write answer's text copy: the new base first (what the next write
+// needs), then the warning delta.
+func writeSummary(r *writeOut) string {
 	var b strings.Builder
 	switch {
 	case r.Replayed:
-		fmt.Fprintf(&b, "already applied earlier: revision %d", r.Revision)
+		b.WriteString("already applied earlier")
 	case r.Changed:
-		fmt.Fprintf(&b, "applied: revision %d", r.Revision)
+		b.WriteString("applied")
 	default:
-		fmt.Fprintf(&b, "applied without change: revision %d", r.Revision)
+		b.WriteString("applied without change")
 	}
-	fmt.Fprintf(&b, ", checksum %s; %d warnings (%d new, %d gone)", r.Base.Checksum, len(r.Warnings), len(r.Added), len(r.Removed))
+	fmt.Fprintf(&b, "; base now {\"revision\":%d,\"checksum\":\"%s\"}: pass it to your next write with a new request_id", r.Base.Revision, r.Base.Checksum)
+	fmt.Fprintf(&b, "\n%d warnings in the plan (%d new, %d gone)", r.WarningCount, len(r.Added), len(r.Removed))
 	for _, w := range r.Added {
-		fmt.Fprintf(&b, "\nnew warning: %s", warningLine(w))
+		fmt.Fprintf(&b, "\nnew warning: %s", describeWarning(w.Type, w.Line, w.Text))
+	}
+	for _, w := range r.Removed {
+		fmt.Fprintf(&b, "\nwarning gone: %s", describeWarning(w.Type, w.Line, w.Text))
 	}
 	if r.Mirror != "" {
 		b.WriteString("\nmirror: " + r.Mirror)
@@ -613,11 +632,11 @@ func writeSummary(r *plans.WriteResult) string {
 	return b.String()
 }
 
-func warningLine(w werkbaum.Warning) string {
-	if w.Line > 0 {
-		return fmt.Sprintf("line %d: %s (%s)", w.Line, w.Text, w.Type)
+func describeWarning(typ string, line int, text string) string {
+	if line > 0 {
+		return fmt.Sprintf("line %d: %s (%s)", line, text, typ)
 	}
-	return fmt.Sprintf("%s (%s)", w.Text, w.Type)
+	return fmt.Sprintf("%s (%s)", text, typ)
 }
 
 // planFailure turns a plan store error into a tool failure the agent can act on.

@@ -24,10 +24,10 @@ import (
 const readBudget = 24000
 
 type readIn struct {
-	Plan string `json:"plan" desc:"the plan's key (see plans_list)"`
-	From int    `json:"from,omitempty" minimum:"1" desc:"first line (1-based; default 1)"`
-	To   int    `json:"to,omitempty" minimum:"1" desc:"last line (default: as many as fit about 24,000 characters)"`
-	ID   string `json:"id,omitempty" desc:"a node id: read its subtree's lines"`
+	Plan string `json:"plan" desc:"plan key"`
+	From int    `json:"from,omitempty" minimum:"1" desc:"first line (1-based)"`
+	To   int    `json:"to,omitempty" minimum:"1" desc:"last line (default: a page)"`
+	ID   string `json:"id,omitempty" desc:"a node id: its subtree's lines"`
 }
 
 // readOut is werkbaum_read's answer: the base first, then where the text stands in the

@@ -28,6 +28,11 @@ type ToolSpec[In, Out any] struct {
 	Title       string
 	Description string
 	Annotations ToolAnnotations
+	// UndeclaredOutput leaves the output schema out of tools/list (structuredContent is
+	// still an Out). For the seven write tools: their one small result type cost 414
+	// bytes of schema each in every request a host sends, which hosts do not show their
+	// model; the guide and the text copy say what a write answers.
+	UndeclaredOutput bool
 	// Heavy marks a tool whose calls cost milliseconds of CPU (the plan tools that run the
 	// notation engine or answer hundreds of KB). At most Options.HeavyCalls of them run at
 	// once, call and result encoding included; the others wait their turn.
@@ -66,6 +71,9 @@ func AddTool[In, Out any](s *Server, spec ToolSpec[In, Out]) {
 	}
 	if spec.Call == nil {
 		panic(fmt.Sprintf("api: tool %q has no Call", spec.Name))
+	}
+	if spec.UndeclaredOutput {
+		out = nil
 	}
 	decode := spec.Decode
 	if decode == nil {
