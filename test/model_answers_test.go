@@ -306,3 +306,51 @@ func TestModelConflictCarriesChange(t *testing.T) {
 		c.ok(t, "werkbaum_set_status", writeArgs(tc.plan, conflict.Base, tc.plan+"-3", map[string]any{"id": tc.other, "status": "done"}), nil)
 	}
 }
+
+// TestModelSharedModeHints: in shared mode a refused MCP request keeps its JSON-RPC id, a
+// wrong token is named invalid_token in WWW-Authenticate, and the OAuth probes hosts send
+// after a 401 are answered with an OAuth error whose description says how to send the
+// token (each leaving a log line).
+func TestModelSharedModeHints(t *testing.T) {
+	t.Parallel()
+	token := strings.Repeat("t", 40)
+	d := startDaemon(t, daemonOptions{
+		Config: "version = 1\n[[clients]]\nid = \"agent\"\ntoken_env = \"TOK_AGENT\"\nspeak = true\n",
+		Env:    map[string]string{"TOK_AGENT": token},
+	})
+	init := `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`
+	for _, tc := range []struct {
+		auth, challenge string
+	}{
+		{"", `Bearer realm="talkd"`},
+		{"Bearer wrong", `Bearer realm="talkd", error="invalid_token", error_description="the bearer token is not valid"`},
+	} {
+		r := rpcPost(t, d, init, map[string]string{"Authorization": tc.auth})
+		if r.status != http.StatusUnauthorized || r.header.Get("WWW-Authenticate") != tc.challenge || !strings.Contains(r.raw, `"id":7`) {
+			t.Errorf("auth %q: HTTP %d, WWW-Authenticate %q: %s", tc.auth, r.status, r.header.Get("WWW-Authenticate"), r.raw)
+		}
+	}
+	r := rpcPost(t, d, `{"jsonrpc":"2.0","id":"s-1","method":"ping"}`, map[string]string{"Origin": "http://evil.example"})
+	if r.status != http.StatusForbidden || !strings.Contains(r.raw, `"id":"s-1"`) {
+		t.Errorf("a foreign origin: HTTP %d %s", r.status, r.raw)
+	}
+	for _, p := range []struct{ method, path string }{
+		{http.MethodGet, "/.well-known/oauth-protected-resource/mcp"},
+		{http.MethodGet, "/.well-known/oauth-protected-resource"},
+		{http.MethodGet, "/.well-known/oauth-authorization-server"},
+		{http.MethodPost, "/register"},
+	} {
+		status, _, raw := d.request(t, p.method, p.path, `{"redirect_uris":["http://localhost:1/cb"]}`, nil)
+		var o struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		if err := json.Unmarshal(raw, &o); err != nil || status < 400 || status >= 500 || o.Error == "" ||
+			!strings.Contains(o.Description, "Authorization: Bearer") {
+			t.Errorf("%s %s: HTTP %d %s", p.method, p.path, status, raw)
+		}
+	}
+	if logs := d.logs(); strings.Count(logs, "an OAuth probe") != 4 {
+		t.Errorf("the probes left %d log lines", strings.Count(logs, "an OAuth probe"))
+	}
+}
