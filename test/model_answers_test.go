@@ -354,3 +354,16 @@ func TestModelSharedModeHints(t *testing.T) {
 		t.Errorf("the probes left %d log lines", strings.Count(logs, "an OAuth probe"))
 	}
 }
+
+// TestModelGuideWithoutPlans: a daemon without any plan serves the guide, so the notation
+// can be learnt before a plan is configured.
+func TestModelGuideWithoutPlans(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, daemonOptions{})
+	r := rpcPost(t, d, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"werkbaum://guide"}}`,
+		map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	contents, _ := r.result(t)["contents"].([]any)
+	if len(contents) != 1 || !strings.Contains(fmt.Sprint(contents[0]), "werkbaum_inspect") {
+		t.Fatalf("the guide on a daemon without plans: %s", r.raw)
+	}
+}

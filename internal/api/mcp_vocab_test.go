@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -93,5 +94,27 @@ func TestGuideNamesTheVocabulary(t *testing.T) {
 	}
 	if r := "`(" + v.Sizes[0] + ")`…`(" + v.Sizes[len(v.Sizes)-1] + ")`"; !strings.Contains(werkbaumGuide, r) {
 		t.Errorf("the guide does not show the sizes as %s", r)
+	}
+}
+
+// TestGuideSaysWhatTheServerDoes: the guide's figures are the server's (a page of a read,
+// the largest text a conflict carries, the label cut), and it no longer promises what the
+// server does not do (a structuredContent.conflict, a 64 KiB request limit).
+func TestGuideSaysWhatTheServerDoes(t *testing.T) {
+	thousands := func(n int) string { return fmt.Sprintf("%d,%03d", n/1000, n%1000) }
+	for _, want := range []string{
+		"about " + thousands(readBudget) + " characters",
+		"up to " + thousands(conflictTextMax) + " bytes",
+		fmt.Sprintf("labels over %d characters", compactLabelMax),
+		"`changes`", "warningCount", "`more:`", `detail: "full"`,
+	} {
+		if !strings.Contains(werkbaumGuide, want) {
+			t.Errorf("the guide does not say %q", want)
+		}
+	}
+	for _, wrong := range []string{"structuredContent.conflict", "64 KiB", "the full `warnings`"} {
+		if strings.Contains(werkbaumGuide, wrong) {
+			t.Errorf("the guide still says %q", wrong)
+		}
 	}
 }
