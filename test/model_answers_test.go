@@ -367,3 +367,46 @@ func TestModelGuideWithoutPlans(t *testing.T) {
 		t.Fatalf("the guide on a daemon without plans: %s", r.raw)
 	}
 }
+
+// TestModelAnswerSizes measures what a model is handed per tool with default arguments,
+// on the example plan and on the 2 MiB plan, and logs the table of docs/bench-model.md
+// (go test ./test/ -run TestModelAnswerSizes -v -count=1). Every answer on either plan
+// stays within 40,000 characters in each half. TALK_MEASURE_ONLY=1 only measures (to
+// measure an older tree with the same file).
+func TestModelAnswerSizes(t *testing.T) {
+	d, c, _ := modelPlans(t)
+	assert := os.Getenv("TALK_MEASURE_ONLY") == ""
+	status, _, list := d.request(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	if status != http.StatusOK {
+		t.Fatalf("tools/list: HTTP %d", status)
+	}
+	t.Logf("tools/list: %d bytes (≈ %d tokens)", len(list), len(list)/4)
+	var rows []sizeRow
+	add := func(plan, answer string, a *toolAnswer) {
+		row := sizeRow{plan: plan, answer: answer, text: chars(a.Text), struc: chars(string(a.Structured))}
+		if a.IsError { // a failure is one text block (the helper split it into message and JSON)
+			row.text, row.struc = chars(string(a.Structured)), 0
+		}
+		rows = append(rows, row)
+		if assert && (chars(a.Text) > maxAnswerLargestPlan || chars(string(a.Structured)) > maxAnswerLargestPlan) {
+			t.Errorf("%s %s: %d chars of text, %d of structured content, over %d", plan, answer, chars(a.Text), chars(string(a.Structured)), maxAnswerLargestPlan)
+		}
+	}
+	for _, p := range []struct{ key, node, other string }{{"example", "not.ticket", "ed.path.worth"}, {"big", "t3", "t4"}} {
+		add(p.key, "plans_list", c.ok(t, "plans_list", map[string]any{}, nil))
+		read := c.ok(t, "werkbaum_read", map[string]any{"plan": p.key}, nil)
+		add(p.key, "werkbaum_read", read)
+		add(p.key, "werkbaum_inspect", c.ok(t, "werkbaum_inspect", map[string]any{"plan": p.key}, nil))
+		var r struct {
+			Base planBase `json:"base"`
+		}
+		if err := read.decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		add(p.key, "werkbaum_set_status (one line)", c.ok(t, "werkbaum_set_status", writeArgs(p.key, r.Base, p.key+"-size-1", map[string]any{"id": p.node, "status": "done"}), nil))
+		add(p.key, "conflict after one changed line", c.must(t, "werkbaum_set_status", writeArgs(p.key, r.Base, p.key+"-size-2", map[string]any{"id": p.other, "status": "done"})))
+		add(p.key, "operation_get", c.ok(t, "operation_get", map[string]any{"plan": p.key, "request_id": p.key + "-size-1"}, nil))
+	}
+	logSizeTable(t, rows)
+}
