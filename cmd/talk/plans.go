@@ -245,7 +245,7 @@ var planDetail = `Subcommands:
   show KEY                      print the plan's text as stored (werkbaum_read); terminal
                                 control characters in it are shown escaped (\x1b), as in
                                 all human output; --json (exact text):
-                                {"text","base":{"revision","checksum"},"lines"}
+                                {"base":{"revision","checksum"},"lines","from","to","text"}
   inspect KEY [--id ID]         the notation's reading (werkbaum_inspect): the tree with
                                 statuses, warnings with line numbers, the cheapest path's
                                 stations and assignee loads; --id limits it to a subtree;

@@ -650,7 +650,9 @@ func planFailure(err error) *ToolError {
 		base, text := conflict.Current.Base, conflict.Current.Text
 		return &ToolError{Error: "conflict", Message: conflict.Error(), Conflict: true, Base: &base, Text: &text}
 	case errors.As(err, &refused):
-		return refusal("refused", refused.Error(), &refused.Refusal)
+		// Nothing was written: the caller's base still holds, which the model needs to know
+		// for its next step.
+		return refusal("refused", refused.Error()+"; nothing was written, so your base is still current", &refused.Refusal)
 	case errors.As(err, &rejected):
 		return refusal("rejected", "rejected earlier, not done again: "+rejected.Message, rejected.Refusal)
 	case errors.As(err, &input):
