@@ -166,17 +166,20 @@ type inspectIn struct {
 	Detail  string   `json:"detail,omitempty" enum:"compact,full" desc:"full: every field as JSON (large)"`
 }
 
-// inspectOut is the inspect view: its fields declare the schema of what the engine writes
-// (internal/werkbaum/js/55_inspect.js, and the Go engine's equal node records), and the
-// engine's JSON is spliced in as it is, never decoded and encoded again (it is up to
-// MBs). Its text copy is the same JSON, so the whole tools/call result is a function of
-// the store's answer alone, encoded once per answer (resultCache). test/schema_test.go
-// validates real answers, the upstream examples included, against this schema.
+// inspectOut is werkbaum_inspect's answer, in one of two shapes. By default {base,
+// compact}: the compact reading (mcp_inspect_compact.go), with its own text copy made for
+// reading. With detail "full" {base, nodes, warnings, path}: the engine's view
+// (internal/werkbaum/js/55_inspect.js, and the Go engine's equal node records), spliced
+// in as it is, never decoded and encoded again (it is up to MBs); its text copy is the
+// same JSON, so that tools/call result is a function of the store's answer alone, encoded
+// once per answer (resultCache). test/schema_test.go validates real answers of both
+// shapes, the upstream examples included, against this schema.
 type inspectOut struct {
 	Base    plans.Base      `json:"base"`
 	Compact *compactReading `json:"compact,omitempty" desc:"the compact reading (detail compact, the default)"`
-	// The full view's records are described in the guide (werkbaum://guide), not here:
-	// their schemas were 3 KB of every tools/list.
+	// The full view's records are declared shallow: their field schemas (inspectNode,
+	// inspectPath, NOTATION.md §28) were 3 KB of every tools/list, which hosts send with
+	// every request and do not show their model.
 	Nodes    []inspectNode      `json:"nodes,omitempty" shallow:"true" desc:"the nodes in document order (tree)"`
 	Warnings []werkbaum.Warning `json:"warnings,omitempty" shallow:"true" desc:"the warnings, with lines where they have one"`
 	Path     *inspectPath       `json:"path,omitempty" shallow:"true" desc:"the cheapest path"`
