@@ -312,3 +312,39 @@ func TestContentOnlyHostLibraries(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeCodeSharedModeHint: Claude Code, connecting to a shared-mode talkd without a
+// token, probes OAuth and shows its user the error of the probe; that error now carries
+// talkd's hint (how to send the token), where it showed "Dynamic Client Registration
+// rejected (HTTP 404)" before.
+func TestClaudeCodeSharedModeHint(t *testing.T) {
+	claude := filepath.Join(repoRoot(), "test", "clients", "node_modules", ".bin", "claude")
+	if _, err := os.Stat(claude); err != nil {
+		t.Skipf("Claude Code is not installed (cd test/clients && npm ci installs @anthropic-ai/claude-code): %v", err)
+	}
+	d := startDaemon(t, daemonOptions{
+		Config: "version = 1\n[[clients]]\nid = \"agent\"\ntoken_env = \"TOK_AGENT\"\nspeak = true\n",
+		Env:    map[string]string{"TOK_AGENT": strings.Repeat("t", 40)},
+	})
+	home := t.TempDir()
+	run := func(args ...string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, claude, args...)
+		cmd.Dir = home
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=unused", "DISABLE_TELEMETRY=1",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1"}
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		if err != nil && ctx.Err() != nil {
+			t.Fatalf("claude %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("mcp", "add", "--transport", "http", "talk", d.URL+"/mcp")
+	out := run("mcp", "list")
+	t.Logf("claude mcp list:\n%s", out)
+	if !strings.Contains(out, "talkd does not use OAuth") || !strings.Contains(out, `Authorization: Bearer $TOKEN`) {
+		t.Errorf("Claude Code does not show talkd's hint:\n%s", out)
+	}
+}

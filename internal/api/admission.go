@@ -269,7 +269,7 @@ func (a *authenticator) identify(r *http.Request) (Caller, *Error) {
 	}
 	if match < 0 {
 		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, invalidToken: true,
-			Message: "the bearer token is not valid; send the token of a [[clients]] entry as Authorization: Bearer <token>"}
+			Message: "the bearer token is not valid; send the token of a [[clients]] entry in the header \"Authorization: Bearer $TOKEN\""}
 	}
 	c := a.clients[match].caller
 	c.Agent = agent

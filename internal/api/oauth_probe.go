@@ -14,8 +14,10 @@ import (
 // the host's error names talkd's hint.
 
 // oauthHint is what a host that went looking for OAuth should tell its user.
-const oauthHint = "talkd does not use OAuth: in shared mode send the header Authorization: Bearer <token> " +
-	"with the token of your [[clients]] entry (Claude Code: claude mcp add --transport http talk URL " +
+// It names the token as $TOKEN: Claude Code shows the description but redacts what
+// follows "Bearer " up to the next blank, which turned "<token>" into "[redacted]>".
+const oauthHint = "talkd does not use OAuth: in shared mode send the token of your [[clients]] entry in the header " +
+	"\"Authorization: Bearer $TOKEN\" (Claude Code: claude mcp add --transport http talk URL " +
 	"--header \"Authorization: Bearer $TOKEN\"; see talkd's README, MCP hosts)"
 
 // isOAuthProbe reports whether path is one of the OAuth discovery or registration paths
