@@ -64,7 +64,7 @@ func TestFaultStateUnwritableReadsWork(t *testing.T) {
 	if again := c.read(t, "p"); again.Base != r.Base {
 		t.Errorf("a second read gives %+v, want the same base %+v", again.Base, r.Base)
 	}
-	if in := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "include": []string{"warnings"}}); in.IsError {
+	if in := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "detail": "full", "include": []string{"warnings"}}); in.IsError {
 		t.Errorf("inspect while the state cannot be written: %s", in.Text)
 	}
 	w := c.must(t, "werkbaum_set_status", writeArgs("p", r.Base, "uw-2", map[string]any{"id": "b", "status": "done"}))

@@ -182,7 +182,7 @@ func TestFaultStateDirReadOnlyAfterStart(t *testing.T) {
 	speak := faultTry(t, d, "speak", "POST", "/speak", `{"text":"spoken while read-only","priority":"high"}`)
 	w := faultWrite(t, c, "ro-2", "b", "done")
 	read := c.must(t, "werkbaum_read", map[string]any{"plan": "p"})
-	inspect := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "include": []string{"warnings"}})
+	inspect := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "detail": "full", "include": []string{"warnings"}})
 	time.Sleep(1500 * time.Millisecond) // a failing history batch
 	mute := faultTry(t, d, "mute", "POST", "/mute", `{"for":"1h"}`)
 	health := faultTry(t, d, "healthz", "GET", "/healthz", "")
@@ -203,7 +203,7 @@ func TestFaultStateDirReadOnlyAfterStart(t *testing.T) {
 	// mapping, which the read-only ext4 refused, and bbolt stayed unmapped ("database
 	// isn't correctly mapped" for every read). The state database is now mapped large
 	// enough at open, so reads keep working.
-	if read.IsError || read.Text != written {
+	if read.IsError || read.planText() != written {
 		t.Errorf("werkbaum_read on a read-only disk: isError=%v %.300q", read.IsError, read.Text)
 	}
 	if inspect.IsError {
@@ -282,7 +282,7 @@ func TestFaultStateDBWriteProtected(t *testing.T) {
 	faultWaitOutcome(t, d, during, "spoken", 10*time.Second)
 	w := faultWrite(t, c, "wp-2", "b", "done")
 	read := c.must(t, "werkbaum_read", map[string]any{"plan": "p"})
-	inspect := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "include": []string{"warnings"}})
+	inspect := c.must(t, "werkbaum_inspect", map[string]any{"plan": "p", "detail": "full", "include": []string{"warnings"}})
 	mute := faultTry(t, d, "mute", "POST", "/mute", `{"for":"1h"}`)
 	time.Sleep(1500 * time.Millisecond) // a failing history batch
 	health := faultTry(t, d, "healthz", "GET", "/healthz", "")
@@ -297,7 +297,7 @@ func TestFaultStateDBWriteProtected(t *testing.T) {
 	if !w.IsError || !strings.Contains(w.Text, "operation not permitted") {
 		t.Errorf("plan write on a protected database: isError=%v %q", w.IsError, w.Text)
 	}
-	if read.IsError || read.Text != written || inspect.IsError {
+	if read.IsError || read.planText() != written || inspect.IsError {
 		t.Errorf("reads on a protected database: read isError=%v %.200q, inspect isError=%v %.200q", read.IsError, read.Text, inspect.IsError, inspect.Text)
 	}
 	if got := string(readFile(t, plan)); got != written {

@@ -23,7 +23,7 @@ func TestHeavyCallsKeepHealthzAnswering(t *testing.T) {
 	}
 	d, _ := startPlanDaemon(t, planFile{Key: "big", Text: string(example)})
 	c := newMCPClient(d)
-	first := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "big"}, nil)
+	first := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "big", "detail": "full"}, nil)
 
 	const callers, perCaller = 32, 2
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -75,7 +75,7 @@ func TestHeavyCallsKeepHealthzAnswering(t *testing.T) {
 			defer wg.Done()
 			for range perCaller {
 				beganOnce.Do(func() { close(began) })
-				a, err := c.call(ctx, "werkbaum_inspect", map[string]any{"plan": "big"})
+				a, err := c.call(ctx, "werkbaum_inspect", map[string]any{"plan": "big", "detail": "full"})
 				answered.Add(1)
 				mu.Lock()
 				switch {

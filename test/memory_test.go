@@ -62,7 +62,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 		if status != 200 || !strings.Contains(string(raw), "werkbaum_inspect") {
 			b.Fatalf("tools/list: %d %.200s", status, raw)
 		}
-		if a := c.must(b, "werkbaum_inspect", map[string]any{"plan": "werkbaum"}); a.IsError {
+		if a := c.must(b, "werkbaum_inspect", map[string]any{"plan": "werkbaum", "detail": "full"}); a.IsError {
 			b.Fatalf("inspect: %s", a.Text)
 		}
 		time.Sleep(time.Second)

@@ -128,7 +128,7 @@ func newToggler(b *testing.B, c *mcpClient, plan, node string) *toggler {
 func BenchmarkPlanInspect2000(b *testing.B) {
 	d, _ := startPlanDaemon(b, planFile{Key: "big", Text: plan2000})
 	c := newMCPClient(d)
-	args := map[string]any{"plan": "big"}
+	args := map[string]any{"plan": "big", "detail": "full"}
 	var first struct {
 		Nodes []map[string]any `json:"nodes"`
 	}
@@ -146,7 +146,7 @@ func BenchmarkPlanInspect2000(b *testing.B) {
 		reportTimeouts(b)
 	})
 	b.Run("subtree", func(b *testing.B) {
-		sub := map[string]any{"plan": "big", "id": "e7"}
+		sub := map[string]any{"plan": "big", "id": "e7", "detail": "full"}
 		for b.Loop() {
 			benchCall(b, c, "werkbaum_inspect", sub, nil)
 		}

@@ -34,7 +34,7 @@ func TestPlanBOMKept(t *testing.T) {
 		Nodes    []map[string]any `json:"nodes"`
 		Warnings []map[string]any `json:"warnings"`
 	}
-	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "bom"}, &ins)
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "bom", "detail": "full"}, &ins)
 	if len(ins.Nodes) != 4 {
 		t.Fatalf("inspect: %d nodes, want 4: %v", len(ins.Nodes), ins.Nodes)
 	}

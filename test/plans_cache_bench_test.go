@@ -71,7 +71,7 @@ func BenchmarkPlanInspect10kCacheHit(b *testing.B) {
 // size, or what went wrong (it may run on a goroutine of its own, where a test cannot
 // fail).
 func postInspect(url, plan string, keep *[]byte) (int64, error) {
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"` + plan + `"}}}`)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"` + plan + `","detail":"full"}}}`)
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, err

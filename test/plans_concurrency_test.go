@@ -109,7 +109,7 @@ func TestPlanConcurrentWriters(t *testing.T) {
 		Nodes    []map[string]any `json:"nodes"`
 		Warnings []map[string]any `json:"warnings"`
 	}
-	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "conc", "include": []string{"tree", "warnings"}}, &in)
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "conc", "detail": "full", "include": []string{"tree", "warnings"}}, &in)
 	for _, w := range in.Warnings {
 		if structuralTypes[w["type"].(string)] {
 			t.Errorf("structural warning after the run: %v", w)

@@ -142,7 +142,7 @@ func (w *crashWriter) check(t *testing.T, c *mcpClient, round int, afterRestart 
 		Warnings []map[string]any `json:"warnings"`
 		Nodes    []map[string]any `json:"nodes"`
 	}
-	c.ok(t, "werkbaum_inspect", map[string]any{"plan": w.key, "include": []string{"tree", "warnings"}}, &in)
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": w.key, "detail": "full", "include": []string{"tree", "warnings"}}, &in)
 	if len(in.Nodes) != 41 {
 		t.Fatalf("round %d: %s: %d nodes", round, w.key, len(in.Nodes))
 	}

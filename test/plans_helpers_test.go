@@ -44,15 +44,23 @@ func (a *toolAnswer) decode(v any) error {
 	return json.Unmarshal(a.Structured, v)
 }
 
+// planText is the plan text of a werkbaum_read answer (its structured text; the text copy
+// opens with the base).
+func (a *toolAnswer) planText() string {
+	s, _ := a.Map["text"].(string)
+	return s
+}
+
 // writeAnswer is the structured answer of every write tool.
 type writeAnswer struct {
-	Base     planBase         `json:"base"`
-	Revision uint64           `json:"revision"`
-	Changed  bool             `json:"changed"`
-	Replayed bool             `json:"replayed"`
-	Warnings []map[string]any `json:"warnings"`
-	Added    []map[string]any `json:"added"`
-	Removed  []map[string]any `json:"removed"`
+	Base     planBase `json:"base"`
+	Revision uint64   `json:"revision"`
+	Changed  bool     `json:"changed"`
+	Replayed bool     `json:"replayed"`
+	// WarningCount counts the plan's warnings; Added and Removed are the delta.
+	WarningCount int              `json:"warningCount"`
+	Added        []map[string]any `json:"added"`
+	Removed      []map[string]any `json:"removed"`
 }
 
 // readAnswer is werkbaum_read's structured answer.
@@ -199,7 +207,7 @@ func (c *mcpClient) ok(t testing.TB, name string, args any, v any) *toolAnswer {
 func (c *mcpClient) read(t testing.TB, plan string) readAnswer {
 	t.Helper()
 	var r readAnswer
-	c.ok(t, "werkbaum_read", map[string]any{"plan": plan}, &r)
+	c.ok(t, "werkbaum_read", map[string]any{"plan": plan, "to": 1 << 30}, &r) // the whole text
 	return r
 }
 

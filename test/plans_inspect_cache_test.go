@@ -71,18 +71,18 @@ func nodeStatus(t *testing.T, view map[string]any, id string) string {
 func TestInspectCacheHitIsTheFreshAnswer(t *testing.T) {
 	t.Parallel()
 	d, paths := startPlanDaemon(t, planFile{Key: "p", Text: inspectCachePlan})
-	full := `{"plan":"p"}`
+	full := `{"plan":"p","detail":"full"}`
 
 	first, view := inspectRaw(t, d, full, nil, "")
 	if base := view["base"].(map[string]any); base["checksum"] != sha([]byte(inspectCachePlan)) {
 		t.Fatalf("first inspect base %v", base)
 	}
 	// Other slots in between: a subtree and one part.
-	_, sub := inspectRaw(t, d, `{"plan":"p","id":"#a"}`, nil, "")
+	_, sub := inspectRaw(t, d, `{"plan":"p","id":"#a","detail":"full"}`, nil, "")
 	if nodes := sub["nodes"].([]any); len(nodes) != 1 {
 		t.Fatalf("subtree of a: %v", sub)
 	}
-	_, warn := inspectRaw(t, d, `{"plan":"p","include":["warnings"]}`, nil, "")
+	_, warn := inspectRaw(t, d, `{"plan":"p","include":["warnings"],"detail":"full"}`, nil, "")
 	if _, ok := warn["nodes"]; ok {
 		t.Fatalf("include [warnings] answered nodes: %v", warn)
 	}

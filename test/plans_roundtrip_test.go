@@ -144,7 +144,7 @@ func TestPlanVerbRoundTrips(t *testing.T) {
 			if !w.Changed || w.Replayed || w.Revision != prev.Base.Revision+1 || w.Base.Revision != w.Revision || w.Base.Checksum != sha(disk) {
 				t.Fatalf("answer %+v; previous base %+v, file checksum %s", w, prev.Base, sha(disk))
 			}
-			if w.Warnings == nil || w.Added == nil || w.Removed == nil {
+			if w.Added == nil || w.Removed == nil {
 				t.Fatalf("answer lacks warnings/added/removed: %+v", w)
 			}
 			fi, err := os.Stat(path)
@@ -240,7 +240,7 @@ func TestPlansListAndInspect(t *testing.T) {
 		Path     map[string]any   `json:"path"`
 	}
 	var full inspectAnswer
-	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha"}, &full)
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "detail": "full"}, &full)
 	if full.Base.Checksum != sha([]byte(roundTripPlan)) || full.Base.Revision != 1 {
 		t.Fatalf("inspect base %+v", full.Base)
 	}
@@ -279,7 +279,7 @@ func TestPlansListAndInspect(t *testing.T) {
 	}
 
 	var sub inspectAnswer
-	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "id": "#root"}, &sub)
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "detail": "full", "id": "#root"}, &sub)
 	ids = ids[:0]
 	for _, n := range sub.Nodes {
 		ids = append(ids, n["id"].(string))
@@ -288,7 +288,7 @@ func TestPlansListAndInspect(t *testing.T) {
 		t.Fatalf("subtree of root: %v base %+v", ids, sub.Base)
 	}
 
-	onlyWarnings := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "include": []string{"warnings"}}, nil)
+	onlyWarnings := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "detail": "full", "include": []string{"warnings"}}, nil)
 	if _, ok := onlyWarnings.Map["nodes"]; ok {
 		t.Errorf("include [warnings] returned nodes: %s", onlyWarnings.Structured)
 	}
@@ -298,7 +298,7 @@ func TestPlansListAndInspect(t *testing.T) {
 	if _, ok := onlyWarnings.Map["warnings"]; !ok {
 		t.Errorf("include [warnings] lacks warnings: %s", onlyWarnings.Structured)
 	}
-	onlyPath := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "include": []string{"path", "tree"}}, nil)
+	onlyPath := c.ok(t, "werkbaum_inspect", map[string]any{"plan": "alpha", "detail": "full", "include": []string{"path", "tree"}}, nil)
 	if onlyPath.Map["path"] == nil || onlyPath.Map["nodes"] == nil || onlyPath.Map["warnings"] != nil {
 		t.Errorf("include [path tree]: %s", onlyPath.Structured)
 	}

@@ -66,6 +66,10 @@ func TestEveryAnswerMatchesItsSchema(t *testing.T) {
 	v.ok("werkbaum_inspect", map[string]any{"plan": "g"})
 	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "id": "a", "include": []string{"tree"}})
 	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "include": []string{"warnings", "path"}})
+	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "detail": "full"})
+	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "id": "a", "include": []string{"tree"}, "detail": "full"})
+	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "include": []string{"warnings", "path"}, "detail": "full"})
+	v.ok("werkbaum_inspect", map[string]any{"plan": "g", "depth": 0, "from": 2})
 	v.fail("werkbaum_inspect", map[string]any{"plan": "g", "include": []string{"everything"}}, "invalid_field", false)
 
 	// A write, its replay (replayed: true), and the same id with other arguments.
@@ -169,8 +173,14 @@ func newSchemaChecker(t *testing.T, d *daemon) *schemaChecker {
 		lists = append(lists, tools)
 		for _, tool := range ans.Result.Tools {
 			if len(tool.OutputSchema) == 0 {
-				t.Errorf("tool %s declares no outputSchema", tool.Name)
-				continue
+				// The write tools leave their one small result schema out of tools/list
+				// (issue 30: it was a fifth of the list); their answers are held to the
+				// documented shape here instead.
+				if !writeTool(tool.Name) {
+					t.Errorf("tool %s declares no outputSchema", tool.Name)
+					continue
+				}
+				tool.OutputSchema = json.RawMessage(writeResultSchema)
 			}
 			for kind, raw := range map[string]json.RawMessage{"input": tool.InputSchema, "output": tool.OutputSchema} {
 				if p := typeArray(raw); p != "" {
@@ -192,6 +202,21 @@ func newSchemaChecker(t *testing.T, d *daemon) *schemaChecker {
 		t.Errorf("the eras list different tools")
 	}
 	return v
+}
+
+// writeResultSchema is the documented answer of every write tool (werkbaum://guide).
+const writeResultSchema = `{"type":"object","additionalProperties":false,` +
+	`"properties":{"base":{"type":"object","additionalProperties":false,"properties":{"revision":{"type":"integer","minimum":1},` +
+	`"checksum":{"type":"string","pattern":"^[0-9a-f]{64}$"}},"required":["revision","checksum"]},` +
+	`"revision":{"type":"integer"},"changed":{"type":"boolean"},"replayed":{"type":"boolean"},` +
+	`"warningCount":{"type":"integer","minimum":0},"mirror":{"type":"string"},` +
+	`"added":{"type":"array","items":{"$ref":"#/$defs/warning"}},"removed":{"type":"array","items":{"$ref":"#/$defs/warning"}}},` +
+	`"required":["base","revision","changed","warningCount","added","removed"],` +
+	`"$defs":{"warning":{"type":"object","properties":{"type":{"type":"string"},"line":{"type":"integer"},"text":{"type":"string"}},"required":["type"]}}}`
+
+// writeTool says whether name is one of the plan write tools.
+func writeTool(name string) bool {
+	return strings.HasPrefix(name, "werkbaum_") && name != "werkbaum_read" && name != "werkbaum_inspect"
 }
 
 func compileSchema(t *testing.T, name string, raw json.RawMessage) *jsonschema.Schema {
@@ -325,7 +350,7 @@ func (v *schemaChecker) ok(tool string, args map[string]any) map[string]any {
 	raw, _ := json.Marshal(sc)
 	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err := v.out[tool].Validate(inst); err != nil {
-		v.t.Errorf("%s answer does not match its outputSchema: %v\n%.500s", tool, err, raw)
+		v.t.Errorf("%s answer does not match its outputSchema: %#v\n%.500s", tool, err, raw)
 	}
 	m, _ := sc.(map[string]any)
 	return m
@@ -372,10 +397,12 @@ func TestInspectSchemaOnTheExamples(t *testing.T) {
 	d, _ := startPlanDaemon(t, files...)
 	v := newSchemaChecker(t, d)
 	for _, f := range files {
-		in := v.ok("werkbaum_inspect", map[string]any{"plan": f.Key})
+		v.ok("werkbaum_inspect", map[string]any{"plan": f.Key})
+		in := v.ok("werkbaum_inspect", map[string]any{"plan": f.Key, "detail": "full"})
 		nodes, _ := in["nodes"].([]any)
 		for i, n := range nodes {
 			if id, ok := n.(map[string]any)["id"].(string); ok && i%7 == 0 {
+				v.ok("werkbaum_inspect", map[string]any{"plan": f.Key, "id": id, "detail": "full"})
 				v.ok("werkbaum_inspect", map[string]any{"plan": f.Key, "id": id})
 			}
 		}

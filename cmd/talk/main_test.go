@@ -290,7 +290,7 @@ func TestSetStatusRetriesOnConflict(t *testing.T) {
 			if len(calls) == 1 {
 				result = `{"isError":true,"content":[{"type":"text","text":"conflict"}],"structuredContent":{"conflict":true,"base":{"revision":2,"checksum":"` + newSum + `"},"text":"y"}}`
 			} else {
-				result = `{"content":[{"type":"text","text":"applied"}],"structuredContent":{"base":{"revision":3,"checksum":"` + newSum + `"},"revision":3,"changed":true,"warnings":[],"added":[{"type":"unknownStatus","line":4,"text":"odd"}],"removed":[]}}`
+				result = `{"content":[{"type":"text","text":"applied"}],"structuredContent":{"base":{"revision":3,"checksum":"` + newSum + `"},"revision":3,"changed":true,"warningCount":0,"added":[{"type":"unknownStatus","line":4,"text":"odd"}],"removed":[]}}`
 			}
 		}
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":`+result+`}`)

@@ -219,9 +219,11 @@ func (b *bridge) handle(ctx context.Context, line []byte, msg bridgeMessage) {
 		return
 	}
 	reply := bridgeParseReply(body)
-	if reply.ok && reply.hasID {
+	if reply.ok && reply.hasID && status != http.StatusUnauthorized {
 		// The daemon's own answer to this request (a result, or a protocol error it
-		// matched to the id, whatever the HTTP status): pass it on unchanged.
+		// matched to the id, whatever the HTTP status): pass it on unchanged. A 401
+		// carries the id too, but the bridge's own answer names what to set here
+		// (TALK_TOKEN), which the daemon cannot know.
 		if msg.Method == "initialize" && !reply.isError {
 			b.mu.Lock()
 			b.version = reply.protocolVersion

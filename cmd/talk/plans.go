@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -245,7 +246,7 @@ var planDetail = `SUBCOMMAND is show, inspect, set-status, add, move, remove or 
   show KEY                      print the plan's text as stored (werkbaum_read); terminal
                                 control characters in it are shown escaped (\x1b), as in
                                 all human output; --json (exact text):
-                                {"text","base":{"revision","checksum"},"lines"}
+                                {"base":{"revision","checksum"},"lines","from","to","text"}
   inspect KEY [--id ID]         the notation's reading (werkbaum_inspect): the tree with
                                 statuses, warnings with line numbers, the cheapest path's
                                 stations and assignee loads; --id limits it to a subtree;
@@ -256,7 +257,7 @@ var planDetail = `SUBCOMMAND is show, inspect, set-status, add, move, remove or 
                                 to 3 times when another writer got in between. Refused by
                                 the guards (new structural warnings, newly [^]) unless
                                 --allow-warnings / --allow-prod. --json: the write result
-                                {"base","revision","changed","warnings","added","removed"}
+                                {"base","revision","changed","warningCount","added","removed"}
   add KEY PARENT LINE [--after ID]
                                 add a node line (e.g. "- [ ] #t: Token check (S) @anna",
                                 without indentation) as the last child of PARENT (- for a
@@ -376,7 +377,8 @@ type snapshot struct {
 }
 
 func (a *app) readPlan(ctx context.Context, key string) (*toolResult, *snapshot, error) {
-	res, err := a.callTool(ctx, "werkbaum_read", map[string]any{"plan": key})
+	// to: the whole text, whatever its size (without it the daemon answers a page).
+	res, err := a.callTool(ctx, "werkbaum_read", map[string]any{"plan": key, "to": math.MaxInt32})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -460,7 +462,7 @@ type inspectDoc struct {
 }
 
 func (a *app) planInspect(ctx context.Context, key, id string) int {
-	args := map[string]any{"plan": key}
+	args := map[string]any{"plan": key, "detail": "full"}
 	if id != "" {
 		args["id"] = id
 	}
@@ -641,13 +643,13 @@ func num(f float64) string {
 
 // writeResult is the answer of every plan write tool.
 type writeResult struct {
-	Base     base      `json:"base"`
-	Revision uint64    `json:"revision"`
-	Changed  bool      `json:"changed"`
-	Warnings []warning `json:"warnings"`
-	Added    []warning `json:"added"`
-	Removed  []warning `json:"removed"`
-	Replayed bool      `json:"replayed"`
+	Base         base      `json:"base"`
+	Revision     uint64    `json:"revision"`
+	Changed      bool      `json:"changed"`
+	WarningCount int       `json:"warningCount"`
+	Added        []warning `json:"added"`
+	Removed      []warning `json:"removed"`
+	Replayed     bool      `json:"replayed"`
 }
 
 func newRequestID() string {
@@ -721,7 +723,7 @@ func (a *app) planWrite(ctx context.Context, key, tool string, verb map[string]a
 		for _, w := range wr.Removed {
 			fmt.Fprintf(a.stdout, "  warning gone    %s\n", w)
 		}
-		fmt.Fprintf(a.stdout, "  %s in the plan (talk plan inspect %s)\n", count(len(wr.Warnings), "warning"), key)
+		fmt.Fprintf(a.stdout, "  %s in the plan (talk plan inspect %s)\n", count(wr.WarningCount, "warning"), key)
 		return exitOK
 	}
 }

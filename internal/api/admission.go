@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -144,9 +145,38 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d *door, e *Erro
 		return
 	}
 	if e.Status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="talkd"`)
+		w.Header().Set("WWW-Authenticate", authChallenge(e))
 	}
-	writeRPCError(w, nil, newRPCError(rpcInvalidRequest, e.Message).withStatus(e.Status))
+	var id json.RawMessage
+	if e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden {
+		id = refusedRequestID(r)
+	}
+	writeRPCError(w, id, newRPCError(rpcInvalidRequest, e.Message).withStatus(e.Status))
+}
+
+// refusedIDBytes bounds what is read of a refused request to find its id: enough for
+// any handshake or tool call a host sends first, little for a stranger to make us read.
+const refusedIDBytes = 64 << 10
+
+// refusedRequestID is the JSON-RPC id of a request refused before its body was read (no
+// or a wrong token, a foreign Origin), so the host can match the error to its request:
+// an answer with "id": null was shown as a broken server. nil when the body is larger
+// than refusedIDBytes or carries no usable id.
+func refusedRequestID(r *http.Request) json.RawMessage {
+	body, err := io.ReadAll(io.LimitReader(r.Body, refusedIDBytes+1))
+	if err != nil || len(body) > refusedIDBytes {
+		return nil
+	}
+	var msg struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
+		return nil
+	}
+	if c := msg.ID[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
+		return nil // null, an object, an array: not an id
+	}
+	return msg.ID
 }
 
 // logRefusal is refuse's log line.
@@ -245,7 +275,8 @@ func (a *authenticator) identify(r *http.Request) (Caller, *Error) {
 		}
 	}
 	if match < 0 {
-		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "the bearer token is not valid"}
+		return Caller{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, invalidToken: true,
+			Message: "the bearer token is not valid; send the token of a [[clients]] entry in the header \"Authorization: Bearer $TOKEN\""}
 	}
 	c := a.clients[match].caller
 	c.Agent = agent

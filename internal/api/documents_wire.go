@@ -390,7 +390,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, e *Error, c *conflictM
 		h.Set("Retry-After", strconv.Itoa(secs))
 	}
 	if e.Status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Bearer realm="talkd"`)
+		h.Set("WWW-Authenticate", authChallenge(e))
 	}
 	body, err := json.Marshal(problemWire{Type: problemTypePrefix + e.Code, Title: http.StatusText(e.Status), Status: e.Status,
 		Detail: e.Message, Instance: strings.ToValidUTF8(r.URL.Path, "?"), Code: e.Code, Field: e.Field, conflictMembers: c})

@@ -15,6 +15,19 @@ type Error struct {
 	Message    string        // English, names the problem
 	Field      string        // the request field at fault, if any
 	RetryAfter time.Duration // for 503: when to try again
+	// invalidToken marks a 401 for a token that was sent but is wrong (RFC 6750 §3.1
+	// invalid_token), as against none sent.
+	invalidToken bool
+}
+
+// authChallenge is the WWW-Authenticate value of a 401, the same on every door: a wrong
+// token says invalid_token with a description, so hosts can tell the user (Claude Code
+// and Gemini CLI showed only "Disconnected" or an OAuth registration error).
+func authChallenge(e *Error) string {
+	if e.invalidToken {
+		return `Bearer realm="talkd", error="invalid_token", error_description="the bearer token is not valid"`
+	}
+	return `Bearer realm="talkd"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -60,7 +73,7 @@ func writeError(w http.ResponseWriter, e *Error) {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	if e.Status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="talkd"`)
+		w.Header().Set("WWW-Authenticate", authChallenge(e))
 	}
 	writeJSON(w, e.Status, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message, Field: e.Field}})
 }

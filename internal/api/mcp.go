@@ -73,6 +73,7 @@ func newMCPServer(s *Server) *mcpServer {
 	m.setInstructions(instructions)
 	s.mcp = m // the speak tool registers itself through the server
 	m.registerSpeak()
+	s.registerGuide()
 	return m
 }
 

@@ -21,6 +21,8 @@ type Plans interface {
 	Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*plans.Inspected, error)
 	Summarize(ctx context.Context, key string) plans.Summary
 	Write(ctx context.Context, key string, req plans.WriteRequest) (*plans.WriteResult, error)
+	// ChangesSince diffs the text at base (when still kept) to cur: what a conflict sends.
+	ChangesSince(ctx context.Context, key string, base plans.Base, cur *plans.Snapshot) ([]werkbaum.LineOp, bool, error)
 	Operation(ctx context.Context, key, client, requestID string) (*plans.OperationStatus, error)
 }
 
@@ -34,11 +36,12 @@ func (s *Server) RegisterPlans(p Plans, v werkbaum.Vocabulary) {
 	s.mcp.setInstructions(instructions + planInstructions)
 }
 
-const planInstructions = " It also keeps Werkbaum plans: plans_list shows the plans you may use; werkbaum_read " +
-	"gives the text and a base; werkbaum_inspect gives statuses, warnings and the cheapest path (trust it). " +
-	"Change plans with the node verbs, passing the base of your last read and a new request_id each time; " +
-	"on a conflict redo the change on the text it returns; resend the same request_id after a lost " +
-	"connection. The notation is explained in the resource werkbaum://guide."
+const planInstructions = " It also keeps Werkbaum plans: plans_list shows the plans you may use; " +
+	"werkbaum_inspect gives a plan's statuses, warnings and cheapest path (trust it); werkbaum_read gives " +
+	"the text after its base. Change plans with the node verbs, passing the base of your last read or write " +
+	"and a new request_id each time; a conflict names the new base and the changed lines: redo the change " +
+	"on it; resend the same request_id after a lost connection. The notation is explained in the resource " +
+	"werkbaum://guide."
 
 var checksumRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
 

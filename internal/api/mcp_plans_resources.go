@@ -14,8 +14,10 @@ var werkbaumGuide string
 
 const guideURI = "werkbaum://guide"
 
-// registerPlanResources adds the guide, the plan texts and the plan prompts.
-func (s *Server) registerPlanResources(p Plans) {
+// registerGuide adds the guide. It is served on every daemon, plans configured or not:
+// the notation is learnt before a plan is set up, and a host's model that finds no plans
+// can still read what talkd offers.
+func (s *Server) registerGuide() {
 	s.RegisterResource(Resource{
 		URI: guideURI, Name: "werkbaum-guide", Title: "Werkbaum notation guide",
 		Description: "How to read and safely change Werkbaum plans through talkd's tools.",
@@ -24,6 +26,10 @@ func (s *Server) registerPlanResources(p Plans) {
 			return []ResourceContents{{URI: guideURI, MimeType: "text/markdown", Text: werkbaumGuide}}, nil
 		},
 	})
+}
+
+// registerPlanResources adds the plan texts and the plan prompts.
+func (s *Server) registerPlanResources(p Plans) {
 	s.RegisterResourceTemplate(ResourceTemplate{
 		URITemplate: "werkbaum://plan/{key}", Name: "werkbaum-plan", Title: "Werkbaum plan text",
 		Description: "The current text of a plan you may read (keys: see plans_list).",

@@ -26,57 +26,49 @@ var (
 // words in their schemas and descriptions come from v, the vocabulary the notation engine
 // exports (js/25_vocabulary.js), so they are exactly what the engine accepts.
 func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
-	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget)}
+	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget), compact: newCompactCache()}
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
-		Description: "Lists the Werkbaum plans you may use: key, access (read or write), revision, node and warning counts, document URL.",
+		Description: "Lists the project plans (Werkbaum) you may use, with key, access, revision and counts. Start here, then werkbaum_inspect.",
 		Annotations: readOnly,
 		Heavy:       true, // a summary per plan comes from the engine
 		Call:        pt.list,
 	})
-	AddTool(s, ToolSpec[planIn, plans.Snapshot]{
+	AddTool(s, ToolSpec[readIn, readOut]{
 		Name: "werkbaum_read", Title: "Read a plan",
-		Description: "Returns a plan's text and its base {revision, checksum}. Pass the base unchanged to every write; " +
-			"a write on an older base fails as a conflict carrying the current text.",
+		Description: "A plan's text, after its base {revision, checksum}: every write needs that base. Pages of about " +
+			"24,000 characters; from/to read lines, id a node's subtree.",
 		Annotations: readOnly,
 		Call:        pt.read,
 	})
 	AddTool(s, ToolSpec[inspectIn, inspectOut]{
 		Name: "werkbaum_inspect", Title: "Inspect a plan",
-		Description: "The notation's reading of a plan: per node id, label, line, gate, status and effective status " +
-			"(through dependencies), size and assumed size, people, deps, description; all warnings with lines; the " +
-			"cheapest path (needed nodes, stations in document order, assignee loads, overloaded assignee). " +
-			"Trust it instead of re-deriving. id limits the tree to a subtree; include picks parts.",
+		Description: "A plan's status at a glance, as the notation computes it (trust it): a line per node (line, #id, label, " +
+			"status, size, people, deps), the warnings, the cheapest path. Large plans are cut; the answer says how to get " +
+			"the rest. detail full: all fields as JSON.",
 		Annotations: readOnly,
 		Heavy:       true, // the engine, and an answer of up to hundreds of KB
 		Call:        pt.inspect,
 	})
-	// What the inspect view's node records may say: the vocabulary's words.
-	for prop, vals := range map[string][]string{"gate": v.GateTypes(), "status": v.Keys(), "effectiveStatus": v.Keys(),
-		"size": v.Sizes, "assumedSize": v.Sizes} {
-		s.mcp.reg.setEnum("werkbaum_inspect", true, vals, "nodes", prop)
-	}
 	addWriteTool(pt, "werkbaum_write", "Write a plan's whole text",
-		"Replaces the whole text of a plan. Prefer the node verbs for small changes.", writeVerb)
+		"Replaces a plan's whole text; for small changes use the node verbs.", writeVerb)
 	addWriteTool(pt, "werkbaum_apply_ops", "Apply line operations",
-		"Applies line operations to the base text: insert, replace or delete at a 0-based line index (ops sorted, not overlapping).", applyOpsVerb)
+		"Edits lines of the base text: insert, replace or delete at 0-based indexes.", applyOpsVerb)
 	addWriteTool(pt, "werkbaum_set_status", "Set a node's status", setStatusDescription(v), setStatusVerb)
 	s.mcp.reg.setEnum("werkbaum_set_status", false, v.StatusArguments(), "status")
 	addWriteTool(pt, "werkbaum_add_node", "Add a node",
-		"Adds a node line (without indentation, e.g. \"- [ ] #t: Token check (S) @anna\") as the last child of parent, "+
-			"or right after its child after. An empty parent adds a root.", addNodeVerb)
+		"Adds a node line (unindented, e.g. \"- [ ] #t: Token check (S) @anna\") as last child of parent (empty: a root) or after the sibling after.", addNodeVerb)
 	addWriteTool(pt, "werkbaum_move_node", "Move a node",
-		"Moves a node with its subtree, short descriptions and continuation lines under parent (as last child, or after "+
-			"its child after); indentation is adjusted.", moveNodeVerb)
+		"Moves a node with its subtree under parent (last child, or after the sibling after).", moveNodeVerb)
 	addWriteTool(pt, "werkbaum_set_size", "Set a node's size",
 		"Sets the size token of a node ("+strings.Join(v.Sizes, ", ")+"), or removes it with size null.", setSizeVerb)
 	s.mcp.reg.setEnum("werkbaum_set_size", false, v.Sizes, "size")
 	addWriteTool(pt, "werkbaum_remove_node", "Remove or discard a node",
-		"discard true marks the node [-] (kept, hidden); discard false deletes the node with its subtree and description block.", removeNodeVerb)
+		"discard true marks the node [-]; false deletes it with its subtree.", removeNodeVerb)
 	AddTool(s, ToolSpec[operationIn, operationOut]{
 		Name: "operation_get", Title: "What became of a write",
-		Description: "Reports the outcome of a write by its request_id: applied, rejected, conflict, or unknown " +
-			"(never received, or lost before it took effect: safe to send again), with the recorded result.",
+		Description: "What became of a write whose answer was lost, by its request_id: applied, rejected, conflict, or " +
+			"unknown (safe to send again).",
 		Annotations: readOnly,
 		Call:        pt.operation,
 	})
@@ -153,40 +145,48 @@ type planTools struct {
 	p Plans
 	// results holds the encoded inspect results, one per plan and option set.
 	results *resultCache
+	// compact holds the decoded models of the compact inspect readings, one per plan.
+	compact *compactCache
 }
 
 // --- argument and result types ---
 
 type noArgs struct{}
 
-type planIn struct {
-	Plan string `json:"plan" desc:"the plan's key (see plans_list)"`
-}
-
 type plansListOut struct {
 	Plans []PlanInfo `json:"plans"`
 }
 
 type inspectIn struct {
-	Plan    string   `json:"plan" desc:"the plan's key (see plans_list)"`
-	ID      string   `json:"id,omitempty" desc:"id of a node whose subtree to show (without #)"`
-	Include []string `json:"include,omitempty" enum:"tree,warnings,path" desc:"parts to return; default all"`
+	Plan    string   `json:"plan" desc:"plan key"`
+	ID      string   `json:"id,omitempty" desc:"a node id: only its subtree"`
+	Include []string `json:"include,omitempty" enum:"tree,warnings,path" desc:"default all"`
+	Depth   *int     `json:"depth,omitempty" minimum:"0" desc:"levels below the top (default: what fits)"`
+	From    int      `json:"from,omitempty" minimum:"0" desc:"first plan line, to go on after a cut"`
+	Detail  string   `json:"detail,omitempty" enum:"compact,full" desc:"full: every field as JSON (large)"`
 }
 
-// inspectOut is the inspect view: its fields declare the schema of what the engine writes
-// (internal/werkbaum/js/55_inspect.js, and the Go engine's equal node records), and the
-// engine's JSON is spliced in as it is, never decoded and encoded again (it is up to
-// MBs). Its text copy is the same JSON, so the whole tools/call result is a function of
-// the store's answer alone, encoded once per answer (resultCache). test/schema_test.go
-// validates real answers, the upstream examples included, against this schema.
+// inspectOut is werkbaum_inspect's answer, in one of two shapes. By default {base,
+// compact}: the compact reading (mcp_inspect_compact.go), with its own text copy made for
+// reading. With detail "full" {base, nodes, warnings, path}: the engine's view
+// (internal/werkbaum/js/55_inspect.js, and the Go engine's equal node records), spliced
+// in as it is, never decoded and encoded again (it is up to MBs); its text copy is the
+// same JSON, so that tools/call result is a function of the store's answer alone, encoded
+// once per answer (resultCache). test/schema_test.go validates real answers of both
+// shapes, the upstream examples included, against this schema.
 type inspectOut struct {
-	Base     plans.Base         `json:"base"`
-	Nodes    []inspectNode      `json:"nodes,omitempty" desc:"the nodes in document order (tree)"`
-	Warnings []werkbaum.Warning `json:"warnings,omitempty" desc:"the warnings, with lines where they have one"`
-	Path     *inspectPath       `json:"path,omitempty" desc:"the cheapest path"`
+	Base    plans.Base      `json:"base"`
+	Compact *compactReading `json:"compact,omitempty" desc:"the compact reading (detail compact, the default)"`
+	// The full view's records are declared shallow: their field schemas (inspectNode,
+	// inspectPath, NOTATION.md §28) were 3 KB of every tools/list, which hosts send with
+	// every request and do not show their model.
+	Nodes    []inspectNode      `json:"nodes,omitempty" shallow:"true" desc:"the nodes in document order (tree)"`
+	Warnings []werkbaum.Warning `json:"warnings,omitempty" shallow:"true" desc:"the warnings, with lines where they have one"`
+	Path     *inspectPath       `json:"path,omitempty" shallow:"true" desc:"the cheapest path"`
 
 	view   json.RawMessage // the store's {base, nodes, warnings, path}, shared with its cache
 	result []byte          // the encoded tools/call result of view (shared; nil = encode now)
+	text   string          // the compact reading's text copy (compact answers only)
 }
 
 // inspectNode is one node of the inspect view; null where the node has no such value
@@ -229,6 +229,20 @@ type inspectPath struct {
 // toolResult is the whole tools/call result: the view as structured content and as its
 // text copy.
 func (o inspectOut) toolResult() []byte {
+	if o.Compact != nil {
+		body, err := json.Marshal(struct {
+			Base    plans.Base      `json:"base"`
+			Compact *compactReading `json:"compact"`
+		}{o.Base, o.Compact})
+		if err != nil { // plain strings and numbers: cannot fail
+			panic(fmt.Sprintf("api: encoding a compact reading: %v", err))
+		}
+		out := []byte(`{"content":[{"type":"text","text":`)
+		out = appendJSONString(out, o.text)
+		out = append(out, `}],"structuredContent":`...)
+		out = append(out, body...)
+		return append(out, '}')
+	}
 	if o.result != nil {
 		return o.result
 	}
@@ -237,18 +251,43 @@ func (o inspectOut) toolResult() []byte {
 
 // baseArg is a write's base: the {revision, checksum} of the caller's last read.
 type baseArg struct {
-	Revision uint64 `json:"revision,omitempty" desc:"the revision of your last read"`
-	Checksum string `json:"checksum" pattern:"^[0-9a-f]{64}$" desc:"the checksum of your last read"`
+	Revision uint64 `json:"revision,omitempty"`
+	Checksum string `json:"checksum" pattern:"^[0-9a-f]{64}$"`
 }
 
 // writeArgs are the arguments every write tool shares.
+// Their descriptions are short: every write tool repeats them in tools/list, which a host
+// pays for in every request; the guide and werkbaum_read's description say the rest.
 type writeArgs struct {
-	Plan          string   `json:"plan" desc:"the plan's key (see plans_list)"`
-	Base          *baseArg `json:"base" desc:"the base of your last read, unchanged"`
-	RequestID     string   `json:"request_id" minLength:"1" maxLength:"256" desc:"your id for this change; a retry with the same id and arguments is answered without acting twice"`
-	AllowWarnings bool     `json:"allowWarnings,omitempty" desc:"write even if the result has new structural warnings"`
-	AllowProd     bool     `json:"allowProd,omitempty" desc:"allow a node to newly carry [^] (in production)"`
-	Agent         string   `json:"agent,omitempty" desc:"your name, for the plan's history"`
+	Plan          string   `json:"plan" desc:"plan key"`
+	Base          *baseArg `json:"base" desc:"from your last read or write"`
+	RequestID     string   `json:"request_id" minLength:"1" maxLength:"256" desc:"new per change; resend it to retry safely"`
+	AllowWarnings bool     `json:"allowWarnings,omitempty" desc:"accept new structural warnings"`
+	AllowProd     bool     `json:"allowProd,omitempty" desc:"allow a new [^]"`
+	Agent         string   `json:"agent,omitempty" desc:"your name"`
+}
+
+// writeOut is every write tool's answer: the new base first and the warning delta. The
+// plan's whole warning list (716 for a 10,000-node plan) is left to werkbaum_inspect;
+// the answer counts it.
+type writeOut struct {
+	Base         plans.Base         `json:"base"`
+	Revision     uint64             `json:"revision"`
+	Changed      bool               `json:"changed"`
+	Replayed     bool               `json:"replayed,omitempty"`
+	WarningCount int                `json:"warningCount" desc:"warnings in the plan now"`
+	Added        []werkbaum.Warning `json:"added" shallow:"true" desc:"new warnings"`
+	Removed      []werkbaum.Warning `json:"removed" shallow:"true" desc:"warnings gone"`
+	Mirror       string             `json:"mirror,omitempty"`
+}
+
+// noWarnings is ws, or [] for nil (nothing changed, a journal replay): the answer's
+// lists are always arrays.
+func noWarnings(ws []werkbaum.Warning) []werkbaum.Warning {
+	if ws == nil {
+		return []werkbaum.Warning{}
+	}
+	return ws
 }
 
 type writeIn struct {
@@ -259,14 +298,14 @@ type writeIn struct {
 // opArg is one line operation of werkbaum_apply_ops.
 type opArg struct {
 	Op    string   `json:"op" enum:"insert,replace,delete"`
-	Index int      `json:"index" desc:"0-based line index in the base text"`
-	Count *int     `json:"count,omitempty" desc:"lines to replace or delete (default 1)"`
-	Lines []string `json:"lines,omitempty" desc:"the lines to insert or put in place"`
+	Index int      `json:"index" desc:"0-based line in the base text"`
+	Count *int     `json:"count,omitempty" desc:"lines replaced or deleted (default 1)"`
+	Lines []string `json:"lines,omitempty"`
 }
 
 type applyOpsIn struct {
 	writeArgs
-	Ops []opArg `json:"ops" desc:"line operations, sorted by index, not overlapping"`
+	Ops []opArg `json:"ops" desc:"sorted by index, not overlapping"`
 }
 
 // setStatusIn: the enum of status is the engine's status arguments (registerPlanTools).
@@ -304,8 +343,8 @@ type removeNodeIn struct {
 }
 
 type operationIn struct {
-	Plan      string `json:"plan" desc:"the plan's key (see plans_list)"`
-	RequestID string `json:"request_id" desc:"the request_id of the write"`
+	Plan      string `json:"plan" desc:"plan key"`
+	RequestID string `json:"request_id" desc:"the write's request_id"`
 }
 
 // operationOut is what operation_get answers in each state: applied (tool, author, at,
@@ -346,17 +385,6 @@ func (pt planTools) list(ctx context.Context, caller Caller, _ noArgs, _ json.Ra
 	return plansListOut{Plans: list}, b.String(), nil
 }
 
-func (pt planTools) read(ctx context.Context, caller Caller, in planIn, _ json.RawMessage) (plans.Snapshot, string, *ToolError) {
-	if err := planArg(caller, pt.p, in.Plan, false); err != nil {
-		return plans.Snapshot{}, "", toolErrorOf(err)
-	}
-	snap, err := pt.p.Read(ctx, in.Plan)
-	if err != nil {
-		return plans.Snapshot{}, "", planFailure(err)
-	}
-	return *snap, snap.Text, nil
-}
-
 func (pt planTools) inspect(ctx context.Context, caller Caller, in inspectIn, _ json.RawMessage) (inspectOut, string, *ToolError) {
 	if err := planArg(caller, pt.p, in.Plan, false); err != nil {
 		return inspectOut{}, "", toolErrorOf(err)
@@ -366,15 +394,55 @@ func (pt planTools) inspect(ctx context.Context, caller Caller, in inspectIn, _ 
 			return inspectOut{}, "", toolErrorOf(fieldError("include", fmt.Sprintf(`field "include" may hold only tree, warnings and path, not %q`, inc)))
 		}
 	}
-	got, err := pt.p.Inspect(ctx, in.Plan, werkbaum.InspectOptions{ID: strings.TrimPrefix(in.ID, "#"), Include: in.Include})
+	id := strings.TrimPrefix(in.ID, "#")
+	if in.Detail != "full" {
+		return pt.inspectCompact(ctx, in, id)
+	}
+	got, err := pt.p.Inspect(ctx, in.Plan, werkbaum.InspectOptions{ID: id, Include: in.Include})
 	if err != nil {
 		return inspectOut{}, "", planFailure(err)
 	}
 	// The store's cached answer, base included, sent as it is; its text copy (the same
 	// JSON, escaped) is encoded once per answer, not on every hit.
-	slot := inspectSlot(in.Plan, strings.TrimPrefix(in.ID, "#"), in.Include)
+	slot := inspectSlot(in.Plan, id, in.Include)
 	out := inspectOut{Base: got.Base, view: got.JSON, result: pt.results.viewResult(slot, got.JSON)}
 	return out, "", nil
+}
+
+// inspectCompact answers the compact reading (mcp_inspect_compact.go), made from the
+// store's cached full view of the whole plan, whatever the subtree, depth or start line.
+func (pt planTools) inspectCompact(ctx context.Context, in inspectIn, id string) (inspectOut, string, *ToolError) {
+	if in.Depth != nil && *in.Depth < 0 {
+		return inspectOut{}, "", toolErrorOf(fieldError("depth", `field "depth" must be 0 or more`))
+	}
+	if in.From < 0 {
+		return inspectOut{}, "", toolErrorOf(fieldError("from", `field "from" must be a plan line (1 or more)`))
+	}
+	got, err := pt.p.Inspect(ctx, in.Plan, werkbaum.InspectOptions{})
+	if err != nil {
+		return inspectOut{}, "", planFailure(err)
+	}
+	m, err := pt.compact.model(in.Plan, got.JSON)
+	if err != nil {
+		return inspectOut{}, "", &ToolError{Error: "failed", Message: err.Error()}
+	}
+	a := compactArgs{plan: in.Plan, id: id, depth: in.Depth, from: in.From, tree: len(in.Include) == 0,
+		warnings: len(in.Include) == 0, path: len(in.Include) == 0}
+	for _, inc := range in.Include {
+		switch inc {
+		case "tree":
+			a.tree = true
+		case "warnings":
+			a.warnings = true
+		case "path":
+			a.path = true
+		}
+	}
+	r, text, err := m.render(got.Base, a)
+	if err != nil {
+		return inspectOut{}, "", toolErrorOf(fieldError("id", err.Error()+"; werkbaum_inspect without id lists the ids"))
+	}
+	return inspectOut{Base: got.Base, Compact: r, text: text}, "", nil
 }
 
 func (pt planTools) operation(ctx context.Context, caller Caller, in operationIn, _ json.RawMessage) (operationOut, string, *ToolError) {
@@ -406,21 +474,24 @@ func (pt planTools) operation(ctx context.Context, caller Caller, in operationIn
 // addWriteTool registers one write verb: verb checks the verb's own arguments and builds
 // it; the shared arguments, the grant and the store call are the same for all.
 func addWriteTool[In any](pt planTools, name, title, desc string, verb func(*In) (*writeArgs, werkbaum.Verb, *Error)) {
-	AddTool(pt.s, ToolSpec[In, plans.WriteResult]{
+	AddTool(pt.s, ToolSpec[In, writeOut]{
 		Name: name, Title: title,
-		Description: desc + " Needs base (from werkbaum_read) and a new request_id; answers the new base and the warning delta.",
+		Description: desc + " Needs base and a new request_id; answers the new base.",
 		Annotations: readWrite,
+		// {base, revision, changed, replayed?, warningCount, added, removed, mirror?}: the
+		// guide documents it; declared seven times it was a fifth of tools/list.
+		UndeclaredOutput: true,
 		// Not heavy: a write's CPU is two engine calls, bounded by the engine's runtime
 		// pool; the rest of its time is its plan's lane and fsyncs. A heavy-call slot
 		// held across those capped writes on different plans at GOMAXPROCS at once.
 		Heavy: false,
-		Call: func(ctx context.Context, caller Caller, in In, raw json.RawMessage) (plans.WriteResult, string, *ToolError) {
+		Call: func(ctx context.Context, caller Caller, in In, raw json.RawMessage) (writeOut, string, *ToolError) {
 			w, v, err := verb(&in)
 			if err == nil {
 				err = w.check(caller, pt.p)
 			}
 			if err != nil {
-				return plans.WriteResult{}, "", toolErrorOf(err)
+				return writeOut{}, "", toolErrorOf(err)
 			}
 			agent := cleanAgent(w.Agent)
 			if agent == "" {
@@ -433,21 +504,17 @@ func addWriteTool[In any](pt planTools, name, title, desc string, verb func(*In)
 				Author: plans.Author{Client: caller.ID, Agent: agent},
 			})
 			if werr != nil {
-				return plans.WriteResult{}, "", planFailure(werr)
+				var conflict *plans.ConflictError
+				if errors.As(werr, &conflict) {
+					return writeOut{}, "", pt.conflictFailure(ctx, w.Plan, plans.Base{Revision: w.Base.Revision, Checksum: w.Base.Checksum}, conflict)
+				}
+				return writeOut{}, "", planFailure(werr)
 			}
-			out := *res
-			// The schema says arrays: a nil list (nothing changed, or a journal replay) is [].
-			out.Warnings, out.Added, out.Removed = orNone(out.Warnings), orNone(out.Added), orNone(out.Removed)
+			out := writeOut{Base: res.Base, Revision: res.Revision, Changed: res.Changed, Replayed: res.Replayed,
+				WarningCount: len(res.Warnings), Added: noWarnings(res.Added), Removed: noWarnings(res.Removed), Mirror: res.Mirror}
 			return out, writeSummary(&out), nil
 		},
 	})
-}
-
-func orNone(ws []werkbaum.Warning) []werkbaum.Warning {
-	if ws == nil {
-		return []werkbaum.Warning{}
-	}
-	return ws
 }
 
 func writeVerb(a *writeIn) (*writeArgs, werkbaum.Verb, *Error) {
@@ -542,19 +609,25 @@ func decodeStrictArgs(raw json.RawMessage, v any) *Error {
 	return decodeStrict(raw, v)
 }
 
-func writeSummary(r *plans.WriteResult) string {
+// writeSummary is a write answer's text copy: the new base first (what the next write
+// needs), then the warning delta.
+func writeSummary(r *writeOut) string {
 	var b strings.Builder
 	switch {
 	case r.Replayed:
-		fmt.Fprintf(&b, "already applied earlier: revision %d", r.Revision)
+		b.WriteString("already applied earlier")
 	case r.Changed:
-		fmt.Fprintf(&b, "applied: revision %d", r.Revision)
+		b.WriteString("applied")
 	default:
-		fmt.Fprintf(&b, "applied without change: revision %d", r.Revision)
+		b.WriteString("applied without change")
 	}
-	fmt.Fprintf(&b, ", checksum %s; %d warnings (%d new, %d gone)", r.Base.Checksum, len(r.Warnings), len(r.Added), len(r.Removed))
+	fmt.Fprintf(&b, "; base now {\"revision\":%d,\"checksum\":\"%s\"}: pass it to your next write with a new request_id", r.Base.Revision, r.Base.Checksum)
+	fmt.Fprintf(&b, "\n%d warnings in the plan (%d new, %d gone)", r.WarningCount, len(r.Added), len(r.Removed))
 	for _, w := range r.Added {
-		fmt.Fprintf(&b, "\nnew warning: %s", warningLine(w))
+		fmt.Fprintf(&b, "\nnew warning: %s", describeWarning(w.Type, w.Line, w.Text))
+	}
+	for _, w := range r.Removed {
+		fmt.Fprintf(&b, "\nwarning gone: %s", describeWarning(w.Type, w.Line, w.Text))
 	}
 	if r.Mirror != "" {
 		b.WriteString("\nmirror: " + r.Mirror)
@@ -562,11 +635,11 @@ func writeSummary(r *plans.WriteResult) string {
 	return b.String()
 }
 
-func warningLine(w werkbaum.Warning) string {
-	if w.Line > 0 {
-		return fmt.Sprintf("line %d: %s (%s)", w.Line, w.Text, w.Type)
+func describeWarning(typ string, line int, text string) string {
+	if line > 0 {
+		return fmt.Sprintf("line %d: %s (%s)", line, text, typ)
 	}
-	return fmt.Sprintf("%s (%s)", w.Text, w.Type)
+	return fmt.Sprintf("%s (%s)", text, typ)
 }
 
 // planFailure turns a plan store error into a tool failure the agent can act on.
@@ -580,7 +653,9 @@ func planFailure(err error) *ToolError {
 		base, text := conflict.Current.Base, conflict.Current.Text
 		return &ToolError{Error: "conflict", Message: conflict.Error(), Conflict: true, Base: &base, Text: &text}
 	case errors.As(err, &refused):
-		return refusal("refused", refused.Error(), &refused.Refusal)
+		// Nothing was written: the caller's base still holds, which the model needs to know
+		// for its next step.
+		return refusal("refused", refused.Error()+"; nothing was written, so your base is still current", &refused.Refusal)
 	case errors.As(err, &rejected):
 		return refusal("rejected", "rejected earlier, not done again: "+rejected.Message, rejected.Refusal)
 	case errors.As(err, &input):

@@ -265,7 +265,11 @@ type promptEntry struct {
 func (r *registry) encodeLists() (*encodedLists, error) {
 	tools := make([]toolEntry, 0, len(r.tools))
 	for _, t := range r.tools {
-		tools = append(tools, toolEntry{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+		var out any // a nil map in an interface would be written as null
+		if t.OutputSchema != nil {
+			out = t.OutputSchema
+		}
+		tools = append(tools, toolEntry{t.Name, t.Title, t.Description, t.InputSchema, out, t.Annotations})
 	}
 	resources := make([]resourceEntry, 0, len(r.resources))
 	for _, res := range r.resources {

@@ -12,12 +12,9 @@ func (m *mcpServer) registerSpeak() {
 	AddTool(m.s, ToolSpec[SpeakRequest, SpeakResult]{
 		Name:  "speak",
 		Title: "Speak aloud",
-		Description: "Say a short announcement aloud to the user (e.g. \"tests are green\", \"deploy failed\"). " +
-			"The daemon applies its laws: while muted nothing is spoken; quiet hours and the per-priority rate " +
-			"limit discard announcements unless now is true. The result says queued, muted or discarded; " +
-			"discarded and muted are normal outcomes, not errors.",
+		Description: "Say a short announcement aloud to the user (e.g. \"tests are green\"). Muted, quiet hours and " +
+			"rate limits may keep it silent (unless now): queued, muted and discarded are normal outcomes, not errors.",
 		Annotations: ToolAnnotations{
-			Title:           "Speak aloud",
 			ReadOnlyHint:    Hint(false),
 			DestructiveHint: Hint(false),
 			IdempotentHint:  Hint(false), // every call is one more announcement

@@ -362,7 +362,7 @@ func TestMCP2026DecoratesResultsAndTakesAgentFromMeta(t *testing.T) {
 
 func TestMCPRegistriesServeResourcesAndPrompts(t *testing.T) {
 	f := newMCPFixture(t, nil)
-	f.srv.RegisterResource(Resource{URI: "werkbaum://guide", Name: "guide", MimeType: "text/markdown",
+	f.srv.RegisterResource(Resource{URI: "test://notes", Name: "notes", MimeType: "text/markdown",
 		Read: func(_ context.Context, _ Caller, uri string) ([]ResourceContents, error) {
 			return []ResourceContents{{URI: uri, MimeType: "text/markdown", Text: "# Guide"}}, nil
 		}})
@@ -395,7 +395,7 @@ func TestMCPRegistriesServeResourcesAndPrompts(t *testing.T) {
 		t.Errorf("speak entry: %v", speak)
 	}
 	_, _, out = f.post(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`, h)
-	if rs := result(t, out)["resources"].([]any); len(rs) != 1 || rs[0].(map[string]any)["uri"] != "werkbaum://guide" {
+	if rs := result(t, out)["resources"].([]any); len(rs) != 2 || rs[0].(map[string]any)["uri"] != "werkbaum://guide" || rs[1].(map[string]any)["uri"] != "test://notes" {
 		t.Errorf("resources: %v", rs)
 	}
 	_, _, out = f.post(`{"jsonrpc":"2.0","id":1,"method":"resources/templates/list"}`, h)
@@ -434,13 +434,20 @@ func TestMCPRegistriesServeResourcesAndPrompts(t *testing.T) {
 	}
 }
 
+// TestMCPEmptyListsAreValid: a server without plans lists no templates and prompts (empty
+// arrays, not absent), and one resource: the guide, served without any plan.
 func TestMCPEmptyListsAreValid(t *testing.T) {
 	f := newMCPFixture(t, nil)
 	for m, key := range map[string]string{"resources/list": "resources", "resources/templates/list": "resourceTemplates", "prompts/list": "prompts"} {
 		_, _, out := f.post(`{"jsonrpc":"2.0","id":1,"method":"`+m+`"}`, nil)
-		if l, ok := result(t, out)[key].([]any); !ok || len(l) != 0 {
+		l, ok := result(t, out)[key].([]any)
+		if want := map[bool]int{true: 1, false: 0}[key == "resources"]; !ok || len(l) != want {
 			t.Errorf("%s: %v", m, out)
 		}
+	}
+	_, _, out := f.post(`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"werkbaum://guide"}}`, nil)
+	if c, _ := result(t, out)["contents"].([]any); len(c) != 1 || !strings.Contains(c[0].(map[string]any)["text"].(string), "werkbaum_inspect") {
+		t.Errorf("the guide without plans: %v", out)
 	}
 }
 

@@ -28,6 +28,11 @@ type ToolSpec[In, Out any] struct {
 	Title       string
 	Description string
 	Annotations ToolAnnotations
+	// UndeclaredOutput leaves the output schema out of tools/list (structuredContent is
+	// still an Out). For the seven write tools: their one small result type cost 414
+	// bytes of schema each in every request a host sends, which hosts do not show their
+	// model; the guide and the text copy say what a write answers.
+	UndeclaredOutput bool
 	// Heavy marks a tool whose calls cost milliseconds of CPU (the plan tools that run the
 	// notation engine or answer hundreds of KB). At most Options.HeavyCalls of them run at
 	// once, call and result encoding included; the others wait their turn.
@@ -66,6 +71,9 @@ func AddTool[In, Out any](s *Server, spec ToolSpec[In, Out]) {
 	}
 	if spec.Call == nil {
 		panic(fmt.Sprintf("api: tool %q has no Call", spec.Name))
+	}
+	if spec.UndeclaredOutput {
+		out = nil
 	}
 	decode := spec.Decode
 	if decode == nil {
@@ -113,10 +121,15 @@ type ToolError struct {
 	// Message is an English sentence naming the problem, for the model.
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
-	// A conflict: the plan changed since the base; Base and Text are the plan as it is now.
-	Conflict bool        `json:"conflict,omitempty"`
-	Base     *plans.Base `json:"base,omitempty"`
-	Text     *string     `json:"text,omitempty"`
+	// A conflict: the plan changed since the caller's base. Base is the plan's base now;
+	// Changes turn the caller's base text into the current one (0-based line indexes of
+	// the base text, as werkbaum_apply_ops takes them), MoreChanges counts those left out;
+	// Text is the current text, only when it is small or the changes are unknown.
+	Conflict    bool              `json:"conflict,omitempty"`
+	Base        *plans.Base       `json:"base,omitempty"`
+	Changes     []werkbaum.LineOp `json:"changes,omitempty"`
+	MoreChanges int               `json:"moreChanges,omitempty"`
+	Text        *string           `json:"text,omitempty"`
 	// A guard refusal (and its replay): why, the warnings, the switch that would allow it.
 	Refused  bool               `json:"refused,omitempty"`
 	Reason   string             `json:"reason,omitempty"`

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -36,15 +37,6 @@ func TestPlanToolsTakeTheEngineVocabulary(t *testing.T) {
 			InputSchema struct {
 				Properties map[string]json.RawMessage `json:"properties"`
 			} `json:"inputSchema"`
-			OutputSchema struct {
-				Properties struct {
-					Nodes struct {
-						Items struct {
-							Properties map[string]json.RawMessage `json:"properties"`
-						} `json:"items"`
-					} `json:"nodes"`
-				} `json:"properties"`
-			} `json:"outputSchema"`
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(l.tools, &list); err != nil {
@@ -53,20 +45,6 @@ func TestPlanToolsTakeTheEngineVocabulary(t *testing.T) {
 	found := 0
 	for _, tl := range list.Tools {
 		switch tl.Name {
-		case "werkbaum_inspect":
-			found++
-			node := tl.OutputSchema.Properties.Nodes.Items.Properties
-			for prop, want := range map[string]string{
-				"gate":            `{"description":"the node's own gate: and (also for + and no gate), or, xor","enum":["and"],"type":"string"}`,
-				"status":          `{"anyOf":[{"enum":["open","closed"],"type":"string"},{"type":"null"}]}`,
-				"effectiveStatus": `{"anyOf":[{"enum":["open","closed"],"type":"string"},{"type":"null"}]}`,
-				"size":            `{"anyOf":[{"enum":["tiny","huge"],"type":"string"},{"type":"null"}]}`,
-				"assumedSize":     `{"anyOf":[{"enum":["tiny","huge"],"type":"string"},{"type":"null"}]}`,
-			} {
-				if got := string(node[prop]); got != want {
-					t.Errorf("inspect's node %s schema\n got %s\nwant %s", prop, got, want)
-				}
-			}
 		case "werkbaum_set_status":
 			found++
 			var status struct {
@@ -97,8 +75,8 @@ func TestPlanToolsTakeTheEngineVocabulary(t *testing.T) {
 			}
 		}
 	}
-	if found != 3 {
-		t.Fatalf("found %d of the three tools", found)
+	if found != 2 {
+		t.Fatalf("found %d of the two tools", found)
 	}
 	if strings.Contains(string(l.tools), `"XXL"`) || strings.Contains(string(l.tools), `"highrisk"`) {
 		t.Errorf("tools/list still carries a word of the real vocabulary: %s", l.tools)
@@ -116,5 +94,27 @@ func TestGuideNamesTheVocabulary(t *testing.T) {
 	}
 	if r := "`(" + v.Sizes[0] + ")`…`(" + v.Sizes[len(v.Sizes)-1] + ")`"; !strings.Contains(werkbaumGuide, r) {
 		t.Errorf("the guide does not show the sizes as %s", r)
+	}
+}
+
+// TestGuideSaysWhatTheServerDoes: the guide's figures are the server's (a page of a read,
+// the largest text a conflict carries, the label cut), and it no longer promises what the
+// server does not do (a structuredContent.conflict, a 64 KiB request limit).
+func TestGuideSaysWhatTheServerDoes(t *testing.T) {
+	thousands := func(n int) string { return fmt.Sprintf("%d,%03d", n/1000, n%1000) }
+	for _, want := range []string{
+		"about " + thousands(readBudget) + " characters",
+		"up to " + thousands(conflictTextMax) + " bytes",
+		fmt.Sprintf("labels over %d characters", compactLabelMax),
+		"`changes`", "warningCount", "`more:`", `detail: "full"`,
+	} {
+		if !strings.Contains(werkbaumGuide, want) {
+			t.Errorf("the guide does not say %q", want)
+		}
+	}
+	for _, wrong := range []string{"structuredContent.conflict", "64 KiB", "the full `warnings`"} {
+		if strings.Contains(werkbaumGuide, wrong) {
+			t.Errorf("the guide still says %q", wrong)
+		}
 	}
 }

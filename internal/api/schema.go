@@ -27,8 +27,9 @@ import (
 //
 // Only portable JSON Schema is emitted: no type arrays ("nullable" is anyOf), no $ref.
 //
-// Field tags add the annotations hosts show the model: desc (description), enum
-// (comma-separated), minLength, maxLength, pattern, and default (a JSON value); type names
+// Field tags add the annotations hosts show the model: desc (description; inputs only),
+// enum (comma-separated), minLength, maxLength, pattern, and default (a JSON value);
+// shallow:"true" keeps only a result field's type (shallowSchema); type names
 // the JSON type of an interface or raw JSON field, which would otherwise accept anything
 // (the Inspector's --strict warns about such schemas).
 
@@ -72,6 +73,9 @@ func deriveSchema(t reflect.Type, mode schemaMode, root bool, seen []reflect.Typ
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return map[string]any{"type": "integer"}, nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if mode == outputMode {
+			return map[string]any{"type": "integer"}, nil // what the server writes needs no bound
+		}
 		return map[string]any{"type": "integer", "minimum": 0}, nil
 	case reflect.Float32, reflect.Float64:
 		return map[string]any{"type": "number"}, nil
@@ -152,7 +156,10 @@ func addFields(t reflect.Type, mode schemaMode, props map[string]any, required *
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
 		}
-		if err := annotate(fs, f); err != nil {
+		if f.Tag.Get("shallow") == "true" {
+			fs = shallowSchema(fs)
+		}
+		if err := annotate(fs, f, mode); err != nil {
 			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
 		}
 		// A pointer may be null where it says so, and in a result wherever the encoder
@@ -173,8 +180,26 @@ func addFields(t reflect.Type, mode schemaMode, props map[string]any, required *
 	return nil
 }
 
-// annotate applies a field's schema tags to its schema.
-func annotate(s map[string]any, f reflect.StructField) error {
+// shallowSchema keeps of s its type and, for an array, its items' type: for result fields
+// whose records are documented elsewhere (the guide, detail "full" of werkbaum_inspect),
+// whose full schema would cost tools/list hundreds of bytes per tool.
+func shallowSchema(s map[string]any) map[string]any {
+	t, ok := s["type"]
+	if !ok {
+		return s
+	}
+	out := map[string]any{"type": t}
+	if items, ok := s["items"].(map[string]any); ok && items["type"] != nil {
+		out["items"] = map[string]any{"type": items["type"]}
+	}
+	return out
+}
+
+// annotate applies a field's schema tags to its schema. Output schemas get no
+// descriptions: hosts do not show them to the model (they validate with them), yet every
+// byte of tools/list is paid for in each request of a session; the desc tags of result
+// types stay as documentation beside the code.
+func annotate(s map[string]any, f reflect.StructField, mode schemaMode) error {
 	if jt := f.Tag.Get("type"); jt != "" {
 		// The JSON type of a value Go cannot tell (an interface or raw JSON), so the schema
 		// still constrains it.
@@ -183,7 +208,7 @@ func annotate(s map[string]any, f reflect.StructField) error {
 		}
 		s["type"] = jt
 	}
-	if d := f.Tag.Get("desc"); d != "" {
+	if d := f.Tag.Get("desc"); d != "" && mode == inputMode {
 		s["description"] = d
 	}
 	if e := f.Tag.Get("enum"); e != "" {

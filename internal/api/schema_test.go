@@ -33,7 +33,8 @@ type schemaIn struct {
 }
 
 type schemaOut struct {
-	Count  uint64            `json:"count"`
+	Count  uint64            `json:"count" desc:"not shown: outputs carry no descriptions"`
+	Flat   []schemaInner     `json:"flat,omitempty" shallow:"true"`
 	Maybe  *schemaInner      `json:"maybe"`
 	Opt    *schemaInner      `json:"opt,omitempty"`
 	Loads  map[string]int    `json:"loads"`
@@ -45,7 +46,8 @@ type schemaOut struct {
 
 // TestSchemaDerivation: the laws of schema.go — required is what the encoder always writes,
 // embedded fields are flattened, nullable is anyOf (never a type array), inputs are closed
-// everywhere and outputs at the root, tags become annotations.
+// everywhere and outputs at the root, tags become annotations (descriptions and bounds of
+// server-written numbers only in inputs), shallow keeps a result field's type.
 func TestSchemaDerivation(t *testing.T) {
 	in, err := schemaOf[schemaIn](inputMode)
 	if err != nil {
@@ -69,7 +71,7 @@ func TestSchemaDerivation(t *testing.T) {
 	}
 	got, _ = json.Marshal(out)
 	want = `{"additionalProperties":false,"properties":{` +
-		`"any":{},"count":{"minimum":0,"type":"integer"},` +
+		`"any":{},"count":{"type":"integer"},"flat":{"items":{"type":"object"},"type":"array"},` +
 		`"lists":{"additionalProperties":{"items":{"type":"boolean"},"type":"array"},"type":"object"},` +
 		`"loads":{"additionalProperties":{"type":"integer"},"type":"object"},` +
 		`"maybe":{"anyOf":[{"properties":{"n":{"type":"integer"}},"required":["n"],"type":"object"},{"type":"null"}]},` +
@@ -105,13 +107,13 @@ func TestToolListSchemas(t *testing.T) {
 		// The language pattern and the prosody bounds are struct tags; they must say what
 		// validateSpeak checks.
 		`"pattern":"` + config.LangTagPattern + `"`,
-		fmt.Sprintf(`"rate":{"description":"Speaking rate in words per minute; omitted = the daemon's default.","maximum":%d,"minimum":%d,"type":"integer"}`, queue.MaxRate, queue.MinRate),
-		fmt.Sprintf(`"pitch":{"description":"Pitch, 50 = the voice's normal; not every engine takes it.","maximum":%d,"minimum":%d,"type":"integer"}`, queue.MaxPitch, queue.MinPitch),
+		fmt.Sprintf(`"rate":{"description":"Words per minute.","maximum":%d,"minimum":%d,"type":"integer"}`, queue.MaxRate, queue.MinRate),
+		fmt.Sprintf(`"pitch":{"description":"50 = the voice's normal.","maximum":%d,"minimum":%d,"type":"integer"}`, queue.MaxPitch, queue.MinPitch),
 		fmt.Sprintf(`"volume":{"description":"Volume in percent, 100 = normal.","maximum":%d,"minimum":%d,"type":"integer"}`, queue.MaxVolume, queue.MinVolume),
 		`"priority":{"default":"normal","description":`,
 		`"size":{"anyOf":[{"enum":["XS","S","M","L","XL","XXL"],"type":"string"},{"type":"null"}],"description":"the new size, or null to remove it"}`,
-		`"checksum":{"description":"the checksum of your last read","pattern":"^[0-9a-f]{64}$","type":"string"}`,
-		`"replayed":{"type":"boolean"}`,
+		`"checksum":{"pattern":"^[0-9a-f]{64}$","type":"string"}`,
+		`"inProgress":{"type":"boolean"}`,
 		`"state":{"enum":["applied","rejected","conflict","unknown"],"type":"string"}`,
 	} {
 		if !strings.Contains(list, want) {

@@ -185,6 +185,10 @@ func (s *Server) Handler() http.Handler {
 			s.serveDocuments(w, r)
 			return
 		}
+		if isOAuthProbe(r.URL.Path) {
+			s.answerOAuthProbe(w, r)
+			return
+		}
 		rt, ok := routes[r.URL.Path]
 		if !ok {
 			s.refuseHTTP(w, r, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint: " + r.URL.Path})

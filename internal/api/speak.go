@@ -28,21 +28,21 @@ const MaxTextBytes = 64 << 10
 // validateSpeak checks, and additionalProperties is false because the decoder refuses
 // unknown fields (a typo must not pass silently).
 type SpeakRequest struct {
-	Text     string `json:"text" minLength:"1" maxLength:"65536" desc:"What to say: one or two plain sentences. Longer texts are cut at a sentence boundary to the daemon's voice.cleanup.max_chars (default 400 characters); the result says so."`
-	Priority string `json:"priority,omitempty" enum:"low,normal,high" default:"\"normal\"" desc:"high is spoken before normal before low; each priority has its own rate limit."`
-	Lang     string `json:"lang,omitempty" pattern:"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" desc:"BCP-47 language of the text (de, en, fr, pt-BR, …) that the engine can speak; defaults to the daemon's configured language."`
-	Provider string `json:"provider,omitempty" desc:"A configured speech provider to use instead of the default; usually omitted."`
-	Now      bool   `json:"now,omitempty" default:"false" desc:"Pass quiet hours (unless the daemon's rules hold them against now) and the rate limit; never mute. Only for what cannot wait."`
+	Text     string `json:"text" minLength:"1" maxLength:"65536" desc:"One or two plain sentences (cut at about 400 characters)."`
+	Priority string `json:"priority,omitempty" enum:"low,normal,high" default:"\"normal\"" desc:"high before normal before low; each has its own rate limit."`
+	Lang     string `json:"lang,omitempty" pattern:"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" desc:"BCP-47 language of the text (de, en, pt-BR, …); default: the daemon's."`
+	Provider string `json:"provider,omitempty" desc:"A configured speech provider; usually omitted."`
+	Now      bool   `json:"now,omitempty" default:"false" desc:"Pass quiet hours (unless the rules forbid) and rate limit (not mute); only for what cannot wait."`
 	// Keep says which part of a text longer than max_chars is spoken: its start (the
 	// default, cut at a sentence) or its end (the last lines: piped build output, where
 	// the error is).
-	Keep string `json:"keep,omitempty" enum:"start,end" default:"\"start\"" desc:"Which part of a text longer than max_chars is spoken: start (default) or end (its last lines, e.g. build output whose error is at the end); the result says what was left out."`
+	Keep string `json:"keep,omitempty" enum:"start,end" default:"\"start\"" desc:"Part of a long text to speak: start, or end (last lines, e.g. build output)."`
 	// Voice is an engine voice (talk voices lists them); Rate, Pitch and Volume are on
 	// engine-neutral scales (queue.Prosody), 0 or absent = the default. Their bounds are
 	// queue.MinRate … queue.MaxVolume (a test holds the tags to them).
-	Voice  string `json:"voice,omitempty" maxLength:"64" desc:"An engine voice (as listed by talk voices); defaults to the agent's voice from [voice.agents], else the language's."`
-	Rate   int    `json:"rate,omitempty" minimum:"80" maximum:"450" desc:"Speaking rate in words per minute; omitted = the daemon's default."`
-	Pitch  int    `json:"pitch,omitempty" minimum:"1" maximum:"99" desc:"Pitch, 50 = the voice's normal; not every engine takes it."`
+	Voice  string `json:"voice,omitempty" maxLength:"64" desc:"An engine voice (talk voices lists them); usually omitted."`
+	Rate   int    `json:"rate,omitempty" minimum:"80" maximum:"450" desc:"Words per minute."`
+	Pitch  int    `json:"pitch,omitempty" minimum:"1" maximum:"99" desc:"50 = the voice's normal."`
 	Volume int    `json:"volume,omitempty" minimum:"1" maximum:"200" desc:"Volume in percent, 100 = normal."`
 }
 

@@ -45,13 +45,18 @@ if (!client) {
   process.exit();
 }
 
-await checks.run('tools/list declares every plan tool with an output schema', async () => {
+// The write tools leave their output schema out of tools/list (issue 30: seven copies of
+// one small schema were a fifth of the list); the reads declare theirs, and the SDK
+// validates every structured answer of a tool that declares one.
+const writes = new Set(tools.filter((n) => n.startsWith('werkbaum_') && n !== 'werkbaum_read' && n !== 'werkbaum_inspect'));
+await checks.run('tools/list declares the read tools with an output schema, the writes without', async () => {
   const { tools: listed } = await client.listTools(undefined, { timeout: 10_000 });
   const byName = new Map(listed.map((t) => [t.name, t]));
   for (const name of tools) {
     const t = byName.get(name);
     assert(t, `tool ${name} is missing`);
-    assert(t.outputSchema?.type === 'object', `${name} has no object outputSchema`);
+    if (writes.has(name)) assert(t.outputSchema === undefined, `${name} declares an outputSchema`);
+    else assert(t.outputSchema?.type === 'object', `${name} has no object outputSchema`);
     assert(t.inputSchema?.type === 'object', `${name} has no object inputSchema`);
   }
 });

@@ -15,7 +15,7 @@ import (
 const (
 	bodyToolsList  = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	bodyCallSpeak  = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"speak","arguments":{"text":"Tests are green on main","priority":"high"}}}`
-	bodyInspect    = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"werkbaum"}}}`
+	bodyInspect    = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"werkbaum_inspect","arguments":{"plan":"werkbaum","detail":"full"}}}`
 	bodySpeakHTTP  = `{"text":"Tests are green on main","priority":"high"}`
 	protocolHeader = "2025-11-25"
 )
