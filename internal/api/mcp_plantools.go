@@ -45,7 +45,7 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 		Name: "werkbaum_inspect", Title: "Inspect a plan",
 		Description: "A plan's status at a glance, as the notation computes it (trust it): a line per node (line, #id, label, " +
 			"status, size, people, deps), the warnings, the cheapest path. Large plans are cut; the answer says how to get " +
-			"the rest. detail full: all fields as JSON.",
+			"the rest.",
 		Annotations: readOnly,
 		Heavy:       true, // the engine, and an answer of up to hundreds of KB
 		Call:        pt.inspect,
@@ -261,8 +261,8 @@ type baseArg struct {
 type writeArgs struct {
 	Plan          string   `json:"plan" desc:"plan key"`
 	Base          *baseArg `json:"base" desc:"from your last read or write"`
-	RequestID     string   `json:"request_id" minLength:"1" maxLength:"256" desc:"new per change; resend it to retry safely"`
-	AllowWarnings bool     `json:"allowWarnings,omitempty" desc:"accept new structural warnings"`
+	RequestID     string   `json:"request_id" minLength:"1" maxLength:"256" desc:"new per change; resend to retry safely"`
+	AllowWarnings bool     `json:"allowWarnings,omitempty" desc:"accept new warnings"`
 	AllowProd     bool     `json:"allowProd,omitempty" desc:"allow a new [^]"`
 	Agent         string   `json:"agent,omitempty" desc:"your name"`
 }
@@ -339,7 +339,7 @@ type setSizeIn struct {
 type removeNodeIn struct {
 	writeArgs
 	ID      string `json:"id" desc:"the node's id (without #)"`
-	Discard *bool  `json:"discard" desc:"true marks the node [-]; false deletes it with its subtree"`
+	Discard *bool  `json:"discard" desc:"true: mark [-]; false: delete with subtree"`
 }
 
 type operationIn struct {

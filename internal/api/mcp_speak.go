@@ -12,8 +12,8 @@ func (m *mcpServer) registerSpeak() {
 	AddTool(m.s, ToolSpec[SpeakRequest, SpeakResult]{
 		Name:  "speak",
 		Title: "Speak aloud",
-		Description: "Say a short announcement aloud to the user (e.g. \"tests are green\"). Muted, quiet hours and " +
-			"rate limits may keep it silent (unless now): queued, muted and discarded are normal outcomes, not errors.",
+		Description: "Say a short announcement aloud (e.g. \"tests are green\"). Mute, quiet hours and rate limits " +
+			"may hold it (unless now); queued, muted and discarded are normal outcomes.",
 		Annotations: ToolAnnotations{
 			ReadOnlyHint:    Hint(false),
 			DestructiveHint: Hint(false),

@@ -32,11 +32,11 @@ type SpeakRequest struct {
 	Priority string `json:"priority,omitempty" enum:"low,normal,high" default:"\"normal\"" desc:"high before normal before low; each has its own rate limit."`
 	Lang     string `json:"lang,omitempty" pattern:"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" desc:"BCP-47 language of the text (de, en, pt-BR, …); default: the daemon's."`
 	Provider string `json:"provider,omitempty" desc:"A configured speech provider; usually omitted."`
-	Now      bool   `json:"now,omitempty" default:"false" desc:"Pass quiet hours (unless the rules forbid) and rate limit (not mute); only for what cannot wait."`
+	Now      bool   `json:"now,omitempty" default:"false" desc:"Pass quiet hours (if allowed) and rate limit, not mute; only for what cannot wait."`
 	// Keep says which part of a text longer than max_chars is spoken: its start (the
 	// default, cut at a sentence) or its end (the last lines: piped build output, where
 	// the error is).
-	Keep string `json:"keep,omitempty" enum:"start,end" default:"\"start\"" desc:"Part of a long text to speak: start, or end (last lines, e.g. build output)."`
+	Keep string `json:"keep,omitempty" enum:"start,end" default:"\"start\"" desc:"Of a long text: start, or end (its last lines: build output)."`
 	// Voice is an engine voice (talk voices lists them); Rate, Pitch and Volume are on
 	// engine-neutral scales (queue.Prosody), 0 or absent = the default. Their bounds are
 	// queue.MinRate … queue.MaxVolume (a test holds the tags to them).
