@@ -477,7 +477,9 @@ func (s *Service) addRecord(st *docState, r versionRecord) {
 	if st.created.IsZero() {
 		st.created = r.At
 	}
-	all := append(st.records[:len(st.records):len(st.records)], r) // a new array: readers may hold the old one
+	// Appending never changes an element a reader of the old slice sees; a mark replaces
+	// the slice (markMilestone).
+	all := append(st.records, r)
 	st.records = keptRecords(all, retain(all))
 	close(st.changed)
 	st.changed = make(chan struct{})
