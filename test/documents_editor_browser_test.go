@@ -20,7 +20,8 @@ import (
 // http://127.0.0.1 when (and only when) their origin is in [editor] origins. One page is
 // the live client of test/live (load, PATCH with checksum/clientId/seq, long-poll feed),
 // one does what the editor's Share button does (GET /info, POST /documents, GET the new
-// document). What crossed the wire is read from Chromium's network log.
+// document); the live page also takes the history menu's steps (milestone PATCH, POST
+// …/restore, GET …/history). What crossed the wire is read from Chromium's network log.
 
 // shareResult is what share.html writes into #result.
 type shareResult struct {
