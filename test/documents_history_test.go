@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +194,36 @@ func TestDocumentRestoreCompacted(t *testing.T) {
 	c.must(t, http.MethodPost, path+"/restore", map[string]any{"version": first}).problem(t, http.StatusUnprocessableEntity, "no longer keeps the text")
 	if got := string(readFile(t, paths["p"])); got != before {
 		t.Error("a refused restore changed the file")
+	}
+}
+
+// TestDocumentRestoreReadOnly: a restore is a write like any other: a plan file its owner
+// made read-only refuses it (403 read_only) as it refuses a PATCH, and nothing changes.
+func TestDocumentRestoreReadOnly(t *testing.T) {
+	t.Parallel()
+	d, paths := startPlanDaemon(t, planFile{Key: "p", Text: docPlanText})
+	path := docPathOf(t, d, newMCPClient(d), "p")
+	c := newDocHTTP(d, nil)
+	ed := newDocEditor(c, path, "ed", "Jörg")
+	ctx := context.Background()
+	if err := ed.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := ed.version
+	if a, err := ed.patch(ctx, []docOp{{Op: "insert", Index: 0, Lines: []string{"# Notiz von @Müller"}}}, false); err != nil || a.Status != http.StatusOK {
+		t.Fatalf("patch: %v %s", err, a)
+	}
+	if err := os.Chmod(paths["p"], 0o444); err != nil {
+		t.Fatal(err)
+	}
+	c.must(t, http.MethodPost, path+"/restore", map[string]any{"version": first}).problem(t, http.StatusForbidden, "read-only")
+	if got := string(readFile(t, paths["p"])); got != "# Notiz von @Müller\n"+docPlanText {
+		t.Errorf("a refused restore changed the file:\n%s", got)
+	}
+	if err := os.Chmod(paths["p"], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a := c.must(t, http.MethodPost, path+"/restore", map[string]any{"version": first}); a.Status != http.StatusOK || a.Map["content"] != docPlanText {
+		t.Errorf("restore once writable: %s", a)
 	}
 }
