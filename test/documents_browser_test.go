@@ -38,8 +38,14 @@ type liveState struct {
 		Status  int     `json:"status"`
 		Version *uint64 `json:"version"`
 	} `json:"patches"`
-	Log   []string `json:"log"`
-	Error string   `json:"error"`
+	Log      []string `json:"log"`
+	Error    string   `json:"error"`
+	Restores []struct {
+		Version    uint64 `json:"version"`
+		Status     int    `json:"status"`
+		NewVersion uint64 `json:"newVersion"`
+	} `json:"restores"`
+	History []docHistoryEntry `json:"history"`
 }
 
 // livePageServer serves the repository root, so test/live/page.html finds the notation's

@@ -38,7 +38,8 @@ func createConfig(notes, other string) string {
 }
 
 // TestDocumentInfo: /info names the server, the protocol version, what it serves (create
-// only with a root that allows it; restore, PUT, DELETE and the list not at all) and its
+// only with a root that allows it; restore, rename and history always; PUT, DELETE and
+// the list not at all) and its
 // limits.
 func TestDocumentInfo(t *testing.T) {
 	t.Parallel()
@@ -53,7 +54,7 @@ func TestDocumentInfo(t *testing.T) {
 		newDocHTTP(tc.d, nil).must(t, http.MethodGet, "/api/v1/info", nil).decode(t, &info)
 		f := info.Features
 		if info.Name != "talkd" || info.Version == "" || info.ProtocolVersion != "v1" ||
-			f.Create != tc.create || f.Restore || !f.Rename || !f.History || f.Replace || f.Delete || f.List {
+			f.Create != tc.create || !f.Restore || !f.Rename || !f.History || f.Replace || f.Delete || f.List {
 			t.Errorf("info (create %v): %+v", tc.create, info)
 		}
 		l := info.Limits

@@ -20,7 +20,8 @@ import (
 // http://127.0.0.1 when (and only when) their origin is in [editor] origins. One page is
 // the live client of test/live (load, PATCH with checksum/clientId/seq, long-poll feed),
 // one does what the editor's Share button does (GET /info, POST /documents, GET the new
-// document). What crossed the wire is read from Chromium's network log.
+// document); the live page also takes the history menu's steps (milestone PATCH, POST
+// …/restore, GET …/history). What crossed the wire is read from Chromium's network log.
 
 // shareResult is what share.html writes into #result.
 type shareResult struct {
@@ -187,6 +188,46 @@ func TestBrowserEditorOverHTTPS(t *testing.T) {
 			t.Errorf("the page's PATCHes: %+v", st.Patches)
 		}
 		checkEditorExchanges(t, exchanges, d.Addr, pages.URL, http.MethodPatch)
+	})
+
+	t.Run("milestone and restore", func(t *testing.T) {
+		// The camera button marks the current version, the page types on, then restores the
+		// marked version from the history: the file and the page go back, and the history
+		// names the page's person for the mark, the save and the restore.
+		var doc docDocument
+		newDocHTTP(d, nil).must(t, http.MethodGet, docURL[len(d.URL):], nil).decode(t, &doc)
+		marked := doc.Version
+		st, exchanges := liveHTTPS(t, chromium, pages.URL, docURL, "Browser Müller", []map[string]any{
+			{"milestone": true},
+			{"insert": []any{5, "  - [ ] #q: Noch eine für @Müller (XS)"}},
+			{"settle": true},
+			{"restore": marked},
+			{"history": true},
+		})
+		if st.Error != "" {
+			t.Fatalf("the live page failed: %s\nlog:\n%s", st.Error, strings.Join(st.Log, "\n"))
+		}
+		if got := string(readFile(t, plan)); got != doc.Content || st.Text != doc.Content || st.Version != marked+2 {
+			t.Errorf("after the restore the file is\n%s\nthe page (version %d)\n%s\nwant version %d\n%s", got, st.Version, st.Text, marked+2, doc.Content)
+		}
+		if len(st.Patches) != 2 || st.Patches[0].Status != http.StatusOK || st.Patches[0].Version == nil || *st.Patches[0].Version != marked ||
+			len(st.Restores) != 1 || st.Restores[0].Status != http.StatusOK {
+			t.Errorf("the page's PATCHes %+v and restores %+v", st.Patches, st.Restores)
+		}
+		byVersion := map[uint64]docHistoryEntry{}
+		for _, e := range st.History {
+			byVersion[e.Version] = e
+		}
+		if e := byVersion[marked]; !e.Milestone || e.MarkedBy != "Browser Müller" {
+			t.Errorf("the marked version %d in the page's history: %+v", marked, e)
+		}
+		if e := byVersion[marked+1]; e.DisplayName != "Browser Müller" || e.Milestone || !strings.Contains(e.Content, "#q: Noch eine") {
+			t.Errorf("the page's save %d in its history: %+v", marked+1, e)
+		}
+		if e := byVersion[marked+2]; e.ChangeType != "RESTORED" || e.DisplayName != "Browser Müller" || e.RestoredFrom != marked {
+			t.Errorf("the restore %d in the page's history: %+v", marked+2, e)
+		}
+		checkEditorExchanges(t, exchanges, d.Addr, pages.URL, http.MethodPost)
 	})
 
 	t.Run("share", func(t *testing.T) {

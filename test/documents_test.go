@@ -165,7 +165,7 @@ func TestDocumentProtocolEdges(t *testing.T) {
 	c.must(t, http.MethodGet, "/api/v1/documents", nil).problem(t, http.StatusMethodNotAllowed, "plans_list")
 	c.must(t, http.MethodPut, path, map[string]any{"title": "x", "content": ""}).problem(t, http.StatusMethodNotAllowed, "PATCH")
 	c.must(t, http.MethodDelete, path, nil).problem(t, http.StatusMethodNotAllowed, "folder")
-	c.must(t, http.MethodPost, path+"/restore", map[string]any{}).problem(t, http.StatusMethodNotAllowed, "history")
+	c.must(t, http.MethodPost, path+"/restore", map[string]any{}).problem(t, http.StatusConflict, "name the version")
 	if got := string(readFile(t, paths["p"])); got != want {
 		t.Fatalf("a refused method changed the file:\n%s", got)
 	}
@@ -617,6 +617,7 @@ func TestDocumentSharedModeGrants(t *testing.T) {
 		Ops: []docOp{{Op: "insert", Index: 0, Lines: []string{"# reader"}}}}
 	reader.must(t, http.MethodPatch, path+"/content", body).problem(t, http.StatusForbidden, "no write grant")
 	reader.must(t, http.MethodPatch, path+"/title", map[string]any{"title": "x", "expectedVersion": doc.Version}).problem(t, http.StatusForbidden, "no write grant")
+	reader.must(t, http.MethodPost, path+"/restore", map[string]any{"version": doc.Version}).problem(t, http.StatusForbidden, "no write grant")
 
 	// The speaker has no grant on the plan: its document does not exist for it.
 	speaker := newDocHTTP(d, bearer("speaker"))

@@ -30,7 +30,8 @@ type documentStore interface {
 	DocumentKey(id string) (key string, ok bool)
 	Document(ctx context.Context, id string) (*plans.Document, error)
 	PatchContent(ctx context.Context, id string, p plans.ContentPatch) (*plans.PatchResult, error)
-	SetTitle(ctx context.Context, id, title string, expectedVersion uint64, who plans.Author) (*plans.Document, error)
+	SetTitle(ctx context.Context, id, title string, expectedVersion uint64, who plans.DocAuthor) (*plans.Document, error)
+	Restore(ctx context.Context, id string, version uint64, who plans.DocAuthor) (*plans.Document, error)
 	Changes(ctx context.Context, id string, since uint64, wait time.Duration) (*plans.ChangeFeed, error)
 	ChangeSignal(id string) (<-chan struct{}, error)
 	History(ctx context.Context, id string) ([]plans.HistoryEntry, error)
@@ -112,6 +113,8 @@ func (rt documentRoute) methods() []string {
 		return []string{http.MethodGet} // a long poll; HEAD would hold a request for nothing
 	case routeContent, routeTitle:
 		return []string{http.MethodPatch}
+	case routeRestore:
+		return []string{http.MethodPost} // documents_restore.go
 	case routeList:
 		return []string{http.MethodPost} // create (documents_create.go)
 	}
@@ -165,7 +168,7 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	rt, id, ok := parseDocumentPath(r.URL.Path)
 	if !ok {
 		s.refuse(w, r, &dd.door, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
-			Message: "no such endpoint: " + r.URL.Path + "; the document protocol has /api/v1/info and /api/v1/documents/{id}[/content|/title|/changes|/history]"})
+			Message: "no such endpoint: " + r.URL.Path + "; the document protocol has /api/v1/info and /api/v1/documents/{id}[/content|/title|/changes|/history|/restore]"})
 		return
 	}
 	methods := rt.methods()
@@ -180,9 +183,9 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	}
 	var key string
 	if allowed && id != "" {
-		// The plan's grant: reading needs read, the PATCHes write. A document the caller
-		// may not read is indistinguishable from one that does not exist.
-		write := r.Method == http.MethodPatch
+		// The plan's grant: reading needs read, the PATCHes and a restore write. A document
+		// the caller may not read is indistinguishable from one that does not exist.
+		write := r.Method == http.MethodPatch || rt == routeRestore
 		d.grant = func(c Caller) *Error {
 			k, e := s.documentGrant(c, id, write)
 			key = k
@@ -215,6 +218,8 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 		s.patchContent(w, r, &d, id, key, a)
 	case routeTitle:
 		s.patchTitle(w, r, &d, id, key, a)
+	case routeRestore:
+		s.restoreDocument(w, r, &d, id, key, a)
 	case routeChanges:
 		s.changes(w, r, &d, id, key, a.caller)
 	case routeHistory:
@@ -227,15 +232,13 @@ func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// methodRefusal says why a method is not offered: a file-backed plan is replaced, deleted
-// and restored in its folder or through the config, not through the protocol.
+// methodRefusal says why a method is not offered: a file-backed plan is replaced and
+// deleted in its folder or through the config, not through the protocol.
 func methodRefusal(rt documentRoute, method string) *Error {
 	msg := method + " is not allowed on this path; use " + strings.Join(rt.methods(), " or ")
 	switch {
 	case rt == routeList:
 		msg = "talkd does not list documents over this protocol: plans_list (MCP) and talk plans show each plan's document URL"
-	case rt == routeRestore:
-		msg = "talkd does not restore documents: a plan is a file; restore an older version from its history or its git mirror and PATCH it"
 	case rt == routeDocument && method == http.MethodPut:
 		msg = "talkd does not replace documents with PUT: send the change as PATCH /api/v1/documents/{id}/content (line operations against a base)"
 	case rt == routeDocument && method == http.MethodDelete:
@@ -299,10 +302,7 @@ func (s *Server) patchTitle(w http.ResponseWriter, r *http.Request, d *door, id,
 		s.refuse(w, r, d, e)
 		return
 	}
-	who := plans.Author{Client: a.caller.ID, Agent: a.caller.Agent}
-	if t.DisplayName != "" {
-		who.Agent = t.DisplayName
-	}
+	who := plans.DocAuthor{ClientID: t.ClientID, DisplayName: t.DisplayName, Client: a.caller.ID, Agent: a.caller.Agent}
 	doc, err := s.documents.store.SetTitle(r.Context(), id, t.Title, t.ExpectedVersion, who)
 	if err != nil {
 		s.refuse(w, r, d, s.documentError(r.Context(), key, err))

@@ -126,7 +126,7 @@ func (s *Server) createdDocument(ctx context.Context, key, title string, c Calle
 	if err != nil || doc.Title == title {
 		return doc, err
 	}
-	return st.SetTitle(ctx, id, title, doc.Version, plans.Author{Client: c.ID, Agent: c.Agent})
+	return st.SetTitle(ctx, id, title, doc.Version, plans.DocAuthor{Client: c.ID, Agent: c.Agent})
 }
 
 // planFileName is the file name of the n-th try to create a plan titled title: the title

@@ -60,6 +60,7 @@ func (s *Server) documentInfo(cfg *config.Config) infoWire {
 		Name: "talkd", Version: s.version, Protocol: documentsProtocolVersion,
 		Features: infoFeatures{
 			Create:  s.createRoot(cfg) != "",
+			Restore: s.documents.store != nil,
 			Rename:  s.documents.store != nil,
 			History: s.documents.store != nil,
 		},

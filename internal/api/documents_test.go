@@ -61,11 +61,17 @@ func (f *fakeDocuments) PatchContent(_ context.Context, id string, p plans.Conte
 	}
 	return &plans.PatchResult{Version: p.BaseVersion + 1}, nil
 }
-func (f *fakeDocuments) SetTitle(_ context.Context, id, title string, v uint64, who plans.Author) (*plans.Document, error) {
+func (f *fakeDocuments) SetTitle(_ context.Context, id, title string, v uint64, who plans.DocAuthor) (*plans.Document, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
 	return &plans.Document{ID: id, Title: title, Version: v + 1}, nil
+}
+func (f *fakeDocuments) Restore(_ context.Context, id string, v uint64, who plans.DocAuthor) (*plans.Document, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &plans.Document{ID: id, Title: "p", Version: v + 10}, nil
 }
 func (f *fakeDocuments) Changes(ctx context.Context, id string, since uint64, wait time.Duration) (*plans.ChangeFeed, error) {
 	f.mu.Lock()
@@ -308,14 +314,42 @@ func TestDocumentRoutes(t *testing.T) {
 		{http.MethodGet, "/api/v1/documents", "plans_list"},
 		{http.MethodPut, docPath, "PATCH"},
 		{http.MethodDelete, docPath, "deleted in its folder"},
-		{http.MethodPost, docPath + "/restore", "history"},
+		{http.MethodGet, docPath + "/restore", "POST"},
 		{http.MethodGet, docPath + "/content", "PATCH"},
 	} {
 		resp, body := f.do(tc.method, tc.path, `{"title":"x","content":""}`, nil)
 		f.problem(resp, body, http.StatusMethodNotAllowed, tc.detail)
 	}
+	// A restore names its version: without one 409 (the contract's answer for a document
+	// that exists), with one the store's document; the store's refusals by kind.
+	resp, body := f.do(http.MethodPost, docPath+"/restore", `{"clientId":"ed"}`, nil)
+	f.problem(resp, body, http.StatusConflict, "name the version")
+	resp, body = f.do(http.MethodPost, docPath+"/restore", `{"version":2,"clientId":"ed"}`, nil)
+	if resp.StatusCode != http.StatusOK || body["version"] != float64(12) {
+		t.Errorf("restore: %d %v", resp.StatusCode, body)
+	}
+	for _, bad := range []string{`{"version":-1}`, `{"version":"2"}`, `{"version":2,"displayName":"a\nb"}`} {
+		resp, body = f.do(http.MethodPost, docPath+"/restore", bad, nil)
+		f.problem(resp, body, http.StatusBadRequest, "")
+	}
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{wrapErr(plans.ErrVersionNotKept, "version 2 no longer kept"), http.StatusUnprocessableEntity, "version_not_kept"},
+		{wrapErr(plans.ErrNoSuchVersion, "version 99"), http.StatusNotFound, "no_such_version"},
+	} {
+		f.store.setErr(tc.err)
+		resp, body = f.do(http.MethodPost, docPath+"/restore", `{"version":2}`, nil)
+		f.problem(resp, body, tc.status, tc.err.Error())
+		if body["code"] != tc.code {
+			t.Errorf("restore refused with %v: code %v, want %s", tc.err, body["code"], tc.code)
+		}
+	}
+	f.store.setErr(nil)
 	// Creating without a root that allows it: 403 saying how to allow it.
-	resp, body := f.do(http.MethodPost, "/api/v1/documents", `{"title":"x","content":""}`, nil)
+	resp, body = f.do(http.MethodPost, "/api/v1/documents", `{"title":"x","content":""}`, nil)
 	f.problem(resp, body, http.StatusForbidden, "create = true")
 	for _, p := range []string{"/api/v1/documents/not-a-uuid", "/api/v1/documents/99999999-2222-4333-8444-555555555555", "/api/v1/nothing", docPath + "/more/deep"} {
 		resp, body := f.do(http.MethodGet, p, "", nil)

@@ -52,17 +52,20 @@ type contentPatchWire struct {
 	Ops         *[]lineOpWire `json:"ops"`
 }
 
-// titlePatchWire is the body of PATCH …/title. displayName is not in the contract's body;
-// it is taken when an editor sends it, for the RENAMED version's attribution.
+// titlePatchWire is the body of PATCH …/title. clientId and displayName are not in the
+// contract's body; they are taken when an editor sends them, for the RENAMED version's
+// attribution (without a name, the client id's last one).
 type titlePatchWire struct {
 	Title           *string `json:"title"`
 	ExpectedVersion *int64  `json:"expectedVersion"`
+	ClientID        *string `json:"clientId"`
 	DisplayName     *string `json:"displayName"`
 }
 
 type titlePatch struct {
 	Title           string
 	ExpectedVersion uint64
+	ClientID        string
 	DisplayName     string
 }
 
@@ -250,13 +253,26 @@ func decodeTitlePatch(raw []byte) (titlePatch, *Error) {
 		return t, e
 	}
 	t.ExpectedVersion = uint64(v)
-	if in.DisplayName != nil {
-		if e := label("displayName", *in.DisplayName, 0, maxDisplayName); e != nil {
-			return t, e
+	t.ClientID, t.DisplayName, e = decodeWho(in.ClientID, in.DisplayName)
+	return t, e
+}
+
+// decodeWho checks the optional clientId and displayName a rename or a restore may carry.
+func decodeWho(clientID, displayName *string) (string, string, *Error) {
+	var id, name string
+	if clientID != nil {
+		if e := label("clientId", *clientID, 0, maxClientID); e != nil {
+			return "", "", e
 		}
-		t.DisplayName = *in.DisplayName
+		id = *clientID
 	}
-	return t, nil
+	if displayName != nil {
+		if e := label("displayName", *displayName, 0, maxDisplayName); e != nil {
+			return "", "", e
+		}
+		name = *displayName
+	}
+	return id, name, nil
 }
 
 // --- answers ---
@@ -344,13 +360,20 @@ type historyWire struct {
 	Timestamp   time.Time `json:"timestamp"`
 	ClientID    string    `json:"clientId,omitempty"`
 	DisplayName string    `json:"displayName,omitempty"`
+	// talkd's members beside the contract's: whether the version is a milestone, who
+	// marked it one (an empty milestone PATCH), which version a restore brought back.
+	Milestone        bool   `json:"milestone"`
+	MarkedBy         string `json:"markedBy,omitempty"`
+	MarkedByClientID string `json:"markedByClientId,omitempty"`
+	RestoredFrom     uint64 `json:"restoredFrom,omitempty"`
 }
 
 func historyOf(h []plans.HistoryEntry) []historyWire {
 	out := make([]historyWire, len(h))
 	for i, e := range h {
 		out[i] = historyWire{DocumentID: e.DocumentID, Version: e.Version, Title: e.Title, Content: e.Content,
-			ChangeType: e.ChangeType, Timestamp: e.Timestamp.UTC(), ClientID: e.ClientID, DisplayName: e.DisplayName}
+			ChangeType: e.ChangeType, Timestamp: e.Timestamp.UTC(), ClientID: e.ClientID, DisplayName: e.DisplayName,
+			Milestone: e.Milestone, MarkedBy: e.MarkedBy, MarkedByClientID: e.MarkedByClientID, RestoredFrom: e.RestoredFrom}
 	}
 	return out
 }

@@ -42,6 +42,8 @@ var planRenderings = map[plans.Kind]planRendering{
 	plans.KindUnapplicable:   {http.StatusUnprocessableEntity, asIs},
 	plans.KindRemoteFailed:   {http.StatusBadGateway, asIs},
 	plans.KindRemoteDocument: {http.StatusNotFound, asIs},
+	plans.KindNoSuchVersion:  {http.StatusNotFound, asIs},
+	plans.KindVersionGone:    {http.StatusUnprocessableEntity, asIs},
 	plans.KindInternal:       {http.StatusInternalServerError, func(err error) string { return "the plan store failed: " + err.Error() }},
 }
 

@@ -24,8 +24,8 @@
 //
 // API: var c = TalkLive.create({doc: Werkbaum.doc, displayName, clientId?, wait?, fetch?,
 // subtle?, dom?}); await c.open(url); await c.edit(lineIndex, newLine);
-// await c.insert(lineIndex, line); c.text(); c.events(); c.state(); await c.settled();
-// c.close(). In a page, dom (a document) gets the state written into #live-text,
+// await c.insert(lineIndex, line); await c.milestone(); await c.restore(version);
+// await c.history(); c.text(); c.events(); c.state(); await c.settled(); c.close(). In a page, dom (a document) gets the state written into #live-text,
 // #live-version, #live-events and #live-log after every change, for --dump-dom.
 (function (root) {
   'use strict';
@@ -53,7 +53,9 @@
     var events = [];
     var seenEvents = {};
     var log = [];
-    var patches = []; // {seq, status, version?}
+    var patches = []; // {seq, status, version?, milestone?}
+    var restores = []; // {version, status, newVersion?}
+    var history = null; // the last GET …/history, trimmed
     var conflicts = 0;
     var closed = false;
     var feedAbort = null;
@@ -246,6 +248,61 @@
       });
     }
 
+    // milestone sends what is local, then the camera button's PATCH: no ops, milestone
+    // true, against the shadow; the server marks its current version.
+    function milestone() {
+      return flush().then(function () {
+        return inLane(function () {
+          var body = { baseVersion: version, clientId: clientId, seq: ++seq, displayName: displayName, milestone: true, ops: [] };
+          return checksum(shadow).then(function (sum) {
+            body.checksum = sum;
+            return patchWithRetry(body, 0);
+          }).then(function (res) {
+            var ans = res.body || {};
+            patches.push({ seq: body.seq, status: res.status, version: ans.version || null, milestone: true });
+            if (res.status !== 200) throw new Error('milestone PATCH seq ' + body.seq + ': ' + res.status + ' ' + problem(ans));
+            note('milestone: version ' + ans.version + ' marked');
+          });
+        });
+      });
+    }
+
+    // restore asks the server to bring version v back (POST …/restore {version, clientId});
+    // its answer, the Document at the new version, becomes the shadow, local changes
+    // carried over it.
+    function restore(v) {
+      return flush().then(function () {
+        return inLane(function () {
+          return request('POST', docUrl + '/restore', { version: v, clientId: clientId }).then(function (resp) {
+            return readJSON(resp).then(function (d) {
+              restores.push({ version: v, status: resp.status, newVersion: d && d.version });
+              if (resp.status !== 200) throw new Error('restore of version ' + v + ': ' + resp.status + ' ' + problem(d));
+              var next = D.normalize(d.content);
+              local = carry(shadow, next);
+              shadow = next;
+              version = d.version;
+              note('restored version ' + v + ' as version ' + version);
+              changed();
+            });
+          });
+        });
+      });
+    }
+
+    // loadHistory fetches GET …/history into state().history.
+    function loadHistory() {
+      return request('GET', docUrl + '/history').then(function (resp) {
+        return readJSON(resp).then(function (list) {
+          if (resp.status !== 200) throw new Error('history: ' + resp.status + ' ' + problem(list));
+          history = list.map(function (e) {
+            return { version: e.version, changeType: e.changeType, displayName: e.displayName, clientId: e.clientId,
+              milestone: e.milestone, markedBy: e.markedBy, restoredFrom: e.restoredFrom, content: e.content };
+          });
+          note('history: ' + history.length + ' entries');
+        });
+      });
+    }
+
     // feed long-polls the changes until closed; answers are handled in the lane.
     function feed() {
       if (closed) return;
@@ -347,7 +404,8 @@
       return {
         url: docUrl, clientId: clientId, displayName: displayName, version: version,
         text: local, shadow: shadow, pending: local !== shadow, seq: seq,
-        patches: patches.slice(), conflicts: conflicts, events: events.slice(), log: log.slice()
+        patches: patches.slice(), conflicts: conflicts, events: events.slice(), log: log.slice(),
+        restores: restores.slice(), history: history
       };
     }
 
@@ -379,7 +437,8 @@
     return {
       open: open, edit: edit, insert: insert, text: function () { return local; },
       events: function () { return events.slice(); }, state: state, settled: settled,
-      until: until, close: close, checksum: checksum
+      until: until, close: close, checksum: checksum,
+      milestone: milestone, restore: restore, history: loadHistory
     };
   }
 

@@ -46,8 +46,10 @@ type change[R any] interface {
 	// answer; a conflict or a refusal is recorded in the journal by compute and answered
 	// as an error.
 	compute(ctx context.Context, snap *Snapshot, e *journalEntry) (string, R, error)
-	// unchanged completes the answer of a write that left the text as it was.
-	unchanged(res R, snap *Snapshot)
+	// unchanged completes the answer of a write that left the text as it was. What it
+	// returns (nil: nothing) is recorded in the transaction of the answer's journal
+	// record: an empty milestone PATCH marks the current version.
+	unchanged(res R, snap *Snapshot) (*alongside, error)
 	// changed completes the answer of a write that makes revision rev with checksum sum
 	// (0 and "": the document server gives them when it applies the write).
 	changed(res R, rev uint64, sum string)
@@ -61,6 +63,14 @@ type change[R any] interface {
 	// event fills the after-hook's Tool, RequestID and Author.
 	event(ev *WriteEvent)
 	logs() commitLogs
+}
+
+// alongside is a change of the store that a write without a new text makes in the
+// transaction of its journal record: put runs in it (maybe more than once), saved after
+// it committed.
+type alongside struct {
+	put   func(Tx) error
+	saved func()
 }
 
 // commitLogs are the log lines of a commit's failures, worded for its change.
@@ -132,10 +142,13 @@ func commitOnce[R any](ctx context.Context, s *Service, t target, c change[R]) (
 		return zero, nil, err
 	}
 	if newText == snap.Text {
-		c.unchanged(res, snap)
+		also, err := c.unchanged(res, snap)
+		if err != nil {
+			return zero, nil, err
+		}
 		entry.State, entry.Revision, entry.NewChecksum = StateApplied, snap.Base.Revision, snap.Base.Checksum
 		entry.Result, _ = json.Marshal(res)
-		if err := s.record(key, entry); err != nil {
+		if err := s.recordWith(key, entry, also); err != nil {
 			return zero, nil, err
 		}
 		return res, nil, nil

@@ -83,6 +83,13 @@ type HistoryEntry struct {
 	Timestamp   time.Time `json:"timestamp"`
 	ClientID    string    `json:"clientId,omitempty"`
 	DisplayName string    `json:"displayName,omitempty"`
+	// Milestone: a state someone meant (not a person's ordinary save). MarkedBy names who
+	// marked it with an empty milestone PATCH, when someone did.
+	Milestone        bool   `json:"milestone"`
+	MarkedBy         string `json:"markedBy,omitempty"`
+	MarkedByClientID string `json:"markedByClientId,omitempty"`
+	// RestoredFrom is the version a RESTORED version brought back (0: a file that came back).
+	RestoredFrom uint64 `json:"restoredFrom,omitempty"`
 }
 
 // Change types of DOCUMENTS.md that a file-backed plan produces.
@@ -91,8 +98,11 @@ const (
 	ChangeUpdated  = "UPDATED"
 	ChangeRenamed  = "RENAMED"
 	ChangeDeleted  = "DELETED"  // the plan's file went away (noticed by a read)
-	ChangeRestored = "RESTORED" // the file is back after a DELETED version
+	ChangeRestored = "RESTORED" // the file is back after a DELETED version, or a kept version restored
 )
+
+// someoneName is the display name of a person who sent none and whose client id never did.
+const someoneName = "someone"
 
 // outsideName is the display name of a version made outside talkd (an editor saving the
 // file, a git checkout) that a read noticed.
@@ -207,7 +217,7 @@ func checkTitle(title string) error {
 // SetTitle renames the document: a new version of type RENAMED with the same content.
 // expectedVersion must be the current version (else ErrStaleVersion). The title is kept
 // in the state database; the plan file is not touched.
-func (s *Service) SetTitle(ctx context.Context, id, title string, expectedVersion uint64, who Author) (*Document, error) {
+func (s *Service) SetTitle(ctx context.Context, id, title string, expectedVersion uint64, who DocAuthor) (*Document, error) {
 	if err := checkTitle(title); err != nil {
 		s.log.Info("document rename refused: bad title", "document", id, "err", err)
 		return nil, err
@@ -229,7 +239,7 @@ func (s *Service) SetTitle(ctx context.Context, id, title string, expectedVersio
 	return doc, err
 }
 
-func (s *Service) setTitle(ctx context.Context, key, id, title string, expected uint64, who Author) (*Document, error) {
+func (s *Service) setTitle(ctx context.Context, key, id, title string, expected uint64, who DocAuthor) (*Document, error) {
 	snap, err := s.Read(ctx, key)
 	if err != nil {
 		return nil, err
@@ -249,8 +259,9 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 	if same {
 		return s.documentOf(key, id, snap)
 	}
-	pv := &pendingVersion{rec: versionRecord{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.Client,
-		DisplayName: who.Agent, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(snap.Text), title: &title}
+	name := s.authorName(st, who)
+	pv := &pendingVersion{rec: versionRecord{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.ClientID,
+		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(snap.Text), title: &title}
 	meta := planMeta{Revision: rev + 1, Checksum: snap.Base.Checksum}
 	err = s.commit.Do(func(tx Tx) error {
 		b := tx.Bucket(bucketName(key))
@@ -274,7 +285,7 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 	}
 	s.mem.metaSaved(key, meta)
 	s.versionSaved(key, st, pv)
-	s.log.Info("document renamed", "plan", key, "version", rev+1, "client", who.Client)
+	s.log.Info("document renamed", "plan", key, "version", rev+1, "client", who.Client, "client_id", who.ClientID, "name", name)
 	snap.Base.Revision = rev + 1
 	return s.documentOf(key, id, snap)
 }
@@ -497,10 +508,11 @@ func (s *Service) computeFeedDiff(ctx context.Context, key string, d *feedDiffEn
 	return d
 }
 
-// History lists the document's milestones oldest first (agent writes, milestone
-// PATCHes, renames, changes made outside talkd, the first version seen) whose text the
-// store still keeps, plus always the newest state. Non-milestone PATCH versions are
-// short-lived sync states and are left out once a newer version exists.
+// History lists the document's kept states oldest first, as retain picks them: its
+// milestones (agent writes, milestone PATCHes and marks, restores, renames, changes made
+// outside talkd, the first version seen), people's saves (all of the last hour, then
+// one per person per hour) and always the newest state; a version whose text is no
+// longer kept is left out.
 func (s *Service) History(ctx context.Context, id string) ([]HistoryEntry, error) {
 	key, st, err := s.docPlanState(id)
 	if err != nil {
@@ -515,26 +527,29 @@ func (s *Service) History(ctx context.Context, id string) ([]HistoryEntry, error
 	}
 	s.docs.mu.Lock()
 	var picked []versionRecord
-	kept := keptTexts(st.records)
-	for i, r := range st.records {
-		newest := i == len(st.records)-1
-		if (r.Milestone || newest) && kept[r.Version] && r.Version <= snap.Base.Revision {
+	listed := retain(st.records).history
+	for _, r := range st.records {
+		if listed[r.Version] && r.Version <= snap.Base.Revision {
 			picked = append(picked, r)
 		}
 	}
 	s.docs.mu.Unlock()
-	texts, err := s.versionTexts(key, picked)
+	texts, kept, err := s.versionTexts(key, picked)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]HistoryEntry, 0, len(picked))
 	for i, r := range picked {
+		if !kept[i] {
+			continue
+		}
 		title := r.Title
 		if title == "" {
 			title = s.defaultTitle(key)
 		}
 		out = append(out, HistoryEntry{DocumentID: id, Version: r.Version, Title: title, Content: texts[i],
-			ChangeType: r.ChangeType, Timestamp: r.At, ClientID: r.ClientID, DisplayName: r.DisplayName})
+			ChangeType: r.ChangeType, Timestamp: r.At, ClientID: r.ClientID, DisplayName: r.DisplayName,
+			Milestone: r.Milestone, MarkedBy: r.MarkedBy, MarkedByClientID: r.MarkedByClientID, RestoredFrom: r.RestoredFrom})
 	}
 	return out, nil
 }

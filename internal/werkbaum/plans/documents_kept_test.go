@@ -78,6 +78,11 @@ func TestKeptSettleVersionKeepsItsAuthor(t *testing.T) {
 func failingDocFixture(t *testing.T) (*fixture, *failingDB, string) {
 	t.Helper()
 	f := newFixture(t, planText)
+	// The fixture's first service must be gone: its warm-up, late on a loaded machine,
+	// would otherwise read the file after the failing write's rename and record that
+	// revision in the database as a change of its own (no author), behind this test's back.
+	f.svc.warming.Wait()
+	f.svc.Close()
 	db := &failingDB{Database: Bolt(f.db)}
 	f.svc = f.openOn(t, db)
 	id, err := f.svc.DocumentID(context.Background(), "p")

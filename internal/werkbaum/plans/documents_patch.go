@@ -226,7 +226,13 @@ func (c *patchChange) compute(ctx context.Context, snap *Snapshot, entry *journa
 	return string(data), res, nil
 }
 
-func (c *patchChange) unchanged(*PatchResult, *Snapshot) {}
+// unchanged: a milestone PATCH that changes no line marks the current version.
+func (c *patchChange) unchanged(_ *PatchResult, snap *Snapshot) (*alongside, error) {
+	if !c.patch.Milestone {
+		return nil, nil
+	}
+	return c.s.markMilestone(c.p.Key, snap.Base.Revision, DocAuthor{ClientID: c.patch.ClientID, DisplayName: c.patch.DisplayName})
+}
 
 func (c *patchChange) changed(res *PatchResult, rev uint64, _ string) { res.Version = rev }
 

@@ -20,25 +20,32 @@ import (
 //	                      v:<version>  → versionRecord (8-byte big-endian version)
 //	                      t:<version>  → the version's normalised text
 //
-// Bounds, per plan: the records of the newest maxRecords versions (the feed's events and
-// the history's attribution), and texts only for
+// Bounds, per plan (retain is the one place of this rule): texts are kept for
 //   - the newest keepVersions versions, as long as their texts add up to at most
 //     keepBytes (the newest is always kept): the bases a PATCH can still be rebased
 //     from and a feed client can still get ops from. 64 versions is minutes of live
 //     typing by several people (editors send a PATCH per pause), enough for any client
 //     that is online; one that was away longer gets the full content, which the
 //     protocol allows (422 "compacted", feed with content);
-//   - the newest keepMilestones milestones, again within keepBytes: the history. A
-//     milestone is a state a person or agent meant (agent write, milestone PATCH,
-//     rename, outside edit), so it outlives the sync states between them.
+//   - the history, which GET …/history lists and POST …/restore can bring back:
+//     the newest keepMilestones milestones within keepBytes (a state a person or agent
+//     meant: agent write, milestone PATCH or mark, restore, rename, outside edit), and
+//     people's saves (an editor's ordinary PATCH): every save of the last saveWindow
+//     before the newest version, then the last save per person per clock hour, the
+//     newest keepSaves of them within keepBytes; and always the newest version.
 //
-// So a plan's texts cost at most 2·keepBytes (8 MiB) plus the newest, however long it
-// lives and however fast it is edited. A version whose text is dropped is "compacted".
+// Records (the feed's events and the history's attribution) are kept for the newest
+// maxRecords versions and for every version the history lists. So a plan's texts cost
+// at most 3·keepBytes (12 MiB) plus the newest, and its records maxRecords plus
+// keepMilestones plus keepSaves, however long it lives and however fast it is edited. A
+// version whose text is dropped is "compacted".
 const (
 	maxRecords     = 512
 	keepVersions   = 64
 	keepMilestones = 32
+	keepSaves      = 64
 	keepBytes      = 4 << 20
+	saveWindow     = time.Hour
 )
 
 var (
@@ -72,6 +79,19 @@ type versionRecord struct {
 	Checksum    string    `json:"checksum"` // werkbaum.DocumentChecksum of the text
 	Size        int       `json:"size"`     // bytes of the text
 	Title       string    `json:"title,omitempty"`
+	// Added with kept milestones and restores; a state file without them reads as before.
+	MarkedBy         string `json:"markedBy,omitempty"`         // who marked the version a milestone (an empty milestone PATCH)
+	MarkedByClientID string `json:"markedByClientId,omitempty"` // their document client id
+	RestoredFrom     uint64 `json:"restoredFrom,omitempty"`     // RESTORED by a restore: the version brought back
+}
+
+// person is who a save counts for in the history's thinning: the name shown, else the
+// client id.
+func (r versionRecord) person() string {
+	if r.DisplayName != "" {
+		return "name:" + r.DisplayName
+	}
+	return "id:" + r.ClientID
 }
 
 // pendingVersion is a version about to be recorded in a transaction.
@@ -262,9 +282,7 @@ func (s *Service) docState(key string) (*docState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: read the document's versions: %w", key, err)
 	}
-	if n := len(loaded.records); n > maxRecords {
-		loaded.records = append([]versionRecord(nil), loaded.records[n-maxRecords:]...)
-	}
+	loaded.records = keptRecords(loaded.records, retain(loaded.records))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if st := d.states[key]; st != nil {
@@ -274,19 +292,32 @@ func (s *Service) docState(key string) (*docState, error) {
 	return loaded, nil
 }
 
-// keptTexts applies the retention rule (see the layout above) to records, oldest first:
-// the versions whose text the store keeps.
-func keptTexts(recs []versionRecord) map[uint64]bool {
-	kept := make(map[uint64]bool, keepVersions)
+// retention is what retain keeps of a document's versions.
+type retention struct {
+	history map[uint64]bool // the versions the history lists
+	texts   map[uint64]bool // the versions whose text is kept: the history and the rebase bases
+}
+
+// retain applies the retention rule (see the layout above) to recs, oldest first. It
+// depends on the records only (the save window ends at the newest version's time, not
+// now), so the same records always keep the same texts: putVersion drops exactly what a
+// new version pushes out.
+func retain(recs []versionRecord) retention {
+	r := retention{history: map[uint64]bool{}, texts: make(map[uint64]bool, keepVersions)}
+	if len(recs) == 0 {
+		return r
+	}
 	n, bytes := 0, 0
 	for i := len(recs) - 1; i >= 0 && n < keepVersions; i-- {
 		bytes += recs[i].Size
 		if n > 0 && bytes > keepBytes {
 			break
 		}
-		kept[recs[i].Version] = true
+		r.texts[recs[i].Version] = true
 		n++
 	}
+	newest := recs[len(recs)-1]
+	r.history[newest.Version] = true
 	n, bytes = 0, 0
 	for i := len(recs) - 1; i >= 0 && n < keepMilestones; i-- {
 		if !recs[i].Milestone {
@@ -296,10 +327,53 @@ func keptTexts(recs []versionRecord) map[uint64]bool {
 		if bytes > keepBytes {
 			break
 		}
-		kept[recs[i].Version] = true
+		r.history[recs[i].Version] = true
 		n++
 	}
-	return kept
+	type hourOf struct {
+		person string
+		hour   time.Time
+	}
+	seen := map[hourOf]bool{}
+	n, bytes = 0, 0
+	for i := len(recs) - 1; i >= 0 && n < keepSaves; i-- {
+		rec := recs[i]
+		if rec.Milestone || rec.ClientID == "" {
+			continue // not a person's save
+		}
+		slot := hourOf{rec.person(), rec.At.UTC().Truncate(time.Hour)}
+		recent := newest.At.Sub(rec.At) < saveWindow
+		if !recent && seen[slot] {
+			continue // a later save of this person in this hour stands for it
+		}
+		seen[slot] = true
+		bytes += rec.Size
+		if bytes > keepBytes {
+			break
+		}
+		r.history[rec.Version] = true
+		n++
+	}
+	for v := range r.history {
+		r.texts[v] = true
+	}
+	return r
+}
+
+// keptRecords is recs without the records retain lets go: those older than the newest
+// maxRecords that the history does not list. recs is not changed.
+func keptRecords(recs []versionRecord, ret retention) []versionRecord {
+	if len(recs) <= maxRecords {
+		return recs
+	}
+	cut := len(recs) - maxRecords
+	out := make([]versionRecord, 0, maxRecords+len(ret.history))
+	for _, r := range recs[:cut] {
+		if ret.history[r.Version] {
+			out = append(out, r)
+		}
+	}
+	return append(out, recs[cut:]...)
 }
 
 // putVersion records pv in tx: its record and text, the document meta (created on the
@@ -355,21 +429,27 @@ func (s *Service) putVersion(tx Tx, key string, st *docState, pv *pendingVersion
 	all := make([]versionRecord, 0, len(old)+1)
 	all = append(all, old...)
 	all = append(all, rec)
-	var dropped []versionRecord
-	if len(all) > maxRecords {
-		dropped, all = all[:len(all)-maxRecords], all[len(all)-maxRecords:]
-	}
-	for _, r := range dropped {
-		if err := b.Delete(versionKey('v', r.Version)); err != nil {
-			return err
+	before, after := retain(old), retain(all)
+	kept := keptRecords(all, after)
+	if len(kept) < len(all) {
+		stays := make(map[uint64]bool, len(kept))
+		for _, r := range kept {
+			stays[r.Version] = true
 		}
-		if err := b.Delete(versionKey('t', r.Version)); err != nil {
-			return err
+		for _, r := range all {
+			if stays[r.Version] {
+				continue
+			}
+			if err := b.Delete(versionKey('v', r.Version)); err != nil {
+				return err
+			}
+			if err := b.Delete(versionKey('t', r.Version)); err != nil {
+				return err
+			}
 		}
 	}
-	before, after := keptTexts(old), keptTexts(all)
-	for v := range before {
-		if !after[v] {
+	for v := range before.texts {
+		if !after.texts[v] {
 			if err := b.Delete(versionKey('t', v)); err != nil {
 				return err
 			}
@@ -397,10 +477,10 @@ func (s *Service) addRecord(st *docState, r versionRecord) {
 	if st.created.IsZero() {
 		st.created = r.At
 	}
-	st.records = append(st.records, r)
-	if n := len(st.records); n > maxRecords {
-		st.records = append([]versionRecord(nil), st.records[n-maxRecords:]...)
-	}
+	// Appending never changes an element a reader of the old slice sees; a mark replaces
+	// the slice (markMilestone).
+	all := append(st.records, r)
+	st.records = keptRecords(all, retain(all))
 	close(st.changed)
 	st.changed = make(chan struct{})
 }
@@ -423,23 +503,25 @@ func (s *Service) versionText(key string, v uint64) (string, bool, error) {
 	return text, ok, nil
 }
 
-// versionTexts returns the texts of recs in one transaction ("" for one not kept).
-func (s *Service) versionTexts(key string, recs []versionRecord) ([]string, error) {
-	out := make([]string, len(recs))
+// versionTexts returns the texts of recs in one transaction, and whether each is kept (a
+// state file of an older talkd may lack a text the rule keeps today).
+func (s *Service) versionTexts(key string, recs []versionRecord) ([]string, []bool, error) {
+	out, ok := make([]string, len(recs)), make([]bool, len(recs))
 	err := s.db.View(func(tx Tx) error {
 		b := tx.Bucket(docBucketName(key))
 		if b == nil {
 			return nil
 		}
 		for i, r := range recs {
-			out[i] = string(b.Get(versionKey('t', r.Version)))
+			raw := b.Get(versionKey('t', r.Version))
+			out[i], ok[i] = string(raw), raw != nil
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("plan %s: read versions: %w", key, err)
+		return nil, nil, fmt.Errorf("plan %s: read versions: %w", key, err)
 	}
-	return out, nil
+	return out, ok, nil
 }
 
 // noteVersion makes sure the revision a read found is a version of the document. A
@@ -719,9 +801,12 @@ func (s *Service) docWriting(key string, rev uint64) func() {
 // under the MCP host's name (its process's agent client id is gone with it).
 func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
 	rec := versionRecord{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
-	if e.Tool == patchTool {
+	switch e.Tool {
+	case patchTool:
 		rec.ClientID = strings.TrimPrefix(e.Author.Client, patchClient(""))
-	} else {
+	case restoreTool:
+		settledRestore(&rec, e)
+	default:
 		rec.Client = e.Author.Client
 		if rec.DisplayName == "" {
 			rec.DisplayName = agentName

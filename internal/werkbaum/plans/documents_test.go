@@ -106,9 +106,10 @@ func TestDocumentIDStableAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// v1 first seen, v2 a non-milestone patch (left out: not the newest), v3 the agent.
-	if len(hist) != 2 || hist[0].Version != 1 || hist[0].ChangeType != ChangeCreated || hist[1].Version != 3 ||
-		hist[1].DisplayName != "Claude Code" || !strings.HasPrefix(hist[1].ClientID, "mcp-") || hist[1].Content != d2.Content {
+	// v1 first seen, v2 a person's save (with their name), v3 the agent.
+	if len(hist) != 3 || hist[0].Version != 1 || hist[0].ChangeType != ChangeCreated || hist[1].Version != 2 ||
+		hist[1].DisplayName != "Jörg im Browser" || hist[1].ClientID != "c1" || hist[2].Version != 3 ||
+		hist[2].DisplayName != "Claude Code" || !strings.HasPrefix(hist[2].ClientID, "mcp-") || hist[2].Content != d2.Content {
 		t.Fatalf("history after restart: %+v", hist)
 	}
 	if svc2.agentClientID == f.svc.agentClientID {
@@ -305,7 +306,7 @@ func TestPatchKeepsCRLFAndBOM(t *testing.T) {
 func TestSetTitle(t *testing.T) {
 	f := newDocFixture(t, planText)
 	ctx := context.Background()
-	d, err := f.svc.SetTitle(ctx, f.id, "Veröffentlichung", 1, Author{Client: "c9", Agent: "Jörg"})
+	d, err := f.svc.SetTitle(ctx, f.id, "Veröffentlichung", 1, DocAuthor{Client: "c9", DisplayName: "Jörg"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,11 +316,11 @@ func TestSetTitle(t *testing.T) {
 	if f.read(t).Base.Revision != 2 || f.fileText(t) != planText {
 		t.Fatal("a rename must be a new revision with the same file")
 	}
-	if _, err := f.svc.SetTitle(ctx, f.id, "again", 1, Author{}); !errors.Is(err, ErrStaleVersion) {
+	if _, err := f.svc.SetTitle(ctx, f.id, "again", 1, DocAuthor{}); !errors.Is(err, ErrStaleVersion) {
 		t.Fatalf("stale expectedVersion: %v", err)
 	}
 	for _, bad := range []string{"", "  ", strings.Repeat("x", 256), "a\nb"} {
-		if _, err := f.svc.SetTitle(ctx, f.id, bad, 2, Author{}); !errors.Is(err, werkbaum.ErrBadInput) {
+		if _, err := f.svc.SetTitle(ctx, f.id, bad, 2, DocAuthor{}); !errors.Is(err, werkbaum.ErrBadInput) {
 			t.Errorf("title %q: %v", bad, err)
 		}
 	}
@@ -458,10 +459,10 @@ func TestHistoryMilestones(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	patch(1, false, "sync 1")          // v2: left out
+	patch(1, false, "sync 1")          // v2: a person's save of the last hour
 	f.setStatus(t, "auth", "done", "") // v3: agent, no name → "Agent"
 	patch(2, true, "milestone")        // v4
-	patch(3, false, "sync 2")          // v5: the newest, so listed
+	patch(3, false, "sync 2")          // v5: the newest
 	hist, err := f.svc.History(ctx, f.id)
 	if err != nil {
 		t.Fatal(err)
@@ -473,11 +474,14 @@ func TestHistoryMilestones(t *testing.T) {
 			t.Errorf("entry %+v", h)
 		}
 	}
-	want := "[1:CREATED: 3:UPDATED:Agent 4:UPDATED:Jörg im Browser 5:UPDATED:Jörg im Browser]"
+	want := "[1:CREATED: 2:UPDATED:Jörg im Browser 3:UPDATED:Agent 4:UPDATED:Jörg im Browser 5:UPDATED:Jörg im Browser]"
 	if fmt.Sprint(got) != want {
 		t.Fatalf("history %v\nwant    %s", got, want)
 	}
-	if !strings.Contains(hist[3].Content, "sync 2") || strings.Contains(hist[1].Content, "milestone") {
+	if hist[1].Milestone || !hist[3].Milestone {
+		t.Errorf("a save is no milestone, a milestone PATCH is: %+v %+v", hist[1], hist[3])
+	}
+	if !strings.Contains(hist[4].Content, "sync 2") || strings.Contains(hist[2].Content, "milestone") {
 		t.Fatal("history contents are not the versions' texts")
 	}
 }

@@ -21,21 +21,23 @@ type Kind string
 
 // The kinds; the names are the codes both doors answer.
 const (
-	KindInternal       Kind = "failed"          // a fault of the store (500 on the document doors)
-	KindUnknownPlan    Kind = "not_found"       // no such plan or document
-	KindDeleted        Kind = "deleted"         // the plan's file is gone (its document reads as deleted)
-	KindFileRefused    Kind = "file_refused"    // a symlink, FIFO, directory or file over the limit where the plan was
-	KindReadOnly       Kind = "read_only"       // the file has no write bit for the daemon's user
-	KindTooLarge       Kind = "too_large"       // the new text would pass the engine's input limit
-	KindTimeout        Kind = "timeout"         // the notation engine or the store ran out of time
-	KindConflict       Kind = "conflict"        // a stale base, or a patch overlapping changes since its base
-	KindRefused        Kind = "refused"         // a guard refused the write
-	KindRejected       Kind = "rejected"        // a request id refused before
-	KindRequestReused  Kind = "request_reused"  // a request id used with other arguments
-	KindStaleVersion   Kind = "stale_version"   // a title change on a version that is not current
-	KindUnapplicable   Kind = "unapplicable"    // a patch that does not apply (checksum, range, base)
-	KindRemoteFailed   Kind = "remote_failed"   // a document server that could not be used
-	KindRemoteDocument Kind = "remote_document" // a document request for a plan kept on another server
+	KindInternal       Kind = "failed"           // a fault of the store (500 on the document doors)
+	KindUnknownPlan    Kind = "not_found"        // no such plan or document
+	KindDeleted        Kind = "deleted"          // the plan's file is gone (its document reads as deleted)
+	KindFileRefused    Kind = "file_refused"     // a symlink, FIFO, directory or file over the limit where the plan was
+	KindReadOnly       Kind = "read_only"        // the file has no write bit for the daemon's user
+	KindTooLarge       Kind = "too_large"        // the new text would pass the engine's input limit
+	KindTimeout        Kind = "timeout"          // the notation engine or the store ran out of time
+	KindConflict       Kind = "conflict"         // a stale base, or a patch overlapping changes since its base
+	KindRefused        Kind = "refused"          // a guard refused the write
+	KindRejected       Kind = "rejected"         // a request id refused before
+	KindRequestReused  Kind = "request_reused"   // a request id used with other arguments
+	KindStaleVersion   Kind = "stale_version"    // a title change on a version that is not current
+	KindUnapplicable   Kind = "unapplicable"     // a patch that does not apply (checksum, range, base)
+	KindRemoteFailed   Kind = "remote_failed"    // a document server that could not be used
+	KindRemoteDocument Kind = "remote_document"  // a document request for a plan kept on another server
+	KindNoSuchVersion  Kind = "no_such_version"  // a restore of a version the document never had
+	KindVersionGone    Kind = "version_not_kept" // a restore of a version whose text is no longer kept
 )
 
 // KindOf classifies err; what is not a refusal of the store is KindInternal. The order
@@ -81,6 +83,10 @@ func KindOf(err error) Kind {
 		return KindStaleVersion
 	case errors.Is(err, ErrPatchUnapplicable):
 		return KindUnapplicable
+	case errors.Is(err, ErrNoSuchVersion):
+		return KindNoSuchVersion
+	case errors.Is(err, ErrVersionNotKept):
+		return KindVersionGone
 	}
 	return KindInternal
 }
@@ -207,6 +213,10 @@ var (
 	ErrPatchUnapplicable = errors.New("the patch does not apply")
 	// ErrStaleVersion: an expectedVersion that is not the current version (409).
 	ErrStaleVersion = errors.New("stale version")
+	// ErrNoSuchVersion: a restore of a version the document never had (404).
+	ErrNoSuchVersion = errors.New("no such version")
+	// ErrVersionNotKept: a restore of a version whose text the store no longer keeps (422).
+	ErrVersionNotKept = errors.New("version not kept")
 )
 
 // errReadOnly marks a write refused because the plan file has no write bit for the

@@ -111,8 +111,9 @@ func (c *verbChange) compute(ctx context.Context, snap *Snapshot, entry *journal
 	return newText, &WriteResult{Warnings: verdict.Warnings, Added: verdict.Added, Removed: verdict.Removed}, nil
 }
 
-func (c *verbChange) unchanged(res *WriteResult, snap *Snapshot) {
+func (c *verbChange) unchanged(res *WriteResult, snap *Snapshot) (*alongside, error) {
 	res.Base, res.Revision = snap.Base, snap.Base.Revision
+	return nil, nil
 }
 
 func (c *verbChange) changed(res *WriteResult, rev uint64, sum string) {
@@ -291,11 +292,19 @@ func (s *Service) replay(ctx context.Context, p planRef, req WriteRequest, e *jo
 // memory (their settle failed) are saved in the same transaction: a write's pending record
 // comes before its rename, and once the file holds the new text the checksum rule of a
 // restart could no longer tell that those earlier writes were applied.
-func (s *Service) record(key string, e *journalEntry) error {
+func (s *Service) record(key string, e *journalEntry) error { return s.recordWith(key, e, nil) }
+
+// recordWith is record with also (nil: nothing) in the same transaction.
+func (s *Service) recordWith(key string, e *journalEntry, also *alongside) error {
 	kept := s.mem.keptOf(key)
 	err := s.commit.Do(func(tx Tx) error {
 		if err := s.putKept(tx, kept); err != nil {
 			return err
+		}
+		if also != nil {
+			if err := also.put(tx); err != nil {
+				return err
+			}
 		}
 		return s.putEntry(tx.Bucket(bucketName(key)), e)
 	})
@@ -303,6 +312,9 @@ func (s *Service) record(key string, e *journalEntry) error {
 		return fmt.Errorf("write journal: %w", err)
 	}
 	s.mem.forgetKept(kept)
+	if also != nil {
+		also.saved()
+	}
 	return nil
 }
 
