@@ -1,6 +1,7 @@
 package test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,6 +40,21 @@ func TestCLIDoctor(t *testing.T) {
 	r.want(t, 1, "talk doctor --json")
 	if checks, _ := r.jsonLine(t)["checks"].([]any); len(checks) != 7 {
 		t.Errorf("talk doctor --json: %s", r.stdout)
+	}
+
+	// An XDG autostart entry (talk service install --autostart, for machines without a
+	// systemd user session) is a service that starts at login too.
+	home := t.TempDir()
+	entry := filepath.Join(home, ".config", "autostart", "talkd.desktop")
+	if err := os.MkdirAll(filepath.Dir(entry), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(entry, []byte("[Desktop Entry]\nType=Application\nExec=talkd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = talkRun(t, map[string]string{"TALK_URL": d.URL, "PATH": bin, "HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config")}, "", "doctor")
+	if !strings.Contains(r.stdout, "OK    service            "+entry+" (XDG autostart)") {
+		t.Errorf("talk doctor with an XDG autostart entry:\n%s", r.stdout)
 	}
 
 	r = talkRun(t, map[string]string{"TALK_URL": "http://127.0.0.1:1", "PATH": bin}, "", "doctor")

@@ -250,8 +250,15 @@ func (a *app) doctorService() check {
 	if err != nil {
 		return check{Name: "service", Status: checkWarn, Detail: err.Error()}
 	}
-	if !isFile(path) {
-		return check{Name: "service", Status: checkWarn, Detail: "talkd does not start at login (" + path + " is missing)", Fix: "talk service install"}
+	if isFile(path) {
+		return check{Name: "service", Status: checkOK, Detail: path}
 	}
-	return check{Name: "service", Status: checkOK, Detail: path}
+	// Without a systemd user session, talk service install --autostart starts talkd
+	// from the desktop session instead: that counts as starting at login too.
+	if s.goos == "linux" {
+		if entry, err := s.autostartFile(); err == nil && isFile(entry) {
+			return check{Name: "service", Status: checkOK, Detail: entry + " (XDG autostart)"}
+		}
+	}
+	return check{Name: "service", Status: checkWarn, Detail: "talkd does not start at login (" + path + " is missing)", Fix: "talk service install"}
 }
