@@ -177,7 +177,7 @@
     var total = terms.baseCost;
     for (var ci = 0; ci < comps.length; ci++) {
       var comp = comps[ci];
-      var best = comp.groups.length > 1 && activatedInOrder(S, comp) ? dynamic(S, comp) : enumerate(S, comp);
+      var best = comp.groups.length > 1 ? search(S, comp) : enumerate(S, comp);
       for (var i = 0; i < comp.groups.length; i++) S.choiceIdx[comp.groups[i]] = best.idx[i];
       total += best.cost;
     }
@@ -208,6 +208,7 @@
     this.mark = new Int32Array(N);
     this.stamp = 0;
     this.choiceIdx = new Array(G.length); // the option index chosen per group
+    this.fixed = new Int32Array(G.length).fill(-1); // search: an option a group must take, or −1
     this.listed = new Int32Array(G.length); // termClasses: the stamp of the term that last listed a group
     this.eff = new Int32Array(G.length); // enumerate: the effective option per group, −1 = inactive
     this.effNext = new Int32Array(G.length); // enumerate: the next assignment's eff
@@ -546,18 +547,104 @@
     return mp;
   }
 
-  // dynamic: for a component in which every group is either active in every assignment
-  // (its parent is in R0) or activated only by groups that come earlier in the reference
-  // order (e.g. a group nested in an option of an earlier group). Each term is charged to
-  // the last group (in reference order) that can change it; after choosing groups 0…p−1 the
-  // rest depends only on which of the nodes still used by later terms are marked
-  // ("state"). Memoising best(p, state) and taking at each level the first option that
-  // reaches the minimum yields the reference's lexicographically first optimum.
-  function dynamic(S, comp) {
+  // search: the optimum of a component of several groups. When its activations form no
+  // cycle, the groups are taken in an order in which every activation runs forwards (the
+  // reference order when it is one) and the memoised search (dynamic) applies. In the
+  // reference order it yields the lexicographically first optimum at once; in another order
+  // it yields the optimum's cost, and the reference's choice is then fixed group by group in
+  // reference order: the first option of each with which the optimum is still reached (at
+  // most Σ options runs of dynamic instead of Π options assignments: a plan of 14 groups
+  // that activate backwards took seconds in goja, issue 33). Cycles are enumerated.
+  function search(S, comp) {
+    var order = activationOrder(S, comp);
+    if (order === null) return enumerate(S, comp);
+    var cg = comp.groups;
+    var k = cg.length;
+    var a;
+    var inRef = true;
+    for (a = 0; a < k; a++) if (order[a] !== cg[a]) inRef = false;
+    if (inRef) return dynamic(S, comp, cg)();
+    var run = dynamic(S, comp, order);
+    var found = run(); // an optimum under the options fixed so far
+    var best = found.cost;
+    var optOf = Object.create(null);
+    var fixed = S.fixed;
+    var idx = [];
+    for (a = 0; a < k; a++) {
+      var g = cg[a];
+      for (var p = 0; p < k; p++) optOf[order[p]] = found.idx[p];
+      var o = 0;
+      for (; o < S.G[g].pool.length - 1 && o !== optOf[g]; o++) {
+        fixed[g] = o;
+        var f = run();
+        if (f.cost === best) {
+          found = f;
+          break;
+        }
+      }
+      fixed[g] = o;
+      idx.push(o);
+    }
+    for (a = 0; a < k; a++) fixed[cg[a]] = -1;
+    return { idx: idx, cost: best };
+  }
+
+  // activationOrder returns the component's groups in an order in which every activation
+  // (of a group not active anyway) runs from an earlier group to a later one, preferring
+  // the reference order (Kahn's algorithm, the earliest ready group first), or null when
+  // the activations form a cycle.
+  function activationOrder(S, comp) {
+    var cg = comp.groups;
+    var k = cg.length;
+    var posOf = Object.create(null);
+    var a, o, q;
+    for (a = 0; a < k; a++) posOf[cg[a]] = a;
+    var indeg = new Int32Array(k);
+    var out = [];
+    for (a = 0; a < k; a++) {
+      var targets = [];
+      var acts = S.acts[cg[a]];
+      for (o = 0; o < acts.length; o++) {
+        for (q = 0; q < acts[o].length; q++) {
+          var h = acts[o][q];
+          if (S.isBaseActive[h]) continue;
+          if (h === cg[a]) return null;
+          var ph = posOf[h];
+          if (targets.indexOf(ph) < 0) {
+            targets.push(ph);
+            indeg[ph]++;
+          }
+        }
+      }
+      out.push(targets);
+    }
+    var order = [];
+    var done = new Uint8Array(k);
+    while (order.length < k) {
+      for (a = 0; a < k && (done[a] || indeg[a] > 0); a++);
+      if (a === k) return null; // a cycle
+      done[a] = 1;
+      order.push(cg[a]);
+      for (q = 0; q < out[a].length; q++) indeg[out[a][q]]--;
+    }
+    return order;
+  }
+
+  // dynamic: the memoised search over the groups of a component in the given order, in
+  // which every group is either active in every assignment (its parent is in R0) or
+  // activated only by groups that come earlier (e.g. a group nested in an option of an
+  // earlier group). Each term is charged to the last group (in that order) that can change
+  // it; after choosing groups 0…p−1 the rest depends only on which of the nodes still used
+  // by later terms are marked ("state"). Memoising best(p, state) and taking at each level
+  // the first option that reaches the minimum yields the optimum that is lexicographically
+  // first in that order. A group with an option in S.fixed takes only that option.
+  // dynamic prepares the terms and states once and returns the search, which search may run
+  // again under other fixed options: () → {idx (options in the given order), cost}.
+  function dynamic(S, comp, cg) {
     var G = S.G;
     var comps = S.comps;
     var mark = S.mark;
-    var cg = comp.groups;
+    var fixed = S.fixed;
     var k = cg.length;
     var posOf = Object.create(null);
     for (var a = 0; a < k; a++) posOf[cg[a]] = a;
@@ -600,7 +687,7 @@
       for (a = minPos[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
     }
     for (a = 0; a <= k; a++) keys[a].sort(function (u, v) { return u - v; });
-    var memo = Object.create(null);
+    var memo;
     function solve(p, marked) {
       var id = p + '|' + marked.join(',');
       var hit = memo[id];
@@ -608,6 +695,7 @@
       var g = cg[p];
       var best = null;
       for (var o = 0; o < G[g].pool.length; o++) {
+        if (fixed[g] >= 0 && o !== fixed[g]) continue;
         var stamp = ++S.stamp;
         for (var t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
         if (S.isBaseActive[g] || mark[G[g].parent] === stamp) {
@@ -626,31 +714,18 @@
       memo[id] = best;
       return best;
     }
-    var res = solve(0, []);
-    var idx = [];
-    var state = [];
-    for (a = 0; a < k; a++) {
-      var step = solve(a, state);
-      idx.push(step.opt);
-      state = step.next;
-    }
-    return { idx: idx, cost: res.cost };
-  }
-
-  // activatedInOrder: every activation inside the component goes from an earlier group
-  // to a later one (so a group's activity is known when the search reaches it).
-  function activatedInOrder(S, comp) {
-    for (var a = 0; a < comp.groups.length; a++) {
-      var g = comp.groups[a];
-      var acts = S.acts[g];
-      for (var o = 0; o < acts.length; o++) {
-        for (var q = 0; q < acts[o].length; q++) {
-          var h = acts[o][q];
-          if (!S.isBaseActive[h] && h <= g) return false;
-        }
+    return function () {
+      memo = Object.create(null);
+      var res = solve(0, []);
+      var idx = [];
+      var state = [];
+      for (var p = 0; p < k; p++) {
+        var step = solve(p, state);
+        idx.push(step.opt);
+        state = step.next;
       }
-    }
-    return true;
+      return { idx: idx, cost: res.cost };
+    };
   }
 
   // finish walks the needed set once, children before parents, and adds to the result:
