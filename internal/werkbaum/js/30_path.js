@@ -208,7 +208,6 @@
     this.mark = new Int32Array(N);
     this.stamp = 0;
     this.choiceIdx = new Array(G.length); // the option index chosen per group
-    this.fixed = new Int32Array(G.length).fill(-1); // search: an option a group must take, or −1
     this.listed = new Int32Array(G.length); // termClasses: the stamp of the term that last listed a group
     this.eff = new Int32Array(G.length); // enumerate: the effective option per group, −1 = inactive
     this.effNext = new Int32Array(G.length); // enumerate: the next assignment's eff
@@ -549,44 +548,18 @@
 
   // search: the optimum of a component of several groups. When its activations form no
   // cycle, the groups are taken in an order in which every activation runs forwards (the
-  // reference order when it is one) and the memoised search (dynamic) applies. In the
-  // reference order it yields the lexicographically first optimum at once; in another order
-  // it yields the optimum's cost, and the reference's choice is then fixed group by group in
-  // reference order: the first option of each with which the optimum is still reached (at
-  // most Σ options runs of dynamic instead of Π options assignments: a plan of 14 groups
-  // that activate backwards took seconds in goja, issue 33). Cycles are enumerated.
+  // reference order when it is one) and the memoised search (dynamic) applies; cycles are
+  // enumerated. A plan of 14 groups that activate backwards took seconds in goja (issue 33).
   function search(S, comp) {
     var order = activationOrder(S, comp);
     if (order === null) return enumerate(S, comp);
     var cg = comp.groups;
-    var k = cg.length;
-    var a;
-    var inRef = true;
-    for (a = 0; a < k; a++) if (order[a] !== cg[a]) inRef = false;
-    if (inRef) return dynamic(S, comp, cg)();
-    var run = dynamic(S, comp, order);
-    var found = run(); // an optimum under the options fixed so far
-    var best = found.cost;
+    var res = dynamic(S, comp, order);
     var optOf = Object.create(null);
-    var fixed = S.fixed;
+    for (var p = 0; p < order.length; p++) optOf[order[p]] = res.idx[p];
     var idx = [];
-    for (a = 0; a < k; a++) {
-      var g = cg[a];
-      for (var p = 0; p < k; p++) optOf[order[p]] = found.idx[p];
-      var o = 0;
-      for (; o < S.G[g].pool.length - 1 && o !== optOf[g]; o++) {
-        fixed[g] = o;
-        var f = run();
-        if (f.cost === best) {
-          found = f;
-          break;
-        }
-      }
-      fixed[g] = o;
-      idx.push(o);
-    }
-    for (a = 0; a < k; a++) fixed[cg[a]] = -1;
-    return { idx: idx, cost: best };
+    for (var a = 0; a < cg.length; a++) idx.push(optOf[cg[a]]);
+    return { idx: idx, cost: res.cost };
   }
 
   // activationOrder returns the component's groups in an order in which every activation
@@ -635,19 +608,22 @@
   // activated only by groups that come earlier (e.g. a group nested in an option of an
   // earlier group). Each term is charged to the last group (in that order) that can change
   // it; after choosing groups 0…p−1 the rest depends only on which of the nodes still used
-  // by later terms are marked ("state"). Memoising best(p, state) and taking at each level
-  // the first option that reaches the minimum yields the optimum that is lexicographically
-  // first in that order. A group with an option in S.fixed takes only that option.
-  // dynamic prepares the terms and states once and returns the search, which search may run
-  // again under other fixed options: () → {idx (options in the given order), cost}.
+  // by later terms are marked ("state"). best(p, state) is the cheapest choice of groups
+  // p…k−1 and among equally cheap ones the first in the reference order (the groups
+  // compared in reference order). Two assignments that agree on groups 0…p−1 compare in
+  // the reference's order exactly so, so memoising best(p, state) yields the reference's
+  // lexicographically first optimum. Returns {idx (options in the given order), cost}.
   function dynamic(S, comp, cg) {
     var G = S.G;
     var comps = S.comps;
     var mark = S.mark;
-    var fixed = S.fixed;
     var k = cg.length;
     var posOf = Object.create(null);
     for (var a = 0; a < k; a++) posOf[cg[a]] = a;
+    // byRef: the positions (in the given order) sorted by the groups' reference order.
+    var byRef = [];
+    for (a = 0; a < k; a++) byRef.push(a);
+    byRef.sort(function (u, v) { return cg[u] - cg[v]; });
     var termsAt = [];
     for (a = 0; a < k; a++) termsAt.push([]);
     var minPos = Object.create(null);
@@ -687,7 +663,15 @@
       for (a = minPos[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
     }
     for (a = 0; a <= k; a++) keys[a].sort(function (u, v) { return u - v; });
-    var memo;
+    var memo = Object.create(null);
+    // before: completion u (options by position, p…k−1 set) comes before v in reference order.
+    function before(u, v, p) {
+      for (var r = 0; r < k; r++) {
+        var q = byRef[r];
+        if (q >= p && u[q] !== v[q]) return u[q] < v[q];
+      }
+      return false;
+    }
     function solve(p, marked) {
       var id = p + '|' + marked.join(',');
       var hit = memo[id];
@@ -695,7 +679,6 @@
       var g = cg[p];
       var best = null;
       for (var o = 0; o < G[g].pool.length; o++) {
-        if (fixed[g] >= 0 && o !== fixed[g]) continue;
         var stamp = ++S.stamp;
         for (var t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
         if (S.isBaseActive[g] || mark[G[g].parent] === stamp) {
@@ -708,24 +691,22 @@
         var next = [];
         var kn = keys[p + 1];
         for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) next.push(kn[t]);
-        if (p + 1 < k) cost += solve(p + 1, next).cost;
-        if (best === null || cost < best.cost) best = { cost: cost, opt: o, next: next };
+        var opts;
+        if (p + 1 < k) {
+          var sub = solve(p + 1, next);
+          cost += sub.cost;
+          opts = sub.opts.slice();
+        } else opts = new Array(k);
+        opts[p] = o;
+        if (best === null || cost < best.cost || (cost === best.cost && before(opts, best.opts, p))) {
+          best = { cost: cost, opts: opts };
+        }
       }
       memo[id] = best;
       return best;
     }
-    return function () {
-      memo = Object.create(null);
-      var res = solve(0, []);
-      var idx = [];
-      var state = [];
-      for (var p = 0; p < k; p++) {
-        var step = solve(p, state);
-        idx.push(step.opt);
-        state = step.next;
-      }
-      return { idx: idx, cost: res.cost };
-    };
+    var res = solve(0, []);
+    return { idx: res.opts, cost: res.cost };
   }
 
   // finish walks the needed set once, children before parents, and adds to the result:

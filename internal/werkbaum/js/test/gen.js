@@ -191,10 +191,12 @@ function richPlan(seed, size) {
 // chainPlan is the shape of package gen's Coupled (issue 33) with random sizes, statuses
 // and, per option, a dependency on the previous group's optional parent (so the groups
 // activate backwards, which keeps the search from the order-by-order solution), on a
-// shared node, on both or on none; `width` steps below each option.
-function chainPlan(seed, k, width) {
+// shared node, on both or on none; `width` steps below each option. `sizes` narrows the
+// sizes drawn (e.g. ['S', 'M'] makes equally cheap assignments, so ties, common).
+function chainPlan(seed, k, width, sizes) {
   const r = rng(seed);
   const pick = (a) => a[Math.floor(r() * a.length)];
+  const SIZES = sizes || ['XS', 'S', 'M', 'L', 'XL', 'XXL'];
   const out = ['[~] Ship #ship (' + pick(SIZES) + ') :#g' + (k - 1)];
   out.push('  - ' + pick(['', '[~] ', '[x] ']) + 'Base (' + pick(SIZES) + ')' + (r() < 0.5 ? ' :#db' : ''));
   out.push('  + Pool');
