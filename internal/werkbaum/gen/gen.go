@@ -392,13 +392,17 @@ func Coupled(k, width int, seed uint32) string {
 	sb.WriteString("  + Pool\n")
 	sb.WriteString("    - #db: Shared database (XL) @Müller\n")
 	for i := 0; i < k; i++ {
-		fmt.Fprintf(&sb, "  + #g%d: Part %d (%s)\n", i, i, sizeNames[2+r.intn(3)])
+		fmt.Fprintf(&sb, "  + #g%d: Part %d\n", i, i)
 		for o, name := range []string{"A", "B"} {
 			dep := ":#db"
 			if o == 0 && i > 0 {
 				dep = fmt.Sprintf(":#g%d", i-1)
 			}
-			fmt.Fprintf(&sb, "    | #%s%d: Option %s %d (%s) %s\n", strings.ToLower(name), i, name, i, sizeNames[r.intn(5)], dep)
+			size := "" // a sized option over sized steps would conflict with their sum
+			if width == 0 {
+				size = " (" + sizeNames[r.intn(5)] + ")"
+			}
+			fmt.Fprintf(&sb, "    | #%s%d: Option %s %d%s %s\n", strings.ToLower(name), i, name, i, size, dep)
 			for j := 0; j < width; j++ {
 				fmt.Fprintf(&sb, "      - %s%s %s %d.%d (%s) @%s\n", pick(r, leafBoxes), pick(r, words), pick(r, verbs), i, j,
 					sizeNames[r.intn(3)], pick(r, people))
