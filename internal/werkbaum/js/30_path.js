@@ -15,7 +15,9 @@
 //     node, or when one node's term depends on both. Components are then independent: the
 //     total cost is a base plus one cost per component, so the reference's lexicographically
 //     first minimum of the product is the product of each component's lexicographically first
-//     minimum (enumerated in the same order as the reference, restricted to the component).
+//     minimum: found by a memoised search over the component's groups in an order in which
+//     activations run forwards, or, when they form a cycle, by enumerating the component in
+//     the reference's order.
 // W._naivePath is the literal reference (tests compare the two on many generated plans).
 (function (W) {
   'use strict';
@@ -165,9 +167,9 @@
   // decomposed: the exact search over independent components (file comment), in its steps:
   // the base set R0 (baseSet), the R sets of every option (reachSets), the couplings through
   // shared nodes and node terms (couplings), the components (components), and per component
-  // the search in the reference order (enumerate) or, when activations run forwards, the
-  // memoised one (dynamic). A Search holds what the steps share; it exists only for calls
-  // with coupled groups.
+  // of several groups the memoised search (search, dynamic) or, for activation cycles and
+  // single groups, the enumeration in the reference order (enumerate). A Search holds what
+  // the steps share; it exists only for calls with coupled groups.
   function decomposed(P) {
     var S = new Search(P);
     baseSet(S);
