@@ -238,6 +238,12 @@ type planFile struct {
 // [[plans]] entry for each and returns the daemon and the files' paths by key.
 func startPlanDaemon(t testing.TB, files ...planFile) (*daemon, map[string]string) {
 	t.Helper()
+	return startPlanDaemonEnv(t, nil, files...)
+}
+
+// startPlanDaemonEnv is startPlanDaemon with extra environment variables for the daemon.
+func startPlanDaemonEnv(t testing.TB, env map[string]string, files ...planFile) (*daemon, map[string]string) {
+	t.Helper()
 	dir := t.TempDir()
 	paths := map[string]string{}
 	for _, f := range files {
@@ -254,7 +260,7 @@ func startPlanDaemon(t testing.TB, files ...planFile) (*daemon, map[string]strin
 		}
 		paths[f.Key] = p
 	}
-	d := startDaemon(t, daemonOptions{Config: plansConfig(paths)})
+	d := startDaemon(t, daemonOptions{Config: plansConfig(paths), Env: env})
 	return d, paths
 }
 

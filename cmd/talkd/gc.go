@@ -1,6 +1,11 @@
 package main
 
-import "runtime/debug"
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+)
 
 // The notation engine (goja) allocates several times a plan's size per call: an inspect of
 // the 1,359-line example plan makes about 4 MB of short-lived objects against a live heap
@@ -23,23 +28,68 @@ import "runtime/debug"
 // plans' heaps stay far below either limit (GOGC decides there), so the limit costs
 // nothing until a large plan is in use, and the idle release returns it afterwards.
 //
-// It is 512 MiB, not 256: a plan near the 2 MiB input limit (40,000 nodes) holds about
+// It was 512 MiB, not 256: a plan near the 2 MiB input limit (40,000 nodes) holds about
 // 140 MB while a write's two texts are analysed, and under 256 MiB its write took
 // 1.10 / 1.13 / 1.15 s (-test.bench 'Size/write/nodes=40000$' -test.benchtime 3x, GOGC=400),
-// under 384 MiB 0.53 s, under 512 MiB 0.38 s, the cost per node of a 1,000-node write
-// (docs/bench-werkbaum.md, seventh round). 10,000-node writes (67-95 ms) did not change.
+// under 384 MiB 0.53 s, under 512 MiB 0.38 s (docs/bench-werkbaum.md, seventh round). But a
+// fixed limit that high let a daemon serving the 231-, 2,000- and 10,000-node plans climb to
+// 355–472 MB during writes (GOGC=400 on a live heap of 70–90 MB; issue 33). The limit now
+// follows the live heap instead: after every collection it is set to 1.5× the live heap plus
+// 32 MiB, and never below 128 MiB. Small plans stay under GOGC's own goal (the floor costs
+// them nothing), a large live heap gets half its size again as room, and the peak stays near
+// the live set (figures in docs/BENCHMARKS.md, BenchmarkServingMemory).
 const (
-	defaultGCPercent   = 400
-	defaultMemoryLimit = 512 << 20 // bytes
+	defaultGCPercent = 400
+	memoryLimitFloor = 128 << 20 // bytes
+	memoryLimitSlack = 32 << 20  // bytes
 )
 
+// memoryLimitFor is the soft memory limit for a live heap of live bytes.
+func memoryLimitFor(live uint64) int64 {
+	return max(int64(live)+int64(live)/2+memoryLimitSlack, memoryLimitFloor)
+}
+
 // tuneGC applies talkd's collector settings unless GOGC or GOMEMLIMIT are set, which keep
-// their usual meaning.
-func tuneGC(getenv func(string) string) {
+// their usual meaning. The returned stop ends the limit's adjustment (tests).
+func tuneGC(getenv func(string) string) (stop func()) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
-	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
+	if getenv("GOMEMLIMIT") != "" {
+		return func() {}
 	}
+	debug.SetMemoryLimit(memoryLimitFloor)
+	lt := &limitTuner{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	lt.arm()
+	return func() { lt.stopped.Store(true) }
+}
+
+// limitTuner sets the memory limit after every collection from the live heap it found. A
+// finalizer on an object dropped at once runs after each collection; it re-arms itself, so
+// the tuner needs no goroutine or timer (an idle daemon does nothing).
+type limitTuner struct {
+	sample  []metrics.Sample
+	stopped atomic.Bool
+}
+
+// gcSentinel carries a pointer so that it is never placed in the tiny allocator, whose
+// blocks (and so their finalizers) can outlive a collection.
+type gcSentinel struct{ t *limitTuner }
+
+func (lt *limitTuner) arm() {
+	runtime.SetFinalizer(&gcSentinel{lt}, func(s *gcSentinel) {
+		if s.t.stopped.Load() {
+			return
+		}
+		s.t.adjust()
+		s.t.arm()
+	})
+}
+
+func (lt *limitTuner) adjust() {
+	metrics.Read(lt.sample)
+	if lt.sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	debug.SetMemoryLimit(memoryLimitFor(lt.sample[0].Value.Uint64()))
 }

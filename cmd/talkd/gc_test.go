@@ -2,8 +2,10 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // TestTuneGCKeepsTheEnvironmentsSettings: talkd's collector defaults apply only where
@@ -13,20 +15,57 @@ func TestTuneGCKeepsTheEnvironmentsSettings(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 
 	env := map[string]string{}
-	tuneGC(func(k string) string { return env[k] })
+	stop := tuneGC(func(k string) string { return env[k] })
+	stop()
 	if got := debug.SetGCPercent(100); got != defaultGCPercent {
 		t.Errorf("GC percent %d, want %d", got, defaultGCPercent)
 	}
-	if got := debug.SetMemoryLimit(math.MaxInt64); got != defaultMemoryLimit {
-		t.Errorf("memory limit %d, want %d", got, defaultMemoryLimit)
+	if got := debug.SetMemoryLimit(math.MaxInt64); got != memoryLimitFloor {
+		t.Errorf("memory limit %d, want %d", got, memoryLimitFloor)
 	}
 
 	env = map[string]string{"GOGC": "100", "GOMEMLIMIT": "1GiB"}
-	tuneGC(func(k string) string { return env[k] })
+	tuneGC(func(k string) string { return env[k] })()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC set: GC percent %d, want it left at 100", got)
 	}
 	if got := debug.SetMemoryLimit(math.MaxInt64); got != math.MaxInt64 {
 		t.Errorf("with GOMEMLIMIT set: memory limit %d, want it left alone", got)
+	}
+}
+
+// TestMemoryLimitFollowsTheLiveHeap: after a collection the soft limit is 1.5× the live
+// heap plus the slack, never below the floor (issue 33: a fixed 512 MiB let the daemon
+// climb to 400 MB while serving large plans).
+func TestMemoryLimitFollowsTheLiveHeap(t *testing.T) {
+	if got := memoryLimitFor(10 << 20); got != memoryLimitFloor {
+		t.Errorf("limit for a 10 MiB live heap %d, want the floor %d", got, memoryLimitFloor)
+	}
+	if got, want := memoryLimitFor(200<<20), int64(300<<20+memoryLimitSlack); got != want {
+		t.Errorf("limit for a 200 MiB live heap %d, want %d", got, want)
+	}
+
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	stop := tuneGC(func(string) string { return "" })
+	defer stop()
+	live := make([][]byte, 96)
+	for i := range live {
+		live[i] = make([]byte, 1<<20)
+		live[i][0] = 1
+	}
+	floorPlus := int64(96<<20 + 48<<20 + memoryLimitSlack) // 1.5 × 96 MiB + slack
+	deadline := time.Now().Add(5 * time.Second)
+	var got int64
+	for time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizer runs after the collection
+		if got = debug.SetMemoryLimit(-1); got >= floorPlus {
+			break
+		}
+	}
+	runtime.KeepAlive(live)
+	if got < floorPlus || got > floorPlus+32<<20 {
+		t.Fatalf("memory limit with 96 MiB live: %d, want about %d", got, floorPlus)
 	}
 }

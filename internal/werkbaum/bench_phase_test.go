@@ -58,6 +58,10 @@ func BenchmarkPhase(b *testing.B) {
 		{"werkbaum", readExample(b, "werkbaum.werkbaum")},
 		{"big2000", bigPlan(2000, 7)},
 		{"gen10000", gen.Plan(10000, 1)},
+		// The exact search's hard case (issue 33): 16,384 assignments of one component
+		// that activates backwards, at about 600 and 180 lines.
+		{"coupled14w20", gen.Coupled(14, 20, 1)},
+		{"coupled14w5", gen.Coupled(14, 5, 1)},
 		// The same plan with every non-ASCII letter replaced by `a`: what the non-ASCII
 		// half of its lines costs (goja keeps such strings in UTF-16 and runs regexps on
 		// them through Go's NFA on a rune reader).

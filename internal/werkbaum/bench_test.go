@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"talkd/internal/werkbaum/gen"
 )
 
 // Benchmarks of the engine (numbers and commands in docs/bench-werkbaum.md):
@@ -144,6 +146,12 @@ func BenchmarkInspectWerkbaum(b *testing.B)      { benchInspect(b, readExample(b
 func BenchmarkInspectGenerated2000(b *testing.B) { benchInspect(b, bigPlan(2000, 7)) }
 func BenchmarkInspectCoupled14(b *testing.B)     { benchInspect(b, coupledPlan(14)) }
 func BenchmarkInspectSmall(b *testing.B)         { benchInspect(b, smallPlan) }
+
+// The exact search's hard case (issue 33, gen.Coupled): 16,384 assignments of 14 groups that
+// activate backwards, in a plan of 606 and one of 186 lines. Node runs the same JS on the
+// same texts: node testdata/bench/node-bench.js on werkbaum-gen -shape coupled [-width 5] 14.
+func BenchmarkInspectCoupledChain14(b *testing.B)   { benchInspect(b, gen.Coupled(14, 20, 1)) }
+func BenchmarkInspectCoupledChain14w5(b *testing.B) { benchInspect(b, gen.Coupled(14, 5, 1)) }
 
 // BenchmarkCallOverhead is the host's share of a call: borrow a runtime, encode the
 // arguments, cross into goja, JSON-parse and -stringify a tiny object, release.

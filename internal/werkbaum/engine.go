@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,8 +173,14 @@ type Engine struct {
 
 // jsRuntime is one goja VM with the notation loaded and its entry point resolved.
 type jsRuntime struct {
-	vm   *goja.Runtime
-	call goja.Callable
+	vm *goja.Runtime
+	// callPieces is Werkbaum.callPieces: call whose answer is a list of JSON pieces, which
+	// the host joins while it watches the deadline (goja's JSON.stringify of a large answer
+	// runs in Go, out of the interrupt's reach).
+	callPieces goja.Callable
+	// stopped is the reason of the interrupt once the call's deadline or context fired,
+	// for the Go code a call runs after its script (see joinPieces).
+	stopped atomic.Pointer[error]
 	// callParts is Werkbaum.callParts: an inspect whose node records Go writes (view.go).
 	callParts goja.Callable
 	// callValue is Werkbaum.callValue: call returning the answer, not its JSON (apply).
@@ -250,9 +257,9 @@ func (e *Engine) newRuntime() (*jsRuntime, error) {
 	if ns == nil || goja.IsUndefined(ns) {
 		return nil, fmt.Errorf("%w: the scripts define no Werkbaum namespace", ErrEngine)
 	}
-	fn, ok := goja.AssertFunction(ns.ToObject(vm).Get("call"))
+	fn, ok := goja.AssertFunction(ns.ToObject(vm).Get("callPieces"))
 	if !ok {
-		return nil, fmt.Errorf("%w: Werkbaum.call is not a function", ErrEngine)
+		return nil, fmt.Errorf("%w: Werkbaum.callPieces is not a function", ErrEngine)
 	}
 	parts, ok := goja.AssertFunction(ns.ToObject(vm).Get("callParts"))
 	if !ok {
@@ -262,7 +269,7 @@ func (e *Engine) newRuntime() (*jsRuntime, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: Werkbaum.callValue is not a function", ErrEngine)
 	}
-	rt := &jsRuntime{vm: vm, call: fn, callParts: parts, callValue: value}
+	rt := &jsRuntime{vm: vm, callPieces: fn, callParts: parts, callValue: value}
 	if e.opts.CacheEntries < 0 {
 		setMemo, ok := goja.AssertFunction(ns.ToObject(vm).Get("_setMemoSize"))
 		if !ok {
@@ -382,12 +389,37 @@ type textArg struct {
 // *InputError.
 func (e *Engine) call(ctx context.Context, method string, args any, texts ...textArg) (json.RawMessage, error) {
 	return e.run(ctx, method, args, texts, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
-		res, err := rt.call(goja.Undefined(), callArgs...)
+		res, err := rt.callPieces(goja.Undefined(), callArgs...)
 		if err != nil {
 			return nil, err
 		}
-		return []byte(res.String()), nil
+		return rt.joinPieces(res)
 	})
+}
+
+// haltedError is a call stopped by its deadline or context in the host's own work after the
+// script returned; run treats it as an interrupt with the same cause.
+type haltedError struct{ cause error }
+
+func (h *haltedError) Error() string { return "stopped: " + h.cause.Error() }
+
+// joinPieces joins the JSON pieces of Werkbaum.callPieces (or returns its JSON error
+// string), stopping between pieces once the call was interrupted: converting and copying
+// tens of megabytes is the part of a large answer that the script's interrupt cannot reach.
+func (rt *jsRuntime) joinPieces(res goja.Value) ([]byte, error) {
+	obj, ok := res.(*goja.Object)
+	if !ok { // a failure's JSON error answer, or "null"
+		return []byte(res.String()), nil
+	}
+	n := int(obj.Get("length").ToInteger())
+	var out []byte
+	for i := 0; i < n; i++ {
+		if cause := rt.stopped.Load(); cause != nil {
+			return nil, &haltedError{*cause}
+		}
+		out = append(out, obj.Get(strconv.Itoa(i)).String()...)
+	}
+	return out, nil
 }
 
 // callText runs Werkbaum.callValue(method, argsJSON, name1, text1, …) for a method whose
@@ -466,6 +498,7 @@ func (e *Engine) run(ctx context.Context, method string, args any, texts []textA
 		guard.Lock()
 		defer guard.Unlock()
 		if !finished {
+			rt.stopped.Store(&reason)
 			rt.vm.Interrupt(reason)
 		}
 	}
@@ -490,14 +523,22 @@ func (e *Engine) run(ctx context.Context, method string, args any, texts []textA
 	timer.Stop()
 	stopCtx()
 	rt.vm.ClearInterrupt()
+	rt.stopped.Store(nil)
 
 	if callErr != nil {
 		// Interrupted or crashed: the runtime's global state may be half-updated, so it is
 		// dropped and a fresh one is built on demand. The pool stays sound.
 		e.release(nil)
 		var ie *goja.InterruptedError
-		if errors.As(callErr, &ie) {
-			if cause, ok := ie.Value().(error); ok && !errors.Is(cause, ErrTimeout) {
+		var halted *haltedError
+		if errors.As(callErr, &ie) || errors.As(callErr, &halted) {
+			var cause any
+			if halted != nil {
+				cause = halted.cause
+			} else {
+				cause = ie.Value()
+			}
+			if cause, ok := cause.(error); ok && !errors.Is(cause, ErrTimeout) {
 				return nil, fmt.Errorf("werkbaum %s: interrupted: %w", method, cause)
 			}
 			e.log.Warn("werkbaum call stopped at its deadline", "method", method,

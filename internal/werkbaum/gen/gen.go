@@ -374,3 +374,40 @@ func Deep(n, depth int, seed uint32) string {
 	}
 	return sb.String()
 }
+
+// Coupled returns the exact path search's hard case (issue 33): k two-way choice groups
+// coupled by dependencies so that they form one component which activates backwards. Group
+// i sits under an optional parent #g<i> that only a dependency pulls in; its first option
+// depends on #g<i-1> (so choosing it activates the previous group) and its second on one
+// shared node #db. The root depends on the last group's parent. Each option has width
+// steps of random size and status below it, so a plan has 2^k assignments and 4+k·(2·width+3)
+// lines: k = 14 and width = 20 is the 16,384-assignment plan of about 600 lines, width = 5
+// the one of about 180. Activations that run backwards keep the search from the memoised
+// order-by-order solution, so every assignment is evaluated.
+func Coupled(k, width int, seed uint32) string {
+	r := &rng{a: seed}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "[~] Ship the release #ship (XXL) @jörg :#g%d\n", k-1)
+	sb.WriteString("  - [~] Base #base (M) :#db\n")
+	sb.WriteString("  + Pool\n")
+	sb.WriteString("    - #db: Shared database (XL) @Müller\n")
+	for i := 0; i < k; i++ {
+		fmt.Fprintf(&sb, "  + #g%d: Part %d\n", i, i)
+		for o, name := range []string{"A", "B"} {
+			dep := ":#db"
+			if o == 0 && i > 0 {
+				dep = fmt.Sprintf(":#g%d", i-1)
+			}
+			size := "" // a sized option over sized steps would conflict with their sum
+			if width == 0 {
+				size = " (" + sizeNames[r.intn(5)] + ")"
+			}
+			fmt.Fprintf(&sb, "    | #%s%d: Option %s %d%s %s\n", strings.ToLower(name), i, name, i, size, dep)
+			for j := 0; j < width; j++ {
+				fmt.Fprintf(&sb, "      - %s%s %s %d.%d (%s) @%s\n", pick(r, leafBoxes), pick(r, words), pick(r, verbs), i, j,
+					sizeNames[r.intn(3)], pick(r, people))
+			}
+		}
+	}
+	return sb.String()
+}

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,52 @@ func TestPlansAreDeterministic(t *testing.T) {
 	for _, want := range []string{"\n  | ", "= ", "+ ", "- ", "\" ", "\n---\n", " :#", "@jörg", "@Müller", "&taiga.", "> "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("plan has no %q", want)
+		}
+	}
+}
+
+// TestCoupledIsTheExactSearchsHardCase: gen.Coupled(k, …) has k coupled groups and, up to
+// 2^14 = 16,384 assignments (NOTATION §20 step 6's limit is 20,000), an exact path with
+// no warning but the path's own notes; at k = 15 the search falls back to the greedy path
+// (cheapApprox). Its line count is 4 + k·(2·width + 3), and it is deterministic.
+func TestCoupledIsTheExactSearchsHardCase(t *testing.T) {
+	if Coupled(14, 20, 1) != Coupled(14, 20, 1) || Coupled(14, 20, 1) == Coupled(14, 20, 2) {
+		t.Fatal("Coupled is not a function of its parameters")
+	}
+	eng, err := werkbaum.NewEngine(werkbaum.Options{Runtimes: 1, Timeout: 20 * time.Second, CacheEntries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		k, width int
+		exact    bool
+	}{{14, 20, true}, {14, 5, true}, {15, 2, false}} {
+		text := Coupled(c.k, c.width, 1)
+		if lines := strings.Count(text, "\n"); lines != 4+c.k*(2*c.width+3) {
+			t.Errorf("k=%d width=%d: %d lines, want %d", c.k, c.width, lines, 4+c.k*(2*c.width+3))
+		}
+		raw, err := eng.Analyze(context.Background(), text, werkbaum.AnalyzeOptions{File: "coupled.werkbaum"})
+		if err != nil {
+			t.Fatalf("k=%d: %v", c.k, err)
+		}
+		var a struct {
+			Path struct {
+				Exact bool `json:"exact"`
+			} `json:"path"`
+			Warnings []struct {
+				Type string `json:"type"`
+			} `json:"warnings"`
+		}
+		if err := json.Unmarshal(raw, &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Path.Exact != c.exact {
+			t.Errorf("k=%d: exact path %v, want %v", c.k, a.Path.Exact, c.exact)
+		}
+		for _, w := range a.Warnings {
+			if unintended[w.Type] {
+				t.Errorf("k=%d: unintended warning %s", c.k, w.Type)
+			}
 		}
 	}
 }

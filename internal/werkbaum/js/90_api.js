@@ -106,6 +106,69 @@
     }
   };
 
+  // pieces writes the JSON of v, byte for byte JSON.stringify's, as a list of strings that a
+  // host can stop between: goja's JSON.stringify (and a join of its parts) runs in Go without
+  // looking at the interrupt, and an analysis of a large plan (about 30 MB of JSON) overran
+  // its deadline by seconds there (issue 33). Long arrays are written in slices of CHUNK
+  // members, the answer object and the objects it holds one member at a time, each part by
+  // JSON.stringify; the Go host joins the pieces and checks its deadline between them (tests
+  // compare the joined pieces with JSON.stringify on the shared examples and generated plans).
+  var CHUNK = 256;
+  function pieces(v, depth, out) {
+    if (v === null || typeof v !== 'object') {
+      out.push(JSON.stringify(v));
+      return;
+    }
+    var i;
+    if (Array.isArray(v)) {
+      if (v.length <= CHUNK) {
+        out.push(JSON.stringify(v));
+        return;
+      }
+      out.push('[');
+      for (i = 0; i < v.length; i += CHUNK) {
+        var part = JSON.stringify(v.slice(i, i + CHUNK));
+        out.push(i === 0 ? part.slice(1, -1) : ',' + part.slice(1, -1));
+      }
+      out.push(']');
+      return;
+    }
+    var proto = Object.getPrototypeOf(v);
+    if (depth > 1 || (proto !== Object.prototype && proto !== null) || typeof v.toJSON === 'function') {
+      out.push(JSON.stringify(v));
+      return;
+    }
+    var keys = Object.keys(v);
+    var sep = '{';
+    for (i = 0; i < keys.length; i++) {
+      var x = v[keys[i]];
+      if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
+      out.push(sep + JSON.stringify(keys[i]) + ':');
+      pieces(x, depth + 1, out);
+      sep = ',';
+    }
+    out.push(sep === '{' ? '{}' : '}');
+  }
+  W._pieces = function (v) {
+    var out = [];
+    pieces(v, 0, out);
+    return out;
+  };
+
+  // callPieces is call for the Go host: the answer's JSON as pieces (see pieces), or on
+  // failure the JSON error string. An answer that is undefined has no JSON: "null".
+  W.callPieces = function (method, argsJSON, name1, text1, name2, text2) {
+    try {
+      var v = run(method, argsJSON, name1, text1, name2, text2);
+      if (v === undefined) return 'null';
+      var out = [];
+      pieces(v, 0, out);
+      return out;
+    } catch (e) {
+      return failure(e);
+    }
+  };
+
   // callValue is call for a host that reads the answer's values itself: it returns the
   // method's answer, not its JSON, or on failure the same JSON error string as call. The Go
   // host takes apply's new text so: the text crosses as one string instead of being

@@ -188,4 +188,33 @@ function richPlan(seed, size) {
   return lines.join('\n') + '\n';
 }
 
-module.exports = { rng, randomPlan, richPlan, coupledPlan, coupledRandomPlan, bigPlan };
+// chainPlan is the shape of package gen's Coupled (issue 33) with random sizes, statuses
+// and, per option, a dependency on the previous group's optional parent (so the groups
+// activate backwards, which keeps the search from the order-by-order solution), on a
+// shared node, on both or on none; `width` steps below each option. `sizes` narrows the
+// sizes drawn (e.g. ['S', 'M'] makes equally cheap assignments, so ties, common).
+function chainPlan(seed, k, width, sizes) {
+  const r = rng(seed);
+  const pick = (a) => a[Math.floor(r() * a.length)];
+  const SIZES = sizes || ['XS', 'S', 'M', 'L', 'XL', 'XXL'];
+  const out = ['[~] Ship #ship (' + pick(SIZES) + ') :#g' + (k - 1)];
+  out.push('  - ' + pick(['', '[~] ', '[x] ']) + 'Base (' + pick(SIZES) + ')' + (r() < 0.5 ? ' :#db' : ''));
+  out.push('  + Pool');
+  out.push('    - ' + pick(['', '[x] ']) + '#db: DB (' + pick(SIZES) + ')');
+  for (let i = 0; i < k; i++) {
+    out.push('  + #g' + i + ': Part ' + i + (r() < 0.7 ? ' (' + pick(SIZES) + ')' : ''));
+    const opts = r() < 0.8 ? 2 : 3;
+    for (let o = 0; o < opts; o++) {
+      const deps = [];
+      if (i > 0 && r() < 0.6) deps.push('#g' + (i - 1));
+      if (r() < 0.4) deps.push('#db');
+      if (r() < 0.1) deps.push('#g' + Math.floor(r() * k));
+      out.push('    | ' + (r() < 0.85 ? '' : pick(['[~] ', '[x] '])) + 'O' + i + '.' + o + (r() < 0.8 ? ' (' + pick(SIZES) + ')' : '') +
+        (deps.length ? ' :' + deps.join(',') : ''));
+      for (let j = 0; j < width; j++) out.push('      - ' + pick(BOXES) + 'S' + i + '.' + o + '.' + j + ' (' + pick(SIZES) + ')');
+    }
+  }
+  return out.join('\n') + '\n';
+}
+
+module.exports = { rng, randomPlan, richPlan, coupledPlan, coupledRandomPlan, chainPlan, bigPlan };

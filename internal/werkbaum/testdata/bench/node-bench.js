@@ -39,6 +39,31 @@ function time(fn, minMs) {
   return { runs: xs.length, median: xs[xs.length >> 1], mean: mean };
 }
 
+// node node-bench.js --phases PLAN... times the phases of BenchmarkPhase (bench_phase_test.go)
+// that the exact search's plans exercise, on the same prepared values: path (W._cheapPath on
+// the model) and records (W.inspect, the whole analysis with the script's own records);
+// median of 21 calls after 10 warm-up calls. Compare with
+//   go test -run '^$' -bench 'Phase/coupled14w(20|5)/(path|records)$' ./internal/werkbaum
+// on werkbaum-gen -shape coupled [-width 5] 14 (issue 33).
+if (process.argv[2] === '--phases') {
+  for (const f of process.argv.slice(3)) {
+    const text = fs.readFileSync(f, 'utf8');
+    const m = W._model(W.parse(text), {});
+    for (const [phase, fn] of [['path', () => W._cheapPath(m)], ['records', () => W.inspect(text, {})]]) {
+      for (let i = 0; i < 10; i++) fn(); // warm-up (JIT)
+      const xs = [];
+      for (let i = 0; i < 21; i++) {
+        const t = process.hrtime.bigint();
+        fn();
+        xs.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+      xs.sort((a, b) => a - b);
+      console.log(`${phase.padEnd(8)} ${path.basename(f).padEnd(20)} median ${xs[10].toFixed(2)} ms  (min ${xs[0].toFixed(2)}, max ${xs[20].toFixed(2)})`);
+    }
+  }
+  process.exit(0);
+}
+
 const files = process.argv.slice(2);
 if (files.length) {
   for (const f of files) {

@@ -1,0 +1,88 @@
+//go:build linux
+
+package test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"talkd/internal/werkbaum/gen"
+)
+
+// BenchmarkServingMemory is the daemon's memory while it serves plans (issue 33): one
+// daemon holds the 231-node example plan, a generated 2,000- and a 10,000-node plan
+// (package gen, seed 1); each gets 100 set_status writes going round 20 of its nodes (every
+// write a new text), then the daemon idles for 30 s. Reports the peak resident memory
+// (VmHWM) over the whole run and the resident memory at the end of the idle time.
+// Targets: peak ≤ 200 MB, idle ≤ 60 MB. Also reports the median write per plan, the price
+// of collecting more often. "fixed512MiB" is the earlier setting (GOMEMLIMIT=512MiB, which
+// switches off the limit that follows the live heap), run in the same process for the ratio.
+//
+//	go test ./test -run '^$' -bench ServingMemory -benchtime 1x
+func BenchmarkServingMemory(b *testing.B) {
+	b.Run("tuned", func(b *testing.B) { benchServingMemory(b, nil) })
+	b.Run("fixed512MiB", func(b *testing.B) { benchServingMemory(b, map[string]string{"GOMEMLIMIT": "512MiB"}) })
+}
+
+func benchServingMemory(b *testing.B, env map[string]string) {
+	example, err := os.ReadFile(filepath.Join(sharedDir(b), "werkbaum", "examples", "werkbaum.werkbaum"))
+	if err != nil {
+		b.Skipf("example plan not found (%v); set TALK_SHARED_DIR", err)
+	}
+	plans := []planFile{
+		{Key: "example", Text: string(example)},
+		{Key: "p2000", Text: gen.Plan(2000, 1)},
+		{Key: "p10000", Text: gen.Plan(10000, 1)},
+	}
+	idPatterns := map[string]*regexp.Regexp{
+		"example": regexp.MustCompile(`(?m)^\s*(?:[-+|=] )?(?:\[.\] )?#([a-zA-Z][a-zA-Z0-9_.-]*):`),
+		"p2000":   regexp.MustCompile(`#((?:area|t)\d+)\b`),
+		"p10000":  regexp.MustCompile(`#((?:area|t)\d+)\b`),
+	}
+	var peak, idle float64
+	medians := map[string]float64{}
+	for range b.N {
+		d, _ := startPlanDaemonEnv(b, env, plans...)
+		c := newMCPClient(d)
+		for _, p := range plans {
+			var nodes []string
+			seen := map[string]bool{}
+			for _, m := range idPatterns[p.Key].FindAllStringSubmatch(p.Text, -1) {
+				if len(nodes) < 20 && !seen[m[1]] {
+					seen[m[1]] = true
+					nodes = append(nodes, m[1])
+				}
+			}
+			if len(nodes) < 20 {
+				b.Fatalf("plan %s: %d nodes with an id found, want 20", p.Key, len(nodes))
+			}
+			tg := newToggler(b, c, p.Key, "")
+			tg.perLap = len(nodes)
+			tg.statuses = [2]string{"highrisk", "progress"}
+			took := make([]time.Duration, 100)
+			for i := range took {
+				tg.node = nodes[tg.n%len(nodes)]
+				start := time.Now()
+				tg.write(b)
+				took[i] = time.Since(start)
+			}
+			slices.Sort(took)
+			medians[p.Key] += float64(took[len(took)/2].Microseconds()) / 1000
+		}
+		time.Sleep(30 * time.Second)
+		peak += float64(peakRSS(b, d.cmd.Process.Pid)) / 1024
+		rss, _, _ := smapsRollupKB(b, d.cmd.Process.Pid)
+		idle += float64(rss) / 1024
+		d.terminate(b)
+	}
+	b.ReportMetric(peak/float64(b.N), "peak-MB")
+	b.ReportMetric(idle/float64(b.N), "idle30s-MB")
+	for key, ms := range medians {
+		b.ReportMetric(ms/float64(b.N), "write-p50-ms-"+key)
+	}
+	reportTimeouts(b)
+}
