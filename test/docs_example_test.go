@@ -40,7 +40,7 @@ func TestExamplePlan(t *testing.T) {
 		Warnings []map[string]any `json:"warnings"`
 	}
 	mcp := newMCPClient(d)
-	mcp.ok(t, "werkbaum_inspect", map[string]any{"plan": key}, &inspected)
+	mcp.ok(t, "werkbaum_inspect", map[string]any{"plan": key, "detail": "full"}, &inspected)
 	if len(inspected.Warnings) != 0 || len(inspected.Nodes) != 9 {
 		t.Errorf("the example plan: %d nodes, warnings %v", len(inspected.Nodes), inspected.Warnings)
 	}

@@ -24,7 +24,7 @@ func TestInspectAnswersTheExactSearchsHardCase(t *testing.T) {
 			Cost   *int  `json:"cost"`
 		} `json:"path"`
 	}
-	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "coupled", "include": []string{"path"}}, &got)
+	c.ok(t, "werkbaum_inspect", map[string]any{"plan": "coupled", "include": []string{"path"}, "detail": "full"}, &got)
 	if !got.Path.Exact {
 		t.Fatalf("path of 16,384 assignments not exact: %+v", got.Path)
 	}
