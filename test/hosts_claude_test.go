@@ -34,6 +34,24 @@ func hostCLI(t *testing.T, envVar, npmDir, name string) string {
 	return p
 }
 
+// runHostCLI runs a host's CLI to its end, or kills it after 90 s and fails the test
+// with what it printed.
+func runHostCLI(t *testing.T, name string, cmd *exec.Cmd) ([]byte, error) {
+	t.Helper()
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s did not finish; output:\n%s", name, out)
+	}
+	return out, err
+}
+
 // claudeBinary finds the Claude Code CLI (npm @anthropic-ai/claude-code, in test/clients).
 func claudeBinary(t *testing.T) string {
 	return hostCLI(t, "TALK_TEST_CLAUDE", "clients", "claude")
@@ -99,17 +117,7 @@ func TestHookRealClaudeCode(t *testing.T) {
 		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test", "ENABLE_TOOL_SEARCH=false",
 		"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("claude did not finish; output:\n%s", out)
-	}
+	out, err := runHostCLI(t, "claude", cmd)
 	if err != nil {
 		t.Fatalf("claude: %v\n%s", err, out)
 	}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestHookRealCodex: after talk setup codex on a config with the user's own settings,
@@ -62,17 +61,7 @@ env_key = "FAKE_KEY"
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TALK_URL=" + d.URL, "FAKE_KEY=test", "NO_COLOR=1"}
 	cmd := exec.Command(codex, "exec", "--skip-git-repo-check", "deploy it")
 	cmd.Dir, cmd.Env = project, env
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("codex did not finish; output:\n%s", out)
-	}
+	out, err := runHostCLI(t, "codex", cmd)
 	if err != nil || !strings.Contains(string(out), "Anything else?") {
 		t.Fatalf("codex exec (%v):\n%s", err, out)
 	}

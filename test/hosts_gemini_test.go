@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestHookRealGeminiCLI: after talk setup gemini, the real Gemini CLI (headless, against a
@@ -53,17 +52,7 @@ func TestHookRealGeminiCLI(t *testing.T) {
 	cmd.Dir = project
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TALK_URL=" + d.URL, "GEMINI_API_KEY=test",
 		"GOOGLE_GEMINI_BASE_URL=" + api.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_COLOR=1"}
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("gemini did not finish; output:\n%s", out)
-	}
+	out, err := runHostCLI(t, "gemini", cmd)
 	if err != nil || !strings.Contains(string(out), "Noch etwas?") {
 		t.Fatalf("gemini (%v):\n%s", err, out)
 	}
