@@ -148,10 +148,6 @@ func matchPattern(pattern, path string) (id string, ok bool) {
 func (s *Server) Handler() http.Handler {
 	table := s.routes()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isOAuthProbe(r.URL.Path) {
-			s.answerOAuthProbe(w, r)
-			return
-		}
 		rt, id, ok := table.lookup(r.URL.Path)
 		if !ok {
 			s.notFound(w, r)
@@ -182,20 +178,20 @@ func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt *route, i
 		return
 	}
 	d := rt.door
-	var key string
+	var call *documentCall
 	if id != "" {
 		// A door of its own for this request: its name in log lines is the path with the
 		// id, and its grant is the plan's of this document.
-		own := *rt.door
-		own.path = clipHeader(r.URL.Path)
+		call = &documentCall{door: *rt.door}
+		call.door.path = clipHeader(r.URL.Path)
 		if allowed && rt.idGrant != nil {
-			own.grant = func(c Caller) *Error {
+			call.door.grant = func(c Caller) *Error {
 				k, e := rt.idGrant(c, id)
-				key = k
+				call.key = k
 				return e
 			}
 		}
-		d = &own
+		d = &call.door
 	}
 	a, ok := s.admit(w, r, d)
 	if !ok {
@@ -206,8 +202,18 @@ func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt *route, i
 		s.refuse(w, r, d, rt.methodRefusal(r))
 		return
 	}
-	a.door, a.id, a.key = d, id, key
+	a.door, a.id = d, id
+	if call != nil {
+		a.key = call.key
+	}
 	rt.handle(w, r, a)
+}
+
+// documentCall is the door of one request on a path with {id}, and the plan key its
+// grant resolved (one allocation for both).
+type documentCall struct {
+	door door
+	key  string
 }
 
 // methodRefusal is the 405 of a method rt does not answer.
@@ -219,9 +225,14 @@ func (rt *route) methodRefusal(r *http.Request) *Error {
 		Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(rt.methods, " or ")}
 }
 
-// notFound answers a path without a route. Under /api/v1 the answer is the document
-// protocol's (problem details naming its paths, not cached); elsewhere {"error":{…}}.
+// notFound answers a path without a route. An OAuth probe gets OAuth's answer
+// (oauth_probe.go); under /api/v1 the answer is the document protocol's (problem details
+// naming its paths, not cached); elsewhere {"error":{…}}.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	if isOAuthProbe(r.URL.Path) {
+		s.answerOAuthProbe(w, r)
+		return
+	}
 	if !strings.HasPrefix(r.URL.Path, documentsPrefix+"/") {
 		s.refuseHTTP(w, r, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint: " + r.URL.Path})
 		return
