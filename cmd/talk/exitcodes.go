@@ -5,6 +5,17 @@ import (
 	"strings"
 )
 
+// Exit codes of talk, documented in `talk --help`.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitUnreachable = 3
+	exitRefused     = 4
+	// exitNotSpoken: talk say --wait saw the announcement end without being spoken.
+	exitNotSpoken = 5
+)
+
 // Exit codes of talk say --wait for each way an announcement can end unheard. A script
 // that asks whether it was heard (talk say --wait … && echo heard) must never be told yes
 // for an announcement that was muted, discarded or never made a sound; each other end has

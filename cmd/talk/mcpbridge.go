@@ -545,3 +545,18 @@ func (b *bridge) writeLine(msg []byte) {
 		b.log.Error("talk mcp: writing stdout failed", "err", err)
 	}
 }
+
+func mcpCommand() command {
+	return command{
+		name: "mcp", usage: "mcp [flags]", passthrough: true, summary: "serve MCP over stdio for hosts that launch a command (bridge to the daemon's /mcp)",
+		detail: "An MCP host (coding assistant, desktop client) starts `talk mcp` and speaks JSON-RPC on\n" +
+			"its stdin/stdout; talk forwards every message to the daemon's POST /mcp. The bridge's own\n" +
+			"flags (e.g. --timeout, the longest wait for one answer, default 30s): talk mcp -h.",
+		define: func(fs *flag.FlagSet, a *app) func(context.Context, []string) int {
+			return func(ctx context.Context, args []string) int {
+				c := a.client()
+				return runMCP(ctx, args, a.stdin, a.stdout, a.stderr, c.base, c.token)
+			}
+		},
+	}
+}

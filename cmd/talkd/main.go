@@ -10,18 +10,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"talkd/internal/config"
-	"talkd/internal/queue"
-	"talkd/internal/queue/state"
 	"talkd/internal/queue/voice"
-	"talkd/internal/werkbaum/mirror"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -130,159 +124,4 @@ func logLevel(s string) slog.Level {
 		return slog.LevelInfo
 	}
 	return l
-}
-
-// serve runs the daemon until ctx ends, then shuts down gracefully: stop accepting,
-// finish in-flight requests and the current utterance within the configured bound, save
-// the history and close the database. SIGHUP reloads the configuration (reload.go); getenv
-// is what the reload reads it with.
-func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, log *slog.Logger, listenFrom string) error {
-	d := &daemon{log: log, getenv: getenv, releaser: newMemoryReleaser(idleRelease, log)}
-	d.cfg.Store(cfg)
-	d.quietNotify.Store(cfg.Rules.QuietNotify)
-	stopHUP := d.onSIGHUP(ctx)
-	defer stopHUP()
-
-	db, err := state.Open(cfg.DBPath(), state.Options{Log: log, CheckApart: checkStateApart})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	d.db = db
-
-	speaker, err := voice.New(cfg.Voice, cfg.Server.StateDir, log)
-	if err != nil {
-		return fmt.Errorf("voice: %w", err)
-	}
-	defer speaker.Close()
-	d.speaker = speaker
-
-	q, err := queue.New(queue.ConfigFrom(cfg), speaker, db, time.Now, log)
-	if err != nil {
-		return err
-	}
-	q.OnQuietDiscard = func(a queue.Announcement) {
-		if d.quietNotify.Load() {
-			speaker.Notify("talkd (quiet hours)", a.Text)
-		}
-	}
-	d.q = q
-	runCtx, cancelRun := context.WithCancel(context.Background())
-	defer cancelRun()
-	go q.Run(runCtx)
-	defer func() {
-		// On an early return too (the port is taken, a plan is broken): save the history
-		// before the database closes. After a graceful stop this returns at once.
-		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		q.Close(closeCtx)
-	}()
-
-	srv := d.newServer(cfg)
-	if wantsPlans(cfg) {
-		parts, err := d.openPlans(cfg, srv)
-		if err != nil {
-			return err
-		}
-		d.mu.Lock()
-		d.plans = parts
-		d.mu.Unlock()
-	}
-	defer func() {
-		// The store may also have been made by a reload.
-		if p := d.planParts(); p != nil {
-			if err := p.store.Close(); err != nil {
-				log.Error("plan journal", "err", err)
-			}
-		}
-	}()
-	ln, err := net.Listen("tcp", cfg.Server.Listen)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("listen on %s (from %s): the address is in use (is talkd already running? choose another port there): %w", cfg.Server.Listen, listenFrom, err)
-		}
-		return fmt.Errorf("listen on %s (from %s): %w", cfg.Server.Listen, listenFrom, err)
-	}
-	d.listenAddr = ln.Addr().String()
-	srv.SetListenAddr(d.listenAddr)
-	d.use(srv)
-	releaser := d.releaser
-	go releaser.run(runCtx)
-	httpSrv := &http.Server{
-		Handler:           releaser.wrap(d),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	// Held long polls of the document feed (of every server a reload built) answer 204 at
-	// shutdown instead of holding it up.
-	httpSrv.RegisterOnShutdown(d.endPolls)
-	info := speaker.Info()
-	log.Info("listening", "addr", ln.Addr().String(), "config", cfg.Source, "provider", info.Provider, "sink", info.Sink, "version", version)
-	flushLogs(log) // whoever waits for the daemon to come up reads this line
-
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpSrv.Serve(&calmListener{Listener: ln, log: log}) }()
-	select {
-	case err := <-serveErr:
-		return fmt.Errorf("http server: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	d.closing.Store(true)
-	// The shutdown bound in force now (a reload may have changed it).
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), d.cfg.Load().Server.ShutdownTimeout.Duration)
-	defer cancel()
-	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
-		log.Warn("in-flight requests did not finish in time", "err", err)
-	}
-	if err := d.waitPolls(shutdownCtx); err != nil {
-		log.Warn("held document polls were not all answered in time", "err", err)
-	}
-	if err := q.Close(shutdownCtx); err != nil {
-		log.Warn("closing the voice", "err", err)
-	}
-	if p := d.planParts(); p != nil {
-		// Commits run outside the requests (in the mirror's workers): let them finish
-		// while the state database is still open.
-		if err := p.mirror.Wait(shutdownCtx); err != nil {
-			log.Warn("mirror commits did not finish in time", "err", err)
-		}
-	}
-	log.Info("stopped")
-	return nil
-}
-
-// engines adapts the voice to what the API needs for validation and /status.
-type engines struct{ v *voice.Voice }
-
-func (e engines) Has(provider string) bool { return e.v.Has(provider) }
-func (e engines) Describe() any            { return e.v.Info() }
-func (e engines) Silent(p string) string   { return e.v.Silent(p) }
-func (e engines) Check(ctx context.Context, provider, lang, voice string) (string, error) {
-	return e.v.Check(ctx, provider, lang, voice)
-}
-func (e engines) Voices(ctx context.Context) (any, error) {
-	list, err := e.v.Voices(ctx)
-	if list == nil {
-		return []voice.VoiceInfo{}, err
-	}
-	return list, err
-}
-
-// planVoice lets plan writes announce through the queue (mirror.Submitter): at low
-// priority, through the speak validation (api.Server.Announcements) and under the same
-// laws as /speak. It is the only place the mirror meets the queue, so
-// internal/werkbaum/mirror does not import internal/queue.
-type planVoice struct {
-	gate interface {
-		Submit(ctx context.Context, a queue.Announcement) (queue.Outcome, error)
-	}
-}
-
-func (v planVoice) Announce(ctx context.Context, a mirror.Announcement) (mirror.Outcome, error) {
-	out, err := v.gate.Submit(ctx, queue.Announcement{Text: a.Text, Lang: a.Lang, Priority: queue.Low, Caller: a.Caller, Agent: a.Agent})
-	return mirror.Outcome{Status: out.Status, Reason: out.Reason}, err
 }

@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"talkd/internal/queue/state"
+	"talkd/internal/state"
 )
 
 // The check of the state file at start runs in a process of its own: the daemon's own

@@ -56,10 +56,14 @@ type door struct {
 	editor bool
 }
 
-// admitted is a request that passed admission.
+// admitted is a request that passed admission: its caller and body, and the door it came
+// through (serveRoute), whose form a handler's own refusals take. On a document path
+// also the document id and its plan key, resolved by the door's grant.
 type admitted struct {
-	caller Caller
-	body   []byte
+	caller  Caller
+	body    []byte
+	door    *door
+	id, key string
 }
 
 // admit runs the admission steps for d. It reports false when the request has been

@@ -16,8 +16,8 @@ import (
 
 // The document doors: the Werkbaum live-document protocol (shared/werkbaum/DOCUMENTS.md)
 // under /api/v1 for talkd's plans, so the Werkbaum editor can edit a plan live beside the
-// agents. This file holds the routing and the handlers; documents_wire.go the request
-// decoding and the answer shapes; the store behind them (versions, rebase, feed, history)
+// agents. This file holds the handlers (their rows are in the one route table, routes.go);
+// documents_wire.go the request decoding and the answer shapes; the store behind them (versions, rebase, feed, history)
 // is the plan service's (plans.Service, documents*.go there). Every request passes the one
 // admission layer (admission.go) with the documents' door: Host check, Origin policy with
 // CORS for the listed origins (the editor runs on another origin), caller, the plan's
@@ -86,162 +86,52 @@ func HeldPoll(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
 	}
-	rt, _, ok := parseDocumentPath(r.URL.Path)
-	return ok && rt == routeChanges
+	_, ok := matchPattern(documentChangesPattern, r.URL.Path)
+	return ok
 }
 
-// documentRoute is what a document path names.
-type documentRoute int
-
+// The paths of the protocol, as patterns of the route table (routes.go).
 const (
-	routeInfo documentRoute = iota
-	routeList
-	routeDocument
-	routeContent
-	routeTitle
-	routeChanges
-	routeHistory
-	routeRestore
+	documentListPattern    = documentsPrefix + "/documents"
+	documentPattern        = documentListPattern + "/{id}"
+	documentChangesPattern = documentPattern + "/changes"
 )
 
-// methods lists what each route answers; the rest get 405 naming why.
-func (rt documentRoute) methods() []string {
-	switch rt {
-	case routeInfo, routeDocument, routeHistory:
-		return []string{http.MethodGet, http.MethodHead}
-	case routeChanges:
-		return []string{http.MethodGet} // a long poll; HEAD would hold a request for nothing
-	case routeContent, routeTitle:
-		return []string{http.MethodPatch}
-	case routeRestore:
-		return []string{http.MethodPost} // documents_restore.go
-	case routeList:
-		return []string{http.MethodPost} // create (documents_create.go)
-	}
-	return nil
+func (s *Server) getInfo(w http.ResponseWriter, r *http.Request, _ admitted) {
+	writeDocJSON(w, r, http.StatusOK, s.documentInfo(s.config()))
 }
 
-// parseDocumentPath splits /api/v1/… into the route and the document id (lower case).
-func parseDocumentPath(path string) (documentRoute, string, bool) {
-	rest, ok := strings.CutPrefix(path, documentsPrefix+"/")
-	if !ok {
-		return 0, "", false
-	}
-	if rest == "info" {
-		return routeInfo, "", true
-	}
-	parts := strings.Split(rest, "/")
-	if parts[0] != "documents" || len(parts) > 3 {
-		return 0, "", false
-	}
-	if len(parts) == 1 {
-		return routeList, "", true
-	}
-	id := strings.ToLower(parts[1])
-	if id == "" {
-		return 0, "", false
-	}
-	if len(parts) == 2 {
-		return routeDocument, id, true
-	}
-	switch parts[2] {
-	case "content":
-		return routeContent, id, true
-	case "title":
-		return routeTitle, id, true
-	case "changes":
-		return routeChanges, id, true
-	case "history":
-		return routeHistory, id, true
-	case "restore":
-		return routeRestore, id, true
-	}
-	return 0, "", false
-}
-
-// serveDocuments serves every path under /api/v1.
-func (s *Server) serveDocuments(w http.ResponseWriter, r *http.Request) {
-	dd := s.documents
-	// Caches must not hand one origin's CORS answer to another, nor keep a live document.
-	w.Header().Set("Vary", "Origin")
-	w.Header().Set("Cache-Control", "no-store")
-	rt, id, ok := parseDocumentPath(r.URL.Path)
-	if !ok {
-		s.refuse(w, r, &dd.door, &Error{Status: http.StatusNotFound, Code: CodeNotFound,
-			Message: "no such endpoint: " + r.URL.Path + "; the document protocol has /api/v1/info and /api/v1/documents/{id}[/content|/title|/changes|/history|/restore]"})
-		return
-	}
-	methods := rt.methods()
-	allowed := false
-	for _, m := range methods {
-		allowed = allowed || m == r.Method
-	}
-	d := dd.door
-	d.path = clipHeader(r.URL.Path)
-	if rt != routeContent && rt != routeList {
-		d.limit = s.maxBody // only a content PATCH and a create carry a plan
-	}
-	var key string
-	if allowed && id != "" {
-		// The plan's grant: reading needs read, the PATCHes and a restore write. A document
-		// the caller may not read is indistinguishable from one that does not exist.
-		write := r.Method == http.MethodPatch || rt == routeRestore
-		d.grant = func(c Caller) *Error {
-			k, e := s.documentGrant(c, id, write)
-			key = k
-			return e
-		}
-	}
-	a, ok := s.admit(w, r, &d)
-	if !ok {
-		return
-	}
-	if !allowed {
-		w.Header().Set("Allow", strings.Join(methods, ", "))
-		s.refuse(w, r, &d, methodRefusal(rt, r.Method))
-		return
-	}
+func (s *Server) getDocument(w http.ResponseWriter, r *http.Request, a admitted) {
 	ctx := r.Context()
-	switch rt {
-	case routeInfo:
-		writeDocJSON(w, r, http.StatusOK, s.documentInfo(s.config()))
-	case routeDocument:
-		doc, err := dd.store.Document(ctx, id)
-		if err != nil {
-			s.refuse(w, r, &d, s.documentError(ctx, key, err))
-			return
-		}
-		writeDocJSON(w, r, http.StatusOK, documentOf(doc))
-	case routeList:
-		s.createDocument(w, r, &d, a)
-	case routeContent:
-		s.patchContent(w, r, &d, id, key, a)
-	case routeTitle:
-		s.patchTitle(w, r, &d, id, key, a)
-	case routeRestore:
-		s.restoreDocument(w, r, &d, id, key, a)
-	case routeChanges:
-		s.changes(w, r, &d, id, key, a.caller)
-	case routeHistory:
-		hist, err := dd.store.History(ctx, id)
-		if err != nil {
-			s.refuse(w, r, &d, s.documentError(ctx, key, err))
-			return
-		}
-		writeDocJSON(w, r, http.StatusOK, historyOf(hist))
+	doc, err := s.documents.store.Document(ctx, a.id)
+	if err != nil {
+		s.refuse(w, r, a.door, s.documentError(ctx, a.key, err))
+		return
 	}
+	writeDocJSON(w, r, http.StatusOK, documentOf(doc))
 }
 
-// methodRefusal says why a method is not offered: a file-backed plan is replaced and
-// deleted in its folder or through the config, not through the protocol.
-func methodRefusal(rt documentRoute, method string) *Error {
-	msg := method + " is not allowed on this path; use " + strings.Join(rt.methods(), " or ")
+func (s *Server) getHistory(w http.ResponseWriter, r *http.Request, a admitted) {
+	ctx := r.Context()
+	hist, err := s.documents.store.History(ctx, a.id)
+	if err != nil {
+		s.refuse(w, r, a.door, s.documentError(ctx, a.key, err))
+		return
+	}
+	writeDocJSON(w, r, http.StatusOK, historyOf(hist))
+}
+
+// documentMethodRefusal says why a method is not offered on a document path: a
+// file-backed plan is replaced and deleted in its folder or through the config, not
+// through the protocol.
+func documentMethodRefusal(pattern string, methods []string, method string) *Error {
+	msg := method + " is not allowed on this path; use " + strings.Join(methods, " or ")
 	switch {
-	case rt == routeList:
+	case pattern == documentListPattern:
 		msg = "talkd does not list documents over this protocol: plans_list (MCP) and talk plans show each plan's document URL"
-	case rt == routeDocument && method == http.MethodPut:
+	case pattern == documentPattern && method == http.MethodPut:
 		msg = "talkd does not replace documents with PUT: send the change as PATCH /api/v1/documents/{id}/content (line operations against a base)"
-	case rt == routeDocument && method == http.MethodDelete:
+	case pattern == documentPattern && method == http.MethodDelete:
 		msg = "talkd does not delete documents: a plan is deleted in its folder and removed from the config"
 	}
 	return &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Message: msg}
@@ -273,7 +163,8 @@ func unknownDocument(id string) *Error {
 		Message: "no document " + id + " here; plans_list and talk plans show the documents you may use"}
 }
 
-func (s *Server) patchContent(w http.ResponseWriter, r *http.Request, d *door, id, key string, a admitted) {
+func (s *Server) patchContent(w http.ResponseWriter, r *http.Request, a admitted) {
+	d, id, key := a.door, a.id, a.key
 	p, e := decodeContentPatch(a.body)
 	if e != nil {
 		s.refuse(w, r, d, e)
@@ -296,7 +187,8 @@ func (s *Server) patchContent(w http.ResponseWriter, r *http.Request, d *door, i
 	writeDocJSON(w, r, http.StatusOK, patchResultWire{Version: res.Version, OpsSinceBase: opsOf(res.OpsSinceBase)})
 }
 
-func (s *Server) patchTitle(w http.ResponseWriter, r *http.Request, d *door, id, key string, a admitted) {
+func (s *Server) patchTitle(w http.ResponseWriter, r *http.Request, a admitted) {
+	d, id, key := a.door, a.id, a.key
 	t, e := decodeTitlePatch(a.body)
 	if e != nil {
 		s.refuse(w, r, d, e)
@@ -314,7 +206,8 @@ func (s *Server) patchTitle(w http.ResponseWriter, r *http.Request, d *door, id,
 // changes serves the long poll: what is new since `since` at once (on a kept-alive
 // connection), else the poll is parked until a version is recorded or the clamped wait
 // ends (documents_poll.go).
-func (s *Server) changes(w http.ResponseWriter, r *http.Request, d *door, id, key string, caller Caller) {
+func (s *Server) changes(w http.ResponseWriter, r *http.Request, a admitted) {
+	d, id, key, caller := a.door, a.id, a.key, a.caller
 	since, wait, e := parseChangesQuery(r.URL.Query())
 	if e != nil {
 		s.refuse(w, r, d, e)

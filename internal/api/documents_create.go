@@ -55,7 +55,8 @@ const createNotShared = "this talkd runs in shared mode ([[clients]] in its conf
 	"to clients by key, so it does not create documents: add the plan file and a [[plans]] entry with the clients' " +
 	"read and write grants to the talkd config and run talk reload"
 
-func (s *Server) createDocument(w http.ResponseWriter, r *http.Request, d *door, a admitted) {
+func (s *Server) createDocument(w http.ResponseWriter, r *http.Request, a admitted) {
+	d := a.door
 	ctx := r.Context()
 	cfg := s.config()
 	root := s.createRoot(cfg)

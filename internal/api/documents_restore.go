@@ -48,7 +48,8 @@ func decodeRestore(raw []byte) (restoreRequest, *Error) {
 	return out, e
 }
 
-func (s *Server) restoreDocument(w http.ResponseWriter, r *http.Request, d *door, id, key string, a admitted) {
+func (s *Server) restoreDocument(w http.ResponseWriter, r *http.Request, a admitted) {
+	d, id, key := a.door, a.id, a.key
 	req, e := decodeRestore(a.body)
 	if e != nil {
 		s.refuse(w, r, d, e)

@@ -11,9 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -141,80 +139,6 @@ func New(opts Options) *Server {
 // SetListenAddr tells the server the address it is actually bound to (for Host and Origin
 // checks when the configured port was 0).
 func (s *Server) SetListenAddr(addr string) { s.listenAddr = addr }
-
-type route struct {
-	methods []string
-	// door is the admission policy; nil only for /healthz, which answers anyone.
-	door   *door
-	handle func(http.ResponseWriter, *http.Request, admitted)
-}
-
-func (s *Server) routes() map[string]route {
-	ctl := func(path string, grant func(Caller) *Error) *door {
-		return &door{path: path, origin: originListed, limit: s.maxBody, grant: grant}
-	}
-	control := func(c Caller) *Error {
-		if c.CanControl() {
-			return nil
-		}
-		return &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("client %q has no control grant", c.ID)}
-	}
-	return map[string]route{
-		"/speak":   {[]string{http.MethodPost, http.MethodOptions}, &door{path: "/speak", origin: originCORS, limit: s.maxBody}, s.handleSpeak},
-		"/mcp":     {[]string{http.MethodPost}, &door{path: "/mcp", origin: originListed, limit: s.mcpMaxBody, rpc: true}, s.handleMCP},
-		"/status":  {[]string{http.MethodGet, http.MethodHead}, ctl("/status", nil), s.handleStatus},
-		"/history": {[]string{http.MethodGet, http.MethodHead}, ctl("/history", nil), s.handleHistory},
-		"/healthz": {[]string{http.MethodGet, http.MethodHead}, nil, s.handleHealth},
-		"/voices":  {[]string{http.MethodGet, http.MethodHead}, ctl("/voices", nil), s.handleVoices},
-		"/mute":    {[]string{http.MethodPost}, ctl("/mute", control), s.handleMute},
-		"/unmute":  {[]string{http.MethodPost}, ctl("/unmute", control), s.handleUnmute},
-		"/stop":    {[]string{http.MethodPost}, ctl("/stop", control), s.handleStop},
-		"/reload":  {[]string{http.MethodPost}, ctl("/reload", control), s.handleReload},
-		// /cancel checks its grants itself: one's own announcements need the speak grant,
-		// everybody's the control grant.
-		"/cancel": {[]string{http.MethodPost}, ctl("/cancel", nil), s.handleCancel},
-		"/wait":   {[]string{http.MethodGet}, ctl("/wait", nil), s.handleWait},
-	}
-}
-
-// Handler returns the daemon's HTTP handler.
-func (s *Server) Handler() http.Handler {
-	routes := s.routes()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, documentsPrefix+"/") {
-			s.serveDocuments(w, r)
-			return
-		}
-		if isOAuthProbe(r.URL.Path) {
-			s.answerOAuthProbe(w, r)
-			return
-		}
-		rt, ok := routes[r.URL.Path]
-		if !ok {
-			s.refuseHTTP(w, r, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint: " + r.URL.Path})
-			return
-		}
-		if r.URL.Path == "/speak" {
-			// Caches must not hand one origin's CORS answer to another.
-			w.Header().Set("Vary", "Origin")
-		}
-		if !slices.Contains(rt.methods, r.Method) {
-			w.Header().Set("Allow", strings.Join(rt.methods, ", "))
-			s.refuseHTTP(w, r, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
-				Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(rt.methods, " or ")})
-			return
-		}
-		if rt.door == nil {
-			rt.handle(w, r, admitted{})
-			return
-		}
-		a, ok := s.admit(w, r, rt.door)
-		if !ok {
-			return
-		}
-		rt.handle(w, r, a)
-	})
-}
 
 func quoteHost(h string) string { return `"` + clipHeader(h) + `"` }
 

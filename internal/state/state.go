@@ -1,7 +1,8 @@
 // Package state keeps talkd's durable state in one bbolt file under the state directory:
 // the mute (saved synchronously, it must survive a crash), the announcement history
-// (saved in batches by the queue) and, for the plans, revisions and the request journal
-// (their own buckets, used by the plan store through plans.Bolt).
+// (saved in batches by the queue) and, in their own buckets, the plans' revisions and
+// request journal and the documents (used by the plan store through plans.Bolt) and the
+// mirror's pending commits. It is the daemon's package, not the queue's, for that reason.
 package state
 
 import (
