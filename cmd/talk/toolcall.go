@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"talkd/internal/api/mcprev"
 )
 
 // mcpProtocolVersion is the 2025-era revision talk's plain JSON-RPC calls claim; that era
 // needs no session, so each tools/call is one independent POST /mcp.
-const mcpProtocolVersion = "2025-11-25"
+const mcpProtocolVersion = mcprev.Latest2025
 
 // errNoPlans says that the daemon has no plan tools because it serves no plans: talkd
 // registers them only once a plan is configured, so without one a plan command would
