@@ -16,12 +16,13 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
 
 // target is where a plan's text lives, chosen when the plan is resolved.
 type target interface {
-	ref() planRef
+	ref() planfs.Ref
 	// lane is the Serializer key of the text: the resolved path of a file, the URL of a
 	// document (two keys naming one text share it).
 	lane() string
@@ -194,10 +195,10 @@ func commitOnce[R any](ctx context.Context, s *Service, t target, c change[R]) (
 // fileTarget is a plan file.
 type fileTarget struct {
 	s *Service
-	p planRef
+	p planfs.Ref
 }
 
-func (t fileTarget) ref() planRef                                { return t.p }
+func (t fileTarget) ref() planfs.Ref                             { return t.p }
 func (t fileTarget) lane() string                                { return t.p.Path }
 func (t fileTarget) read(ctx context.Context) (*Snapshot, error) { return t.s.read(ctx, t.p) }
 func (t fileTarget) settle(_ context.Context, e *journalEntry) (*journalEntry, error) {
@@ -216,14 +217,14 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 		return nil, nil, err
 	}
 	done := s.docWriting(key, rev) // this write records its document version itself
-	if werr := s.writeAtomic(p, []byte(w.text), w.snap.Base.Checksum); werr != nil {
+	if werr := s.folders.WriteAtomic(p, []byte(w.text), w.snap.Base.Checksum, s.maxBytes, s.lockTimeout); werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			// Someone saved the plan while the engine worked: their text stands.
 			return nil, done, w.moved(ctx, werr)
 		}
 		// The rename is the commit point: if it happened after all (only the folder sync
 		// failed), the write stands; otherwise the request never took effect.
-		if data, rerr := p.readFile(); rerr == nil && werkbaum.Checksum(data) == newSum {
+		if data, rerr := p.ReadFile(); rerr == nil && werkbaum.Checksum(data) == newSum {
 			s.log.Warn("plan written but not fully synced", "plan", key, "err", werr)
 		} else {
 			if err := s.forget(key, entry); err != nil {
@@ -233,7 +234,7 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 			if errors.Is(werr, errReadOnly) {
 				return nil, done, werr
 			}
-			return nil, done, fmt.Errorf("write the file of plan %q: %w", key, unpath(werr))
+			return nil, done, fmt.Errorf("write the file of plan %q: %w", key, planfs.Unpath(werr))
 		}
 	}
 	entry.State = StateApplied
@@ -266,11 +267,11 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 // remoteTarget is a document on a Werkbaum document server (remote.go).
 type remoteTarget struct {
 	s *Service
-	p planRef
+	p planfs.Ref
 }
 
-func (t remoteTarget) ref() planRef { return t.p }
-func (t remoteTarget) lane() string { return t.p.URL }
+func (t remoteTarget) ref() planfs.Ref { return t.p }
+func (t remoteTarget) lane() string    { return t.p.URL }
 func (t remoteTarget) read(ctx context.Context) (*Snapshot, error) {
 	return t.s.readRemote(ctx, t.p.Key, t.p.Plan)
 }
@@ -309,7 +310,7 @@ func (t remoteTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, f
 }
 
 // targetOf is the target of a resolved plan.
-func (s *Service) targetOf(p planRef) target {
+func (s *Service) targetOf(p planfs.Ref) target {
 	if p.Remote() {
 		return remoteTarget{s: s, p: p}
 	}

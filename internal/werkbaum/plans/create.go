@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // Creating a plan: the one way talkd makes a new plan file (the editor's Share button,
@@ -30,26 +29,26 @@ func (s *Service) CreateInRoot(ctx context.Context, root, name string, text []by
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	r, ok := s.set.Load().roots[root]
+	r, ok := s.set.Load().Root(root)
 	if !ok {
 		return "", fmt.Errorf("%w: there is no root %q", ErrUnknownPlan, root)
 	}
 	key := root + ":" + name
 	if strings.Contains(name, "/") {
-		return "", s.refuseAddress(key, "a created plan is a file directly in the root's folder; the name must not contain /")
+		return "", planfs.RefuseAddress(s.log, key, "a created plan is a file directly in the root's folder; the name must not contain /")
 	}
-	if why := checkRel(name); why != "" {
-		return "", s.refuseAddress(key, why)
+	if why := planfs.CheckRel(name); why != "" {
+		return "", planfs.RefuseAddress(s.log, key, why)
 	}
 	if int64(len(text)) > s.maxBytes {
 		return "", fmt.Errorf("%w: the new plan has %d bytes, the limit is %d", werkbaum.ErrTooLarge, len(text), s.maxBytes)
 	}
-	dir, err := os.OpenRoot(r.path)
+	dir, err := os.OpenRoot(r.Path())
 	if err != nil {
-		return "", fmt.Errorf("open the folder of root %q: %w", root, unpath(err))
+		return "", fmt.Errorf("open the folder of root %q: %w", root, planfs.Unpath(err))
 	}
 	defer dir.Close()
-	tmp := tempPrefix(name) + "create-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(tempSeq.Add(1), 36)
+	tmp := planfs.TempName(name, "create-")
 	if err := writeNew(dir, tmp, text); err != nil {
 		return "", fmt.Errorf("create plan %s: %w", key, err)
 	}
@@ -59,7 +58,7 @@ func (s *Service) CreateInRoot(ctx context.Context, root, name string, text []by
 	if err := dir.Link(tmp, name); errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("%w: %s below root %q", ErrPlanExists, name, root)
 	} else if err != nil {
-		return "", fmt.Errorf("create plan %s: %w", key, unpath(err))
+		return "", fmt.Errorf("create plan %s: %w", key, planfs.Unpath(err))
 	}
 	if d, err := dir.Open("."); err == nil {
 		// The new name must survive a crash as the file's content did (writeNew synced it).
@@ -69,9 +68,7 @@ func (s *Service) CreateInRoot(ctx context.Context, root, name string, text []by
 			return "", fmt.Errorf("create plan %s: sync the folder: %w", key, err)
 		}
 	}
-	r.mu.Lock()
-	r.listed = time.Time{} // the next listing shows the new plan
-	r.mu.Unlock()
+	r.Relist() // the next listing shows the new plan
 	s.log.Info("plan created", "plan", key, "bytes", len(text))
 	return key, nil
 }
@@ -81,7 +78,7 @@ func (s *Service) CreateInRoot(ctx context.Context, root, name string, text []by
 func writeNew(dir *os.Root, name string, text []byte) error {
 	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return unpath(err)
+		return planfs.Unpath(err)
 	}
 	_, err = f.Write(text)
 	if err == nil {

@@ -134,7 +134,7 @@ func (s *Service) DocumentKey(id string) (key string, ok bool) {
 	}
 	// A plan whose file is gone below a root still has its (deleted) document.
 	p, err := s.resolve(key)
-	p.release()
+	p.Release()
 	if err != nil && !errors.Is(err, ErrPlanMissing) || err == nil && p.Remote() {
 		return "", false
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // What people do with a document's history: name who did what, mark the current version
@@ -131,7 +132,7 @@ func (s *Service) Restore(ctx context.Context, id string, version uint64, who Do
 	if err != nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownDocument, id)
 	}
-	defer pl.release()
+	defer pl.Release()
 	st, err := s.docState(key)
 	if err != nil {
 		return nil, err
@@ -161,7 +162,7 @@ func (s *Service) Restore(ctx context.Context, id string, version uint64, who Do
 // restore repeated restores the same text, which changes nothing).
 type restoreChange struct {
 	s     *Service
-	p     planRef
+	p     planfs.Ref
 	from  uint64 // the version to bring back
 	who   DocAuthor
 	name  string

@@ -13,6 +13,7 @@ import (
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/journal"
+	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
 
@@ -152,7 +153,7 @@ func memKey(plan string, ek []byte) string { return plan + "\x00" + string(ek) }
 
 // openJournal prepares the plans' buckets (migrating older layouts) and settles the
 // entries a crash left pending.
-func (s *Service) openJournal(db Database, set *planSet) error {
+func (s *Service) openJournal(db Database, set *planfs.Set) error {
 	if db == nil {
 		return errors.New("plan journal: no database")
 	}
@@ -160,11 +161,12 @@ func (s *Service) openJournal(db Database, set *planSet) error {
 		inflight: map[string]int{}, entries: map[string]unsavedEntry{}, metas: map[string]planMeta{},
 		stop: make(chan struct{}), saved: make(chan struct{}),
 	}}
-	if err := s.createBuckets(set.keys); err != nil {
+	if err := s.createBuckets(set.Keys()); err != nil {
 		return err
 	}
-	for _, k := range set.keys {
-		if err := s.recover(planRef{Plan: set.plans[k]}); err != nil {
+	for _, k := range set.Keys() {
+		p, _ := set.Plan(k)
+		if err := s.recover(planfs.ConfiguredRef(p)); err != nil {
 			return fmt.Errorf("plan %s: recover journal: %w", k, err)
 		}
 		s.ready.Store(k, struct{}{})
@@ -237,7 +239,7 @@ func migrateJournal(b Bucket) error {
 // spend revisions on it (errFileMoved instead). When the new revision cannot be saved
 // (the state disk is full or read-only) it is kept in memory and saved later: a read
 // must not fail because the state cannot be written.
-func (s *Service) revisionFor(p planRef, sum string) (uint64, error) {
+func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
 	key := p.Key
 	meta, err := s.latestMeta(key)
 	if err != nil {
@@ -255,7 +257,7 @@ func (s *Service) revisionFor(p planRef, sum string) (uint64, error) {
 		}
 		meta = s.mem.newerMeta(key, meta)
 		if meta.Checksum != sum || meta.Revision == 0 {
-			if err := p.fileIs(sum); err != nil {
+			if err := fileIs(p, sum); err != nil {
 				return err
 			}
 			meta, wrote = planMeta{Revision: meta.Revision + 1, Checksum: sum}, true
@@ -290,8 +292,8 @@ func (s *Service) revisionFor(p planRef, sum string) (uint64, error) {
 }
 
 // fileIs reports errFileMoved unless the plan's file has the checksum sum.
-func (p planRef) fileIs(sum string) error {
-	data, err := p.readFile()
+func fileIs(p planfs.Ref, sum string) error {
+	data, err := p.ReadFile()
 	if err != nil {
 		return fmt.Errorf("read plan file: %w", err)
 	}
@@ -438,13 +440,13 @@ func eachEntry(b Bucket, fn func(k []byte, e *journalEntry) error) error {
 // recover settles the pending entries a crash left: the write happened if the file now
 // has the checksum it would have produced; otherwise it did not, and the entry is removed
 // so that the request id is unknown and a retry runs it.
-func (s *Service) recover(p planRef) error {
+func (s *Service) recover(p planfs.Ref) error {
 	key := p.Key
 	if p.Remote() {
 		return nil // no file to judge by: settle repeats the PATCH on the next retry or operation_get
 	}
-	p.removeStaleTemps()
-	data, err := p.readFile()
+	p.RemoveStaleTemps()
+	data, err := p.ReadFile()
 	if err != nil {
 		// A missing plan file is reported on use; it must not keep the daemon from starting.
 		s.log.Warn("plan file unreadable at start", "plan", key, "err", err)
@@ -528,9 +530,9 @@ type recoverStep interface {
 // was lost) by the checksum rule of recover: applied if the file has the text the write
 // produced, else not applied (nil). The applied settle is saved, or kept in memory and
 // saved in the background when the database cannot be written now.
-func (s *Service) settleByFile(p planRef, e *journalEntry) (*journalEntry, error) {
+func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, error) {
 	key := p.Key
-	_, sum, err := s.load(p)
+	_, sum, err := s.texts.Load(p, s.maxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -598,7 +600,7 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 	if err != nil {
 		return nil, err
 	}
-	defer p.release()
+	defer p.Release()
 	ek := entryKey(client, requestID)
 	e, err := s.entry(key, ek)
 	if err != nil {
@@ -878,11 +880,11 @@ func (m *journalMemory) metaSaved(key string, saved planMeta) {
 
 // bumpInMemory gives the file's current content (checksum sum) the next revision after
 // saved in memory, when the database cannot be written to record it.
-func (m *journalMemory) bumpInMemory(p planRef, sum string, saved planMeta) (uint64, error) {
+func (m *journalMemory) bumpInMemory(p planfs.Ref, sum string, saved planMeta) (uint64, error) {
 	key := p.Key
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := p.fileIs(sum); err != nil {
+	if err := fileIs(p, sum); err != nil {
 		return 0, err
 	}
 	cur := saved

@@ -18,6 +18,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
 
@@ -99,7 +100,7 @@ func (s *Service) recordRemotePending(key string, e *journalEntry) error {
 // settle settles a pending entry whose writer is gone: by the file for a file plan, by
 // sending the same PATCH again for a document plan. nil means "not applied" (the entry is
 // gone and the request id unknown again).
-func (s *Service) settle(ctx context.Context, p planRef, e *journalEntry) (*journalEntry, error) {
+func (s *Service) settle(ctx context.Context, p planfs.Ref, e *journalEntry) (*journalEntry, error) {
 	if p.Remote() {
 		return s.settleRemote(ctx, p.Key, p.Plan, e)
 	}

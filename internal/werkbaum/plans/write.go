@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // WriteRequest is one write of a plan.
@@ -46,7 +47,7 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 	if err != nil {
 		return nil, err
 	}
-	defer p.release()
+	defer p.Release()
 	if !p.Remote() {
 		// A document server checks the base itself, in the lane (remote.go).
 		if err := s.staleBase(ctx, p, req); err != nil {
@@ -71,7 +72,7 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 // verbChange is an agent's write: a verb and its guards, on a base the agent read.
 type verbChange struct {
 	s   *Service
-	p   planRef
+	p   planfs.Ref
 	req WriteRequest
 }
 
@@ -202,7 +203,7 @@ func (s *Service) settleApplied(key string, entry *journalEntry, meta planMeta, 
 
 // conflictDuringWrite settles a pending write whose file changed before the rename as a
 // conflict and answers it with the plan as it is now.
-func (s *Service) conflictDuringWrite(ctx context.Context, p planRef, entry *journalEntry) error {
+func (s *Service) conflictDuringWrite(ctx context.Context, p planfs.Ref, entry *journalEntry) error {
 	key := p.Key
 	cur, err := s.read(ctx, p)
 	if err != nil {
@@ -224,7 +225,7 @@ func (s *Service) conflictDuringWrite(ctx context.Context, p planRef, entry *jou
 // late. Its conflict records go through the group commit (one fsync for many). A request
 // id the journal already knows, and a write whose base is current, go on to the lane,
 // which checks everything again.
-func (s *Service) staleBase(ctx context.Context, p planRef, req WriteRequest) error {
+func (s *Service) staleBase(ctx context.Context, p planfs.Ref, req WriteRequest) error {
 	key := p.Key
 	ek := entryKey(req.Author.Client, req.RequestID)
 	if prior, err := s.entry(key, ek); err != nil || prior != nil {
@@ -255,7 +256,7 @@ func (s *Service) staleBase(ctx context.Context, p planRef, req WriteRequest) er
 }
 
 // replay answers a request id the journal knows.
-func (s *Service) replay(ctx context.Context, p planRef, req WriteRequest, e *journalEntry) (*WriteResult, error) {
+func (s *Service) replay(ctx context.Context, p planfs.Ref, req WriteRequest, e *journalEntry) (*WriteResult, error) {
 	if e.ArgsHash != req.ArgsHash {
 		return nil, fmt.Errorf("%w (request_id %q was a %s at %s); choose a new request_id for a new request",
 			ErrRequestReused, req.RequestID, e.Tool, e.At.Format("2006-01-02 15:04:05Z"))
@@ -329,18 +330,18 @@ func (s *Service) forget(key string, e *journalEntry) error {
 // write's rename checks again under the folder lock). A file that keeps being replaced
 // while it is opened is left to that check too, which answers a conflict: the text the
 // write started from is no longer there.
-func (s *Service) checkWritable(p planRef) error {
+func (s *Service) checkWritable(p planfs.Ref) error {
 	key, path := p.Key, p.Path
-	pf, err := openPlan(p, s.maxBytes)
+	pf, err := planfs.Open(p, s.maxBytes)
 	if errors.Is(err, errPlanSwapped) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	fi := pf.fi
-	pf.close()
-	if err := writableError(key, fi); err != nil {
+	fi := pf.Info()
+	pf.Close()
+	if err := planfs.WritableError(key, fi); err != nil {
 		s.log.Warn("plan write refused: the file is read-only", "plan", key, "path", path, "mode", fi.Mode().Perm().String())
 		return err
 	}
