@@ -92,13 +92,14 @@ type HistoryEntry struct {
 	RestoredFrom uint64 `json:"restoredFrom,omitempty"`
 }
 
-// Change types of DOCUMENTS.md that a file-backed plan produces.
+// Change types of DOCUMENTS.md that a file-backed plan produces (docs: a version
+// record's ChangeType).
 const (
-	ChangeCreated  = "CREATED"
-	ChangeUpdated  = "UPDATED"
-	ChangeRenamed  = "RENAMED"
-	ChangeDeleted  = "DELETED"  // the plan's file went away (noticed by a read)
-	ChangeRestored = "RESTORED" // the file is back after a DELETED version, or a kept version restored
+	ChangeCreated  = docs.ChangeCreated
+	ChangeUpdated  = docs.ChangeUpdated
+	ChangeRenamed  = docs.ChangeRenamed
+	ChangeDeleted  = docs.ChangeDeleted
+	ChangeRestored = docs.ChangeRestored
 )
 
 // someoneName is the display name of a person who sent none and whose client id never did.
@@ -260,7 +261,7 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 		return s.documentOf(key, id, snap)
 	}
 	name := s.authorName(st, who)
-	pv := &pendingVersion{rec: versionRecord{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.ClientID,
+	pv := &pendingVersion{rec: docs.Record{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.ClientID,
 		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(snap.Text), title: &title}
 	meta := planMeta{Revision: rev + 1, Checksum: snap.Base.Checksum}
 	err = s.commit.Do(func(tx Tx) error {
@@ -526,8 +527,8 @@ func (s *Service) History(ctx context.Context, id string) ([]HistoryEntry, error
 		return nil, err
 	}
 	s.docs.mu.Lock()
-	var picked []versionRecord
-	listed := retain(st.records).history
+	var picked []docs.Record
+	listed := docs.Retain(st.records).History
 	for _, r := range st.records {
 		if listed[r.Version] && r.Version <= snap.Base.Revision {
 			picked = append(picked, r)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
 	"talkd/internal/werkbaum/plans/planfs"
 )
 
@@ -76,13 +77,13 @@ func (s *Service) markMilestone(key string, rev uint64, who DocAuthor) (*alongsi
 	if marked {
 		return nil, nil
 	}
-	var rec versionRecord
+	var rec docs.Record
 	return &alongside{
 		put: func(tx Tx) error {
-			b := tx.Bucket(docBucketName(key))
+			b := tx.Bucket(docs.BucketName(key))
 			var raw []byte
 			if b != nil {
-				raw = b.Get(versionKey('v', rev))
+				raw = b.Get(docs.VersionKey('v', rev))
 			}
 			if raw == nil {
 				return fmt.Errorf("document of plan %q: version %d has no record; nothing was marked", key, rev)
@@ -95,11 +96,11 @@ func (s *Service) markMilestone(key string, rev uint64, who DocAuthor) (*alongsi
 			if err != nil {
 				return err
 			}
-			return b.Put(versionKey('v', rev), out)
+			return b.Put(docs.VersionKey('v', rev), out)
 		},
 		saved: func() {
 			s.docs.mu.Lock()
-			recs := append([]versionRecord(nil), st.records...) // readers may hold the old array
+			recs := append([]docs.Record(nil), st.records...) // readers may hold the old array
 			for i := range recs {
 				if recs[i].Version == rev {
 					recs[i] = rec
@@ -227,7 +228,7 @@ func (c *restoreChange) changed(res *PatchResult, rev uint64, _ string) { res.Ve
 
 // version is the RESTORED version, named after who restored, a milestone.
 func (c *restoreChange) version(entry *journalEntry, rev uint64, _ string) (*docState, *pendingVersion) {
-	return c.doc, &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ChangeRestored, ClientID: c.who.ClientID,
+	return c.doc, &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ChangeRestored, ClientID: c.who.ClientID,
 		DisplayName: c.name, Client: c.who.Client, Milestone: true, RestoredFrom: c.from, At: entry.At}, text: c.next}
 }
 
@@ -259,7 +260,7 @@ func (c *restoreChange) logs() commitLogs {
 
 // settledRestore completes the version record of a restore that a crash left pending
 // and the start found applied (settledVersion).
-func settledRestore(rec *versionRecord, e *journalEntry) {
+func settledRestore(rec *docs.Record, e *journalEntry) {
 	rec.ChangeType = ChangeRestored
 	rec.ClientID = strings.TrimPrefix(e.Author.Client, patchClient(""))
 }

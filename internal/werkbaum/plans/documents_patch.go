@@ -240,7 +240,7 @@ func (c *patchChange) changed(res *PatchResult, rev uint64, _ string) { res.Vers
 // version is the PATCH's document version, under the editor's clientId and name.
 func (c *patchChange) version(entry *journalEntry, rev uint64, _ string) (*docState, *pendingVersion) {
 	p := c.patch
-	return c.doc, &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ChangeUpdated, ClientID: p.ClientID,
+	return c.doc, &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ChangeUpdated, ClientID: p.ClientID,
 		DisplayName: p.DisplayName, Milestone: p.Milestone, At: entry.At}, text: c.next}
 }
 
