@@ -16,6 +16,7 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
@@ -238,7 +239,7 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 		}
 	}
 	entry.State = StateApplied
-	meta := planMeta{Revision: rev, Checksum: newSum}
+	meta := journal.Meta{Revision: rev, Checksum: newSum}
 	doc, pv := w.version(rev)
 	err := s.settleApplied(key, entry, meta, func(tx Tx) error {
 		if doc == nil {

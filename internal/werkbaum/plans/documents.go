@@ -12,6 +12,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/journal"
 )
 
 // The document store serves every plan as a Werkbaum live document (DOCUMENTS.md): a
@@ -263,17 +264,17 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 	name := s.authorName(st, who)
 	pv := &pendingVersion{rec: docs.Record{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.ClientID,
 		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(snap.Text), title: &title}
-	meta := planMeta{Revision: rev + 1, Checksum: snap.Base.Checksum}
+	meta := journal.Meta{Revision: rev + 1, Checksum: snap.Base.Checksum}
 	err = s.commit.Do(func(tx Tx) error {
-		b := tx.Bucket(bucketName(key))
-		var cur planMeta
-		if err := readMeta(b, &cur); err != nil {
+		b := tx.Bucket(journal.BucketName(key))
+		var cur journal.Meta
+		if err := journal.ReadMeta(b, &cur); err != nil {
 			return err
 		}
 		if cur = s.mem.newerMeta(key, cur); cur.Revision != rev || cur.Checksum != snap.Base.Checksum {
 			return errFileMoved
 		}
-		if err := writeMeta(b, meta); err != nil {
+		if err := journal.WriteMeta(b, meta); err != nil {
 			return err
 		}
 		return s.putVersion(tx, key, st, pv)

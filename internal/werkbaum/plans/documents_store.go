@@ -11,6 +11,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/journal"
 )
 
 // The document store: the ids and each plan's version log in the state database, in the
@@ -482,23 +483,23 @@ func (s *Service) noteDeleted(key string) {
 		s.log.Warn("document: versions unreadable", "plan", key, "err", err)
 		return
 	}
-	var meta planMeta
+	var meta journal.Meta
 	var pv *pendingVersion
 	err = s.commit.Do(func(tx Tx) error {
 		pv = nil
-		b, err := tx.CreateBucket(bucketName(key))
+		b, err := tx.CreateBucket(journal.BucketName(key))
 		if err != nil {
 			return err
 		}
-		if err := readMeta(b, &meta); err != nil {
+		if err := journal.ReadMeta(b, &meta); err != nil {
 			return err
 		}
 		meta = s.mem.newerMeta(key, meta)
 		if meta.Checksum == deletedChecksum || meta.Revision < last {
 			return nil // recorded by another read already, or the versions are ahead
 		}
-		meta = planMeta{Revision: meta.Revision + 1, Checksum: deletedChecksum}
-		if err := writeMeta(b, meta); err != nil {
+		meta = journal.Meta{Revision: meta.Revision + 1, Checksum: deletedChecksum}
+		if err := journal.WriteMeta(b, meta); err != nil {
 			return err
 		}
 		pv = &pendingVersion{rec: docs.Record{Version: meta.Revision, ChangeType: ChangeDeleted,

@@ -1,9 +1,7 @@
 package plans
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,56 +15,17 @@ import (
 	"talkd/internal/werkbaum/plans/remote"
 )
 
-// Journal layout, one bucket per plan ("plan:<key>"):
-//
-//	meta         → planMeta {revision, checksum}
-//	r:<id>       → journalEntry of the local client (local mode), by request id
-//	c:<n><client><id> → journalEntry of another client: n is the length of the client id
-//	               (uvarint), so that no two (client, id) pairs share a key
-//	o:<seq>      → the entry key (insertion order, for bounding the journal)
-//	seq          → last seq
-//	version      → layout version (2: entries keyed by client; version 1 kept every
-//	               client's entries under r:<id> and the bare id in o:<seq>)
-var (
-	keyMeta    = []byte("meta")
-	keySeq     = []byte("seq")
-	keyVersion = []byte("version")
+// The journal's layout (buckets, keys, the plan's Meta, migration) is package journal's
+// (journal/layout.go); the entries are the store's JSON below.
 
-	prefixLocal  = []byte("r:")
-	prefixClient = []byte("c:")
-	prefixOrder  = []byte("o:")
-)
-
-const journalVersion = 2
-
-func bucketName(key string) []byte { return []byte("plan:" + key) }
-
-// entryKey is where the journal keeps a client's request: request ids are the client's
-// own, so the same id from two clients names two requests. The local client keeps the
-// key of layout version 1, so a local-mode journal needs no migration.
+// entryKey is where the journal keeps a client's request (journal.EntryKey), the local
+// client being config.LocalClientID.
 func entryKey(client, id string) []byte {
-	if client == "" || client == config.LocalClientID {
-		return append(bytes.Clone(prefixLocal), id...)
-	}
-	k := binary.AppendUvarint(bytes.Clone(prefixClient), uint64(len(client)))
-	k = append(k, client...)
-	return append(k, id...)
+	return journal.EntryKey(client, config.LocalClientID, id)
 }
 
 // keyOf is the entry key of e.
 func keyOf(e *journalEntry) []byte { return entryKey(e.Author.Client, e.RequestID) }
-
-func orderKey(seq uint64) []byte {
-	k := make([]byte, 10)
-	copy(k, prefixOrder)
-	binary.BigEndian.PutUint64(k[2:], seq)
-	return k
-}
-
-type planMeta struct {
-	Revision uint64 `json:"revision"`
-	Checksum string `json:"checksum"`
-}
 
 // Operation states reported by operation_get.
 const (
@@ -137,7 +96,7 @@ type journalMemory struct {
 	mu       sync.Mutex
 	inflight map[string]int          // plan + entry key → writes running
 	entries  map[string]unsavedEntry // plan + entry key → applied, not yet saved
-	metas    map[string]planMeta     // plan → revision not yet saved
+	metas    map[string]journal.Meta // plan → revision not yet saved
 	saving   bool                    // the background saver runs
 	closed   bool                    // Close was called
 	stop     chan struct{}           // closed by Close
@@ -158,7 +117,7 @@ func (s *Service) openJournal(db Database, set *planfs.Set) error {
 		return errors.New("plan journal: no database")
 	}
 	s.journalState = journalState{db: db, commit: journal.NewGroupCommit(db), mem: &journalMemory{
-		inflight: map[string]int{}, entries: map[string]unsavedEntry{}, metas: map[string]planMeta{},
+		inflight: map[string]int{}, entries: map[string]unsavedEntry{}, metas: map[string]journal.Meta{},
 		stop: make(chan struct{}), saved: make(chan struct{}),
 	}}
 	if err := s.createBuckets(set.Keys()); err != nil {
@@ -172,63 +131,6 @@ func (s *Service) openJournal(db Database, set *planfs.Set) error {
 		s.ready.Store(k, struct{}{})
 	}
 	return nil
-}
-
-// migrateJournal brings a bucket of layout version 1 to version 2: entries of clients
-// other than the local one move to their client's key, and the order index names entry
-// keys instead of bare request ids. A new bucket is simply marked.
-func migrateJournal(b Bucket) error {
-	if v := b.Get(keyVersion); len(v) == 1 && v[0] >= journalVersion {
-		return nil
-	}
-	type kv struct{ k, v []byte }
-	var moves []kv
-	err := b.Scan(prefixLocal, func(k, v []byte) error {
-		var e journalEntry
-		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("journal entry %q: %w", k, err)
-		}
-		if nk := keyOf(&e); !bytes.Equal(nk, k) {
-			moves = append(moves, kv{bytes.Clone(k), bytes.Clone(v)})
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	moved := map[string][]byte{}
-	for _, m := range moves {
-		var e journalEntry
-		if err := json.Unmarshal(m.v, &e); err != nil {
-			return err
-		}
-		nk := keyOf(&e)
-		if err := b.Put(nk, m.v); err != nil {
-			return err
-		}
-		if err := b.Delete(m.k); err != nil {
-			return err
-		}
-		moved[string(m.k)] = nk
-	}
-	var orders []kv
-	err = b.Scan(prefixOrder, func(k, v []byte) error {
-		orders = append(orders, kv{bytes.Clone(k), bytes.Clone(v)})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, o := range orders {
-		ek := append(bytes.Clone(prefixLocal), o.v...)
-		if nk, ok := moved[string(ek)]; ok {
-			ek = nk
-		}
-		if err := b.Put(o.k, ek); err != nil {
-			return err
-		}
-	}
-	return b.Put(keyVersion, []byte{journalVersion})
 }
 
 // revisionFor returns the revision of the content with this checksum, giving content the
@@ -251,8 +153,8 @@ func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
 	wrote := false // meta is saved now (else it may be one kept in memory only)
 	err = s.commit.Do(func(tx Tx) error {
 		wrote = false
-		b := tx.Bucket(bucketName(key))
-		if err := readMeta(b, &meta); err != nil {
+		b := tx.Bucket(journal.BucketName(key))
+		if err := journal.ReadMeta(b, &meta); err != nil {
 			return err
 		}
 		meta = s.mem.newerMeta(key, meta)
@@ -260,8 +162,8 @@ func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
 			if err := fileIs(p, sum); err != nil {
 				return err
 			}
-			meta, wrote = planMeta{Revision: meta.Revision + 1, Checksum: sum}, true
-			return writeMeta(b, meta)
+			meta, wrote = journal.Meta{Revision: meta.Revision + 1, Checksum: sum}, true
+			return journal.WriteMeta(b, meta)
 		}
 		return nil
 	})
@@ -274,8 +176,8 @@ func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
 		}
 		return meta.Revision, nil
 	}
-	var saved planMeta
-	merr := s.db.View(func(tx Tx) error { return readMeta(tx.Bucket(bucketName(key)), &saved) })
+	var saved journal.Meta
+	merr := s.db.View(func(tx Tx) error { return journal.ReadMeta(tx.Bucket(journal.BucketName(key)), &saved) })
 	var rev uint64
 	if merr == nil {
 		rev, merr = s.mem.bumpInMemory(p, sum, saved)
@@ -305,32 +207,15 @@ func fileIs(p planfs.Ref, sum string) error {
 
 // latestMeta is the plan's latest revision and checksum: the saved one, or a newer one
 // kept in memory.
-func (s *Service) latestMeta(key string) (planMeta, error) {
-	var meta planMeta
+func (s *Service) latestMeta(key string) (journal.Meta, error) {
+	var meta journal.Meta
 	err := s.db.View(func(tx Tx) error {
-		return readMeta(tx.Bucket(bucketName(key)), &meta)
+		return journal.ReadMeta(tx.Bucket(journal.BucketName(key)), &meta)
 	})
 	if err != nil {
-		return planMeta{}, err
+		return journal.Meta{}, err
 	}
 	return s.mem.newerMeta(key, meta), nil
-}
-
-func readMeta(b Bucket, m *planMeta) error {
-	raw := b.Get(keyMeta)
-	if raw == nil {
-		*m = planMeta{}
-		return nil
-	}
-	return json.Unmarshal(raw, m)
-}
-
-func writeMeta(b Bucket, m planMeta) error {
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return b.Put(keyMeta, raw)
 }
 
 func getEntry(b Bucket, ek []byte) (*journalEntry, error) {
@@ -354,7 +239,7 @@ func (s *Service) entry(key string, ek []byte) (*journalEntry, error) {
 	var e *journalEntry
 	err := s.db.View(func(tx Tx) error {
 		var err error
-		e, err = getEntry(tx.Bucket(bucketName(key)), ek)
+		e, err = getEntry(tx.Bucket(journal.BucketName(key)), ek)
 		return err
 	})
 	return e, err
@@ -363,66 +248,15 @@ func (s *Service) entry(key string, ek []byte) (*journalEntry, error) {
 // putEntry stores e; a new request is also appended to the order index and the journal
 // is trimmed to the service's limit. An entry that replaces one keeps its place.
 func (s *Service) putEntry(b Bucket, e *journalEntry) error {
-	ek := keyOf(e)
-	if old := b.Get(ek); old != nil {
-		if e.Seq == 0 {
-			var prev journalEntry
-			if json.Unmarshal(old, &prev) == nil {
-				e.Seq = prev.Seq
-			}
-		}
-		raw, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		return b.Put(ek, raw)
-	}
-	seq := uint64(0)
-	if v := b.Get(keySeq); len(v) == 8 {
-		seq = binary.BigEndian.Uint64(v)
-	}
-	seq++
-	e.Seq = seq
-	raw, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	if err := b.Put(ek, raw); err != nil {
-		return err
-	}
-	var sv [8]byte
-	binary.BigEndian.PutUint64(sv[:], seq)
-	if err := b.Put(keySeq, sv[:]); err != nil {
-		return err
-	}
-	if err := b.Put(orderKey(seq), ek); err != nil {
-		return err
-	}
-	if seq > uint64(s.limit) {
-		oldSeq := seq - uint64(s.limit)
-		old := orderKey(oldSeq)
-		if v := b.Get(old); v != nil {
-			oldKey := bytes.Clone(v)
-			cur, err := getEntry(b, oldKey)
-			if err != nil {
-				return err
-			}
-			if cur != nil && (cur.Seq == 0 || cur.Seq == oldSeq) {
-				if err := b.Delete(oldKey); err != nil {
-					return err
-				}
-			}
-			if err := b.Delete(old); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return journal.PutEntry(b, keyOf(e), e.Seq, s.limit, func(seq uint64) ([]byte, error) {
+		e.Seq = seq
+		return json.Marshal(e)
+	})
 }
 
 // eachEntry calls fn for every journal entry of the bucket, of every client.
 func eachEntry(b Bucket, fn func(k []byte, e *journalEntry) error) error {
-	for _, prefix := range [][]byte{prefixLocal, prefixClient} {
+	for _, prefix := range [][]byte{journal.PrefixLocal, journal.PrefixClient} {
 		err := b.Scan(prefix, func(k, v []byte) error {
 			var e journalEntry
 			if err := json.Unmarshal(v, &e); err != nil {
@@ -466,7 +300,7 @@ func (s *Service) recover(p planfs.Ref) error {
 		for _, st := range steps {
 			st.begin()
 		}
-		b := tx.Bucket(bucketName(key))
+		b := tx.Bucket(journal.BucketName(key))
 		var pending []*journalEntry
 		err := eachEntry(b, func(_ []byte, e *journalEntry) error {
 			if e.State == statePending {
@@ -483,7 +317,7 @@ func (s *Service) recover(p planfs.Ref) error {
 				if err := s.putEntry(b, e); err != nil {
 					return err
 				}
-				if err := writeMeta(b, planMeta{Revision: e.Revision, Checksum: sum}); err != nil {
+				if err := journal.WriteMeta(b, journal.Meta{Revision: e.Revision, Checksum: sum}); err != nil {
 					return err
 				}
 				for _, st := range steps {
@@ -541,12 +375,12 @@ func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, er
 	}
 	applied := *e
 	applied.State = StateApplied
-	var meta planMeta
+	var meta journal.Meta
 	settled := false // by this call, not by someone else meanwhile
 	wrote := false   // meta is saved now (else it may be one kept in memory only)
 	err = s.commit.Do(func(tx Tx) error {
 		settled, wrote = false, false
-		b := tx.Bucket(bucketName(key))
+		b := tx.Bucket(journal.BucketName(key))
 		cur, err := getEntry(b, keyOf(e))
 		if err != nil || cur == nil || cur.State != statePending || cur.Seq != e.Seq {
 			return err // settled or replaced meanwhile: nothing to do
@@ -555,7 +389,7 @@ func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, er
 		if err := s.putEntry(b, &applied); err != nil {
 			return err
 		}
-		if err := readMeta(b, &meta); err != nil {
+		if err := journal.ReadMeta(b, &meta); err != nil {
 			return err
 		}
 		if meta = s.mem.newerMeta(key, meta); meta.Checksum == sum || meta.Revision >= e.Revision {
@@ -564,12 +398,12 @@ func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, er
 			// content its revision with the file checked, which this settle cannot.
 			return nil
 		}
-		meta, wrote = planMeta{Revision: e.Revision, Checksum: sum}, true
-		return writeMeta(b, meta)
+		meta, wrote = journal.Meta{Revision: e.Revision, Checksum: sum}, true
+		return journal.WriteMeta(b, meta)
 	})
 	if err != nil {
 		s.log.Error("journal: settling a write whose writer is gone failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
-		s.keepApplied(key, &applied, planMeta{Revision: e.Revision, Checksum: sum})
+		s.keepApplied(key, &applied, journal.Meta{Revision: e.Revision, Checksum: sum})
 	} else if settled {
 		if wrote {
 			s.mem.metaSaved(key, meta)
@@ -633,7 +467,7 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 
 // keepApplied keeps an applied entry and the plan's revision in memory until the
 // background saver has saved them.
-func (s *Service) keepApplied(key string, e *journalEntry, meta planMeta) {
+func (s *Service) keepApplied(key string, e *journalEntry, meta journal.Meta) {
 	m := s.mem
 	m.mu.Lock()
 	m.entries[memKey(key, keyOf(e))] = unsavedEntry{plan: key, e: *e}
@@ -708,7 +542,7 @@ func (s *Service) saveUnsaved() (n int, err error) {
 	for k, v := range m.entries {
 		entries[k] = v
 	}
-	metas := make(map[string]planMeta, len(m.metas))
+	metas := make(map[string]journal.Meta, len(m.metas))
 	for k, v := range m.metas {
 		metas[k] = v
 	}
@@ -721,13 +555,13 @@ func (s *Service) saveUnsaved() (n int, err error) {
 			return err
 		}
 		for plan, meta := range metas {
-			b := tx.Bucket(bucketName(plan))
-			var cur planMeta
-			if err := readMeta(b, &cur); err != nil {
+			b := tx.Bucket(journal.BucketName(plan))
+			var cur journal.Meta
+			if err := journal.ReadMeta(b, &cur); err != nil {
 				return err
 			}
 			if cur.Revision < meta.Revision {
-				if err := writeMeta(b, meta); err != nil {
+				if err := journal.WriteMeta(b, meta); err != nil {
 					return err
 				}
 			}
@@ -753,7 +587,7 @@ func (s *Service) saveUnsaved() (n int, err error) {
 // is never overwritten.
 func (s *Service) putKept(tx Tx, kept map[string]unsavedEntry) error {
 	for _, u := range kept {
-		b := tx.Bucket(bucketName(u.plan))
+		b := tx.Bucket(journal.BucketName(u.plan))
 		cur, err := getEntry(b, keyOf(&u.e))
 		if err != nil {
 			return err
@@ -860,7 +694,7 @@ func (m *journalMemory) unsaved(key string, ek []byte) (*journalEntry, bool) {
 }
 
 // newerMeta returns the revision kept in memory for the plan when it is newer than saved.
-func (m *journalMemory) newerMeta(key string, saved planMeta) planMeta {
+func (m *journalMemory) newerMeta(key string, saved journal.Meta) journal.Meta {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cur, ok := m.metas[key]; ok && cur.Revision > saved.Revision {
@@ -870,7 +704,7 @@ func (m *journalMemory) newerMeta(key string, saved planMeta) planMeta {
 }
 
 // metaSaved forgets a revision kept in memory once the database holds it or a newer one.
-func (m *journalMemory) metaSaved(key string, saved planMeta) {
+func (m *journalMemory) metaSaved(key string, saved journal.Meta) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cur, ok := m.metas[key]; ok && cur.Revision <= saved.Revision {
@@ -880,7 +714,7 @@ func (m *journalMemory) metaSaved(key string, saved planMeta) {
 
 // bumpInMemory gives the file's current content (checksum sum) the next revision after
 // saved in memory, when the database cannot be written to record it.
-func (m *journalMemory) bumpInMemory(p planfs.Ref, sum string, saved planMeta) (uint64, error) {
+func (m *journalMemory) bumpInMemory(p planfs.Ref, sum string, saved journal.Meta) (uint64, error) {
 	key := p.Key
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -894,7 +728,7 @@ func (m *journalMemory) bumpInMemory(p planfs.Ref, sum string, saved planMeta) (
 	if cur.Checksum == sum && cur.Revision > 0 {
 		return cur.Revision, nil
 	}
-	next := planMeta{Revision: cur.Revision + 1, Checksum: sum}
+	next := journal.Meta{Revision: cur.Revision + 1, Checksum: sum}
 	m.metas[key] = next
 	return next.Revision, nil
 }

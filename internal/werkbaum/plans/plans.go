@@ -17,7 +17,8 @@
 // filecache.go the summaries; follow.go reading what the follower reports. Below it, and
 // importing nothing of it: plans/planfs (the plan set, roots and refs, file identity,
 // the folder lock and WriteAtomic, the text cache, the follower's file side),
-// plans/journal (the database interface, the bbolt adapter, the group commit),
+// plans/journal (the database interface, the bbolt adapter, the group commit, the
+// journal's layout and migration),
 // plans/remote (the document-server client) and plans/docs (the protocol's bounds). The
 // git mirror and the announcements are a WriteRecorder told by WriteEvents.
 package plans

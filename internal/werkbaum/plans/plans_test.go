@@ -13,6 +13,7 @@ import (
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 )
 
@@ -238,7 +239,7 @@ func TestJournalBounded(t *testing.T) {
 	}
 	n := 0
 	f.db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketName("p")).ForEach(func(k, v []byte) error {
+		return tx.Bucket(journal.BucketName("p")).ForEach(func(k, v []byte) error {
 			if strings.HasPrefix(string(k), "r:") {
 				n++
 			}

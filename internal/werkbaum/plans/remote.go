@@ -18,6 +18,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
@@ -88,7 +89,7 @@ func (s *Service) recordRemotePending(key string, e *journalEntry) error {
 			return err
 		}
 		e.Remote.Seq = int64(seq)
-		return s.putEntry(tx.Bucket(bucketName(key)), e)
+		return s.putEntry(tx.Bucket(journal.BucketName(key)), e)
 	})
 	if err != nil {
 		return fmt.Errorf("write journal: %w", err)
@@ -164,7 +165,7 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 			// memory until it can be saved (a crash before that leaves the pending entry,
 			// whose PATCH the next settle repeats: the server answers the same).
 			s.log.Error("journal: settling an applied document write failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
-			s.keepApplied(key, &settled, planMeta{})
+			s.keepApplied(key, &settled, journal.Meta{})
 		}
 		s.log.Info("document write applied", "plan", key, "request_id", e.RequestID, "version", ans.Version,
 			"client_id", e.Remote.ClientID, "seq", e.Remote.Seq, "rebased", len(ans.OpsSinceBase) > 0)

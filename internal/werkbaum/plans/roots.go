@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"talkd/internal/config"
+	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 )
 
@@ -69,11 +70,11 @@ func (s *Service) createBuckets(keys []string) error {
 	}
 	err := s.db.Update(func(tx Tx) error {
 		for _, k := range keys {
-			b, err := tx.CreateBucket(bucketName(k))
+			b, err := tx.CreateBucket(journal.BucketName(k))
 			if err != nil {
 				return err
 			}
-			if err := migrateJournal(b); err != nil {
+			if err := journal.Migrate(b, config.LocalClientID); err != nil {
 				return fmt.Errorf("plan %s: %w", k, err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 )
 
@@ -188,13 +189,13 @@ func (s *Service) runVerb(ctx context.Context, key string, snap *Snapshot, req W
 // settleApplied records an applied write after its rename in one transaction: the
 // journal entry, the plan's new revision and checksum, and its document version
 // (putVersion). Agent writes and editor PATCHes settle through it.
-func (s *Service) settleApplied(key string, entry *journalEntry, meta planMeta, putVersion func(Tx) error) error {
+func (s *Service) settleApplied(key string, entry *journalEntry, meta journal.Meta, putVersion func(Tx) error) error {
 	return s.commit.Do(func(tx Tx) error {
-		b := tx.Bucket(bucketName(key))
+		b := tx.Bucket(journal.BucketName(key))
 		if err := s.putEntry(b, entry); err != nil {
 			return err
 		}
-		if err := writeMeta(b, meta); err != nil {
+		if err := journal.WriteMeta(b, meta); err != nil {
 			return err
 		}
 		return putVersion(tx)
@@ -239,7 +240,7 @@ func (s *Service) staleBase(ctx context.Context, p planfs.Ref, req WriteRequest)
 		At: s.now().UTC(), OldChecksum: snap.Base.Checksum, State: StateConflict, Error: "stale base"}
 	recorded := false
 	err = s.commit.Do(func(tx Tx) error {
-		b := tx.Bucket(bucketName(key))
+		b := tx.Bucket(journal.BucketName(key))
 		recorded = b.Get(ek) == nil
 		if !recorded {
 			return nil // the same request id arrived meanwhile; the lane answers it
@@ -307,7 +308,7 @@ func (s *Service) recordWith(key string, e *journalEntry, also *alongside) error
 				return err
 			}
 		}
-		return s.putEntry(tx.Bucket(bucketName(key)), e)
+		return s.putEntry(tx.Bucket(journal.BucketName(key)), e)
 	})
 	if err != nil {
 		return fmt.Errorf("write journal: %w", err)
@@ -322,7 +323,7 @@ func (s *Service) recordWith(key string, e *journalEntry, also *alongside) error
 // forget removes e's record: the request never took effect, and its id is unknown again.
 func (s *Service) forget(key string, e *journalEntry) error {
 	return s.commit.Do(func(tx Tx) error {
-		return tx.Bucket(bucketName(key)).Delete(keyOf(e))
+		return tx.Bucket(journal.BucketName(key)).Delete(keyOf(e))
 	})
 }
 
