@@ -292,8 +292,12 @@ func (t remoteTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, f
 	}
 	entry.State = statePending
 	entry.NewChecksum = werkbaum.Checksum([]byte(w.text))
-	entry.Remote = &remote.Patch{BaseVersion: snap.Base.Revision, Checksum: werkbaum.DocumentChecksum(snap.Text), ClientID: s.agentClientID,
-		DisplayName: remote.DisplayName(t.p.DisplayName, w.author.Agent), Milestone: true, Ops: ops}
+	patch, err := json.Marshal(&remote.Patch{BaseVersion: snap.Base.Revision, Checksum: werkbaum.DocumentChecksum(snap.Text), ClientID: s.agentClientID,
+		DisplayName: remote.DisplayName(t.p.DisplayName, w.author.Agent), Milestone: true, Ops: ops})
+	if err != nil {
+		return nil, nil, fmt.Errorf("plan %q: encode the patch: %w", key, err)
+	}
+	entry.Remote = patch
 	entry.Result = w.result(0, "")
 	if err := s.recordRemotePending(key, entry); err != nil {
 		return nil, nil, err

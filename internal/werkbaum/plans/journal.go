@@ -12,7 +12,6 @@ import (
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
-	"talkd/internal/werkbaum/plans/remote"
 )
 
 // The journal's layout (buckets, keys, the plan's Meta, migration) is package journal's
@@ -27,36 +26,17 @@ func entryKey(client, id string) []byte {
 // keyOf is the entry key of e.
 func keyOf(e *journalEntry) []byte { return entryKey(e.Author.Client, e.RequestID) }
 
-// Operation states reported by operation_get.
+// Operation states reported by operation_get (journal.Entry's State).
 const (
-	StateApplied  = "applied"
-	StateRejected = "rejected"
-	StateConflict = "conflict"
-	StateUnknown  = "unknown"
-	statePending  = "pending"
+	StateApplied  = journal.StateApplied
+	StateRejected = journal.StateRejected
+	StateConflict = journal.StateConflict
+	StateUnknown  = journal.StateUnknown
+	statePending  = journal.StatePending
 )
 
-// journalEntry is one write request as the journal keeps it.
-type journalEntry struct {
-	RequestID   string          `json:"requestId"`
-	ArgsHash    string          `json:"argsHash"`
-	Tool        string          `json:"tool"`
-	State       string          `json:"state"`
-	Author      Author          `json:"author"`
-	At          time.Time       `json:"at"`
-	OldChecksum string          `json:"oldChecksum,omitempty"`
-	NewChecksum string          `json:"newChecksum,omitempty"`
-	Revision    uint64          `json:"revision,omitempty"`
-	Result      json.RawMessage `json:"result,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	// Seq is the entry's place in the order index; trimming that place removes the entry
-	// only if it is still the same one (a request id that recovery forgot and that was sent
-	// again has a later place). 0 in entries written before Seq existed.
-	Seq uint64 `json:"seq,omitempty"`
-	// Remote is the PATCH of a write to a plan on a document server, kept so that a retry
-	// or the settling of a pending entry repeats it with the same (clientId, seq).
-	Remote *remote.Patch `json:"remote,omitempty"`
-}
+// journalEntry is one write request as the journal keeps it (package journal).
+type journalEntry = journal.Entry
 
 // journalState is the plan store's durable record: the database, the group commit every
 // change goes through (package journal), and what is kept in memory until it can be saved.

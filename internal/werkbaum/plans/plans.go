@@ -11,16 +11,17 @@
 // Where things live: commit.go is the one journalled commit every write runs (an agent's
 // verb or an editor's PATCH, over a file or a document server: a change over a target);
 // errors.go holds every error of the store with its Kind, which internal/api renders once
-// for both doors; journal.go the entries, revisions, saver and recovery, which call the
-// registered participants (the document store) instead of their code; documents*.go the
-// live documents; roots.go the store's side of the plan set (resolve, Reconfigure);
-// filecache.go the summaries; follow.go reading what the follower reports. Below it, and
-// importing nothing of it: plans/planfs (the plan set, roots and refs, file identity,
-// the folder lock and WriteAtomic, the text cache, the follower's file side),
-// plans/journal (the database interface, the bbolt adapter, the group commit, the
-// journal's layout and migration),
-// plans/remote (the document-server client) and plans/docs (the protocol's bounds). The
-// git mirror and the announcements are a WriteRecorder told by WriteEvents.
+// for both doors; journal.go the revisions kept in memory, the saver and recovery over
+// journal.Entry, which call the registered participants (the document store) instead of
+// their code; documents*.go the live documents; roots.go the store's side of the plan set
+// (resolve, Reconfigure); filecache.go the summaries; follow.go reading what the follower
+// reports. Below it, and importing nothing of it: plans/planfs (the plan set, roots and
+// refs, file identity, the folder lock and WriteAtomic, the text cache, the follower's
+// file side), plans/journal (the database interface, the bbolt adapter, the group
+// commit, the journal's layout, migration and entries), plans/remote (the
+// document-server client) and plans/docs (the protocol's bounds, the version log's
+// layout and retention rule). The git mirror and the announcements are a WriteRecorder
+// told by WriteEvents.
 package plans
 
 import (
@@ -36,6 +37,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
@@ -209,11 +211,9 @@ type Base struct {
 	Checksum string `json:"checksum"`
 }
 
-// Author is who asked for a write: the authenticated client and the agent name it claims.
-type Author struct {
-	Client string `json:"client"`
-	Agent  string `json:"agent,omitempty"`
-}
+// Author is who asked for a write: the authenticated client and the agent name it claims
+// (kept in the journal's entries).
+type Author = journal.Author
 
 // Snapshot is a plan's text as read now, with its base.
 type Snapshot struct {

@@ -88,7 +88,14 @@ func (s *Service) recordRemotePending(key string, e *journalEntry) error {
 		if err := rb.Put(keyPatchSeq, sv[:]); err != nil {
 			return err
 		}
-		e.Remote.Seq = int64(seq)
+		var patch remote.Patch
+		if err := json.Unmarshal(e.Remote, &patch); err != nil {
+			return fmt.Errorf("document patch of %q: %w", e.RequestID, err)
+		}
+		patch.Seq = int64(seq)
+		if e.Remote, err = json.Marshal(&patch); err != nil {
+			return err
+		}
 		return s.putEntry(tx.Bucket(journal.BucketName(key)), e)
 	})
 	if err != nil {
@@ -116,18 +123,22 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 	if e.Remote == nil {
 		return nil, fmt.Errorf("plan %q: pending journal entry %q has no document patch to send", key, e.RequestID)
 	}
+	var patch remote.Patch
+	if err := json.Unmarshal(e.Remote, &patch); err != nil {
+		return nil, fmt.Errorf("plan %q: the document patch of pending journal entry %q: %w", key, e.RequestID, err)
+	}
 	request := "PATCH " + p.URL + "/content"
 	// Once sent, the PATCH is seen through even if the caller hangs up (bounded by the
 	// request timeout): its answer settles the entry instead of leaving it pending.
 	ctx = context.WithoutCancel(ctx)
-	status, location, body, err := s.remote.Do(ctx, remote.Call{Plan: key, Token: p.BearerToken(), Method: http.MethodPatch, URL: p.URL + "/content", Request: request, Body: e.Remote}, 1<<20+s.remoteBodyLimit())
+	status, location, body, err := s.remote.Do(ctx, remote.Call{Plan: key, Token: p.BearerToken(), Method: http.MethodPatch, URL: p.URL + "/content", Request: request, Body: &patch}, 1<<20+s.remoteBodyLimit())
 	if err != nil {
 		var re *RemoteError
 		if errors.As(err, &re) {
 			re.MaybeApplied = true
 		}
 		s.log.Warn("document write unsettled: no answer from the server", "plan", key, "url", p.URL, "request_id", e.RequestID,
-			"client_id", e.Remote.ClientID, "seq", e.Remote.Seq, "err", err)
+			"client_id", patch.ClientID, "seq", patch.Seq, "err", err)
 		return nil, err
 	}
 	settled := *e
@@ -168,7 +179,7 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 			s.keepApplied(key, &settled, journal.Meta{})
 		}
 		s.log.Info("document write applied", "plan", key, "request_id", e.RequestID, "version", ans.Version,
-			"client_id", e.Remote.ClientID, "seq", e.Remote.Seq, "rebased", len(ans.OpsSinceBase) > 0)
+			"client_id", patch.ClientID, "seq", patch.Seq, "rebased", len(ans.OpsSinceBase) > 0)
 		return &settled, nil
 	case status == http.StatusConflict || status == http.StatusUnprocessableEntity:
 		reason := "the document changed since the base and the changes overlap (the server answered 409)"

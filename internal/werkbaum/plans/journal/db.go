@@ -3,9 +3,10 @@
 // database to it (Bolt), the group commit that lets concurrent changes share one
 // transaction (GroupCommit), and the journal's layout in that database (layout.go: a
 // plan's bucket and keys, its revision Meta, entry keys per client, the order index and
-// its bound, the migration between layout versions). It imports nothing of talkd: the store (package plans) keeps its
-// entries (JSON it owns), revisions and documents on top of it, and passes in what the
-// layout needs to know of talkd (the local client's name).
+// its bound, the migration between layout versions) and the entry it keeps per request
+// (entry.go: Entry, whose write-specific parts are bytes their owner decodes). It imports
+// nothing of talkd: the store (package plans) keeps its revisions and documents on top of
+// it, and passes in what the layout needs to know of talkd (the local client's name).
 package journal
 
 // Database runs the transactions that keep revisions and the request journal. It is the

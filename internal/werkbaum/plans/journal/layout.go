@@ -18,8 +18,7 @@ import (
 //	version      → layout version (2: entries keyed by client; version 1 kept every
 //	               client's entries under r:<id> and the bare id in o:<seq>)
 //
-// The entries themselves are JSON the store (package plans) writes; the layout needs of
-// them only the request id and the author's client (Envelope), to key them.
+// The entries are Entry values as JSON (entry.go).
 var (
 	KeyMeta    = []byte("meta")
 	KeySeq     = []byte("seq")
@@ -82,19 +81,6 @@ func WriteMeta(b Bucket, m Meta) error {
 	return b.Put(KeyMeta, raw)
 }
 
-// Envelope is what the layout reads of a journal entry: its request id and its author's
-// client, which make its key, and its place in the order index.
-type Envelope struct {
-	RequestID string `json:"requestId"`
-	Author    struct {
-		Client string `json:"client"`
-	} `json:"author"`
-	// Seq is the entry's place in the order index; trimming that place removes the entry
-	// only if it is still the same one (a request id that recovery forgot and that was
-	// sent again has a later place). 0 in entries written before Seq existed.
-	Seq uint64 `json:"seq,omitempty"`
-}
-
 // PutEntry stores a journal entry at ek. An entry already there is replaced in its
 // place: seq is the new entry's place if it knows it, else the old entry's is taken. A
 // new key gets the next place in the order index, and the journal is bounded to limit
@@ -103,7 +89,7 @@ type Envelope struct {
 func PutEntry(b Bucket, ek []byte, seq uint64, limit int, encode func(seq uint64) ([]byte, error)) error {
 	if old := b.Get(ek); old != nil {
 		if seq == 0 {
-			var prev Envelope
+			var prev Entry
 			if json.Unmarshal(old, &prev) == nil {
 				seq = prev.Seq
 			}
@@ -140,7 +126,7 @@ func PutEntry(b Bucket, ek []byte, seq uint64, limit int, encode func(seq uint64
 		if v := b.Get(old); v != nil {
 			oldKey := bytes.Clone(v)
 			if raw := b.Get(oldKey); raw != nil {
-				var cur Envelope
+				var cur Entry
 				if err := json.Unmarshal(raw, &cur); err != nil {
 					return fmt.Errorf("journal entry %q: %w", oldKey, err)
 				}
@@ -166,7 +152,7 @@ func Migrate(b Bucket, local string) error {
 		return nil
 	}
 	keyOf := func(raw []byte) ([]byte, error) {
-		var e Envelope
+		var e Entry
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return nil, err
 		}
