@@ -102,7 +102,7 @@ type commitWrite struct {
 func commit[R any](ctx context.Context, s *Service, t target, c change[R]) (R, func(context.Context) string, error) {
 	var zero R
 	key, ek := t.ref().Key, c.entryKey()
-	defer s.mem.begin(key, ek)()
+	defer s.mem.Begin(key, ek)()
 	prior, err := s.entry(key, ek)
 	if err != nil {
 		return zero, nil, fmt.Errorf("read journal: %w", err)
@@ -254,10 +254,10 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 		// which the next start settles from the file. Its document version waits in memory
 		// for the read that records the revision.
 		s.log.Error(w.logs.settle, append([]any{"plan", key}, append(w.logs.attrs, "err", err)...)...)
-		s.keepApplied(key, entry, meta)
+		s.mem.KeepApplied(key, entry, meta)
 		s.keepVersion(doc, pv)
 	} else {
-		s.mem.metaSaved(key, meta)
+		s.mem.MetaSaved(key, meta)
 		if doc != nil {
 			s.versionSaved(key, doc, pv)
 		}

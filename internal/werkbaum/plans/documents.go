@@ -271,7 +271,7 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 		if err := journal.ReadMeta(b, &cur); err != nil {
 			return err
 		}
-		if cur = s.mem.newerMeta(key, cur); cur.Revision != rev || cur.Checksum != snap.Base.Checksum {
+		if cur = s.mem.NewerMeta(key, cur); cur.Revision != rev || cur.Checksum != snap.Base.Checksum {
 			return errFileMoved
 		}
 		if err := journal.WriteMeta(b, meta); err != nil {
@@ -285,7 +285,7 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 	if err != nil {
 		return nil, fmt.Errorf("document %s: record the new title: %w", id, err)
 	}
-	s.mem.metaSaved(key, meta)
+	s.mem.MetaSaved(key, meta)
 	s.versionSaved(key, st, pv)
 	s.log.Info("document renamed", "plan", key, "version", rev+1, "client", who.Client, "client_id", who.ClientID, "name", name)
 	snap.Base.Revision = rev + 1

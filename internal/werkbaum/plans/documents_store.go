@@ -494,7 +494,7 @@ func (s *Service) noteDeleted(key string) {
 		if err := journal.ReadMeta(b, &meta); err != nil {
 			return err
 		}
-		meta = s.mem.newerMeta(key, meta)
+		meta = s.mem.NewerMeta(key, meta)
 		if meta.Checksum == deletedChecksum || meta.Revision < last {
 			return nil // recorded by another read already, or the versions are ahead
 		}
@@ -513,7 +513,7 @@ func (s *Service) noteDeleted(key string) {
 	if pv == nil {
 		return
 	}
-	s.mem.metaSaved(key, meta)
+	s.mem.MetaSaved(key, meta)
 	s.versionSaved(key, st, pv)
 	s.log.Info("document: the plan's file is missing; its document reads as deleted until the file is back", "plan", key, "version", pv.rec.Version)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"talkd/internal/config"
@@ -43,7 +42,7 @@ type journalEntry = journal.Entry
 type journalState struct {
 	db     Database
 	commit *journal.GroupCommit
-	mem    *journalMemory
+	mem    *journal.Memory
 }
 
 // The journal's database layer lives in package plans/journal; the store's API names it
@@ -62,44 +61,14 @@ type (
 // Bolt adapts a bbolt database (the daemon's state database) to the store's Database.
 func Bolt(db BoltRunner) Database { return journal.Bolt(db) }
 
-// journalMemory is what the journal knows and the database does not hold yet, and which
-// writes run right now.
-//
-// A write is acknowledged once its file is renamed into place; when settling it in the
-// database fails after that (a full or read-only state disk), the applied entry and the
-// plan's revision stay here, answer operation_get, retries and reads as if saved, and are
-// saved in the background once a second until that works. A revision given to an outside
-// edit while the database cannot be written is kept the same way, so that reads never
-// need a successful state write. A crash loses only this memory: the entry saved as
-// pending is settled from the file on the next start, as after any crash.
-type journalMemory struct {
-	mu       sync.Mutex
-	inflight map[string]int          // plan + entry key → writes running
-	entries  map[string]unsavedEntry // plan + entry key → applied, not yet saved
-	metas    map[string]journal.Meta // plan → revision not yet saved
-	saving   bool                    // the background saver runs
-	closed   bool                    // Close was called
-	stop     chan struct{}           // closed by Close
-	saved    chan struct{}           // closed when the saver ends after Close
-}
-
-type unsavedEntry struct {
-	plan string
-	e    journalEntry
-}
-
-func memKey(plan string, ek []byte) string { return plan + "\x00" + string(ek) }
-
 // openJournal prepares the plans' buckets (migrating older layouts) and settles the
 // entries a crash left pending.
 func (s *Service) openJournal(db Database, set *planfs.Set) error {
 	if db == nil {
 		return errors.New("plan journal: no database")
 	}
-	s.journalState = journalState{db: db, commit: journal.NewGroupCommit(db), mem: &journalMemory{
-		inflight: map[string]int{}, entries: map[string]unsavedEntry{}, metas: map[string]journal.Meta{},
-		stop: make(chan struct{}), saved: make(chan struct{}),
-	}}
+	commit := journal.NewGroupCommit(db)
+	s.journalState = journalState{db: db, commit: commit, mem: journal.NewMemory(commit, s.log, config.LocalClientID, s.limit)}
 	if err := s.createBuckets(set.Keys()); err != nil {
 		return err
 	}
@@ -137,7 +106,7 @@ func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
 		if err := journal.ReadMeta(b, &meta); err != nil {
 			return err
 		}
-		meta = s.mem.newerMeta(key, meta)
+		meta = s.mem.NewerMeta(key, meta)
 		if meta.Checksum != sum || meta.Revision == 0 {
 			if err := fileIs(p, sum); err != nil {
 				return err
@@ -152,7 +121,7 @@ func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
 		return 0, err
 	case err == nil:
 		if wrote {
-			s.mem.metaSaved(key, meta)
+			s.mem.MetaSaved(key, meta)
 		}
 		return meta.Revision, nil
 	}
@@ -160,7 +129,7 @@ func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
 	merr := s.db.View(func(tx Tx) error { return journal.ReadMeta(tx.Bucket(journal.BucketName(key)), &saved) })
 	var rev uint64
 	if merr == nil {
-		rev, merr = s.mem.bumpInMemory(p, sum, saved)
+		rev, merr = s.mem.Bump(key, sum, saved, func() error { return fileIs(p, sum) })
 	}
 	if merr != nil {
 		if errors.Is(merr, errFileMoved) {
@@ -169,7 +138,7 @@ func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
 		return 0, fmt.Errorf("plan %s: record revision: %w", key, err)
 	}
 	s.log.Warn("journal: the plan's new revision cannot be saved now; kept in memory and saved in the background", "plan", key, "revision", rev, "err", err)
-	s.startSaver()
+	s.mem.StartSaver()
 	return rev, nil
 }
 
@@ -195,31 +164,19 @@ func (s *Service) latestMeta(key string) (journal.Meta, error) {
 	if err != nil {
 		return journal.Meta{}, err
 	}
-	return s.mem.newerMeta(key, meta), nil
-}
-
-func getEntry(b Bucket, ek []byte) (*journalEntry, error) {
-	raw := b.Get(ek)
-	if raw == nil {
-		return nil, nil
-	}
-	var e journalEntry
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, fmt.Errorf("journal entry %q: %w", ek, err)
-	}
-	return &e, nil
+	return s.mem.NewerMeta(key, meta), nil
 }
 
 // entry returns the journal's entry of a request: an applied write not yet saved first,
 // else what the database holds (nil when it holds nothing).
 func (s *Service) entry(key string, ek []byte) (*journalEntry, error) {
-	if e, ok := s.mem.unsaved(key, ek); ok {
+	if e, ok := s.mem.Unsaved(key, ek); ok {
 		return e, nil
 	}
 	var e *journalEntry
 	err := s.db.View(func(tx Tx) error {
 		var err error
-		e, err = getEntry(tx.Bucket(journal.BucketName(key)), ek)
+		e, err = journal.GetEntry(tx.Bucket(journal.BucketName(key)), ek)
 		return err
 	})
 	return e, err
@@ -228,10 +185,7 @@ func (s *Service) entry(key string, ek []byte) (*journalEntry, error) {
 // putEntry stores e; a new request is also appended to the order index and the journal
 // is trimmed to the service's limit. An entry that replaces one keeps its place.
 func (s *Service) putEntry(b Bucket, e *journalEntry) error {
-	return journal.PutEntry(b, keyOf(e), e.Seq, s.limit, func(seq uint64) ([]byte, error) {
-		e.Seq = seq
-		return json.Marshal(e)
-	})
+	return journal.PutEntry(b, e, config.LocalClientID, s.limit)
 }
 
 // eachEntry calls fn for every journal entry of the bucket, of every client.
@@ -361,7 +315,7 @@ func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, er
 	err = s.commit.Do(func(tx Tx) error {
 		settled, wrote = false, false
 		b := tx.Bucket(journal.BucketName(key))
-		cur, err := getEntry(b, keyOf(e))
+		cur, err := journal.GetEntry(b, keyOf(e))
 		if err != nil || cur == nil || cur.State != statePending || cur.Seq != e.Seq {
 			return err // settled or replaced meanwhile: nothing to do
 		}
@@ -372,7 +326,7 @@ func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, er
 		if err := journal.ReadMeta(b, &meta); err != nil {
 			return err
 		}
-		if meta = s.mem.newerMeta(key, meta); meta.Checksum == sum || meta.Revision >= e.Revision {
+		if meta = s.mem.NewerMeta(key, meta); meta.Checksum == sum || meta.Revision >= e.Revision {
 			// Known already, or a later revision was given since (a later write, or an
 			// edit): the file may hold that text by now, and a read gives the file's
 			// content its revision with the file checked, which this settle cannot.
@@ -383,10 +337,10 @@ func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, er
 	})
 	if err != nil {
 		s.log.Error("journal: settling a write whose writer is gone failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
-		s.keepApplied(key, &applied, journal.Meta{Revision: e.Revision, Checksum: sum})
+		s.mem.KeepApplied(key, &applied, journal.Meta{Revision: e.Revision, Checksum: sum})
 	} else if settled {
 		if wrote {
-			s.mem.metaSaved(key, meta)
+			s.mem.MetaSaved(key, meta)
 		}
 		s.log.Info("journal: pending write of a writer that is gone settled as applied", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 	}
@@ -421,7 +375,7 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 		return nil, fmt.Errorf("read journal: %w", err)
 	}
 	if e != nil && e.State == statePending {
-		if s.mem.running(key, ek) {
+		if s.mem.Running(key, ek) {
 			return &OperationStatus{RequestID: requestID, State: StateUnknown, Tool: e.Tool, Author: &e.Author, At: &e.At, InProgress: true}, nil
 		}
 		// No writer runs now, but the entry was read before that was asked: its writer may
@@ -445,270 +399,10 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 		Revision: e.Revision, Result: e.Result, Error: e.Error}, nil
 }
 
-// keepApplied keeps an applied entry and the plan's revision in memory until the
-// background saver has saved them.
-func (s *Service) keepApplied(key string, e *journalEntry, meta journal.Meta) {
-	m := s.mem
-	m.mu.Lock()
-	m.entries[memKey(key, keyOf(e))] = unsavedEntry{plan: key, e: *e}
-	if cur, ok := m.metas[key]; !ok || cur.Revision < meta.Revision {
-		m.metas[key] = meta
-	}
-	m.mu.Unlock()
-	s.startSaver()
-}
-
-// saveInterval is how often the background saver tries again.
-const saveInterval = time.Second
-
-// startSaver starts the background saver unless it runs.
-func (s *Service) startSaver() {
-	m := s.mem
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.saving || m.closed {
-		return
-	}
-	m.saving = true
-	go s.saveLoop()
-}
-
-// saveLoop saves what the journal keeps in memory, once a second until all of it is
-// saved (or the service is closed, after one last try).
-func (s *Service) saveLoop() {
-	m := s.mem
-	failures := 0
-	for {
-		stopped := false
-		select {
-		case <-m.stop:
-			stopped = true
-		case <-time.After(saveInterval):
-		}
-		n, err := s.saveUnsaved()
-		switch {
-		case err != nil:
-			if failures == 0 || stopped {
-				s.log.Error("journal: saving the settled writes kept in memory failed; trying again every second", "err", err)
-			}
-			failures++
-		case n > 0:
-			// Said every time, not only after a failure: it is how a user (and a test)
-			// learns that what the log said was kept in memory is now on disk.
-			s.log.Info("journal: settled writes kept in memory are saved", "count", n, "attempts", failures+1)
-			failures = 0
-		}
-		m.mu.Lock()
-		if stopped || (len(m.entries) == 0 && len(m.metas) == 0) {
-			m.saving = false
-			if m.closed {
-				close(m.saved)
-			}
-			m.mu.Unlock()
-			return
-		}
-		m.mu.Unlock()
-	}
-}
-
-// saveUnsaved saves the kept entries and revisions in one transaction and forgets those
-// saved; n is how many it handled. An entry is written only over its own pending record,
-// a revision only over an older one: what a later write saved itself is never
-// overwritten.
-func (s *Service) saveUnsaved() (n int, err error) {
-	m := s.mem
-	m.mu.Lock()
-	entries := make(map[string]unsavedEntry, len(m.entries))
-	for k, v := range m.entries {
-		entries[k] = v
-	}
-	metas := make(map[string]journal.Meta, len(m.metas))
-	for k, v := range m.metas {
-		metas[k] = v
-	}
-	m.mu.Unlock()
-	if len(entries) == 0 && len(metas) == 0 {
-		return 0, nil
-	}
-	err = s.commit.Do(func(tx Tx) error {
-		if err := s.putKept(tx, entries); err != nil {
-			return err
-		}
-		for plan, meta := range metas {
-			b := tx.Bucket(journal.BucketName(plan))
-			var cur journal.Meta
-			if err := journal.ReadMeta(b, &cur); err != nil {
-				return err
-			}
-			if cur.Revision < meta.Revision {
-				if err := journal.WriteMeta(b, meta); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	m.forgetKept(entries)
-	m.mu.Lock()
-	for plan, meta := range metas {
-		if cur, ok := m.metas[plan]; ok && cur.Revision <= meta.Revision {
-			delete(m.metas, plan)
-		}
-	}
-	m.mu.Unlock()
-	return len(entries) + len(metas), nil
-}
-
-// putKept writes applied entries kept in memory over their pending records in tx. An
-// entry is written only over its own pending record: what was settled or replaced since
-// is never overwritten.
-func (s *Service) putKept(tx Tx, kept map[string]unsavedEntry) error {
-	for _, u := range kept {
-		b := tx.Bucket(journal.BucketName(u.plan))
-		cur, err := getEntry(b, keyOf(&u.e))
-		if err != nil {
-			return err
-		}
-		if cur == nil || cur.State != statePending || cur.Seq != u.e.Seq {
-			continue
-		}
-		e := u.e
-		if err := s.putEntry(b, &e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// keptOf returns the applied entries of plan kept in memory (nil when there are none,
-// the usual case, which costs a look at an empty map under the lock).
-func (m *journalMemory) keptOf(plan string) map[string]unsavedEntry {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var kept map[string]unsavedEntry
-	for k, u := range m.entries {
-		if u.plan == plan {
-			if kept == nil {
-				kept = map[string]unsavedEntry{}
-			}
-			kept[k] = u
-		}
-	}
-	return kept
-}
-
-// forgetKept forgets kept entries once a committed transaction has saved them (those
-// kept again since, under a later place, stay).
-func (m *journalMemory) forgetKept(saved map[string]unsavedEntry) {
-	if len(saved) == 0 {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k, u := range saved {
-		if cur, ok := m.entries[k]; ok && cur.e.Seq == u.e.Seq {
-			delete(m.entries, k)
-		}
-	}
-}
-
 // Close saves what the journal keeps in memory (one last try) and stops the background
-// saver. The service must not be used afterwards.
+// saver (journal.Memory.Close), after the follower. The service must not be used
+// afterwards.
 func (s *Service) Close() error {
 	s.stopFollower()
-	m := s.mem
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil
-	}
-	m.closed = true
-	saving := m.saving
-	close(m.stop)
-	m.mu.Unlock()
-	if saving {
-		<-m.saved
-	}
-	m.mu.Lock()
-	n := len(m.entries) + len(m.metas)
-	m.mu.Unlock()
-	if n > 0 {
-		return fmt.Errorf("plan journal: %d settled write(s) or revision(s) could not be saved; the next start settles them from the plan files", n)
-	}
-	return nil
-}
-
-// begin marks a write of the request as running until the returned func is called.
-func (m *journalMemory) begin(key string, ek []byte) func() {
-	k := memKey(key, ek)
-	m.mu.Lock()
-	m.inflight[k]++
-	m.mu.Unlock()
-	return func() {
-		m.mu.Lock()
-		if m.inflight[k]--; m.inflight[k] <= 0 {
-			delete(m.inflight, k)
-		}
-		m.mu.Unlock()
-	}
-}
-
-func (m *journalMemory) running(key string, ek []byte) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.inflight[memKey(key, ek)] > 0
-}
-
-func (m *journalMemory) unsaved(key string, ek []byte) (*journalEntry, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	u, ok := m.entries[memKey(key, ek)]
-	if !ok {
-		return nil, false
-	}
-	e := u.e
-	return &e, true
-}
-
-// newerMeta returns the revision kept in memory for the plan when it is newer than saved.
-func (m *journalMemory) newerMeta(key string, saved journal.Meta) journal.Meta {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if cur, ok := m.metas[key]; ok && cur.Revision > saved.Revision {
-		return cur
-	}
-	return saved
-}
-
-// metaSaved forgets a revision kept in memory once the database holds it or a newer one.
-func (m *journalMemory) metaSaved(key string, saved journal.Meta) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if cur, ok := m.metas[key]; ok && cur.Revision <= saved.Revision {
-		delete(m.metas, key)
-	}
-}
-
-// bumpInMemory gives the file's current content (checksum sum) the next revision after
-// saved in memory, when the database cannot be written to record it.
-func (m *journalMemory) bumpInMemory(p planfs.Ref, sum string, saved journal.Meta) (uint64, error) {
-	key := p.Key
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := fileIs(p, sum); err != nil {
-		return 0, err
-	}
-	cur := saved
-	if mc, ok := m.metas[key]; ok && mc.Revision > cur.Revision {
-		cur = mc
-	}
-	if cur.Checksum == sum && cur.Revision > 0 {
-		return cur.Revision, nil
-	}
-	next := journal.Meta{Revision: cur.Revision + 1, Checksum: sum}
-	m.metas[key] = next
-	return next.Revision, nil
+	return s.mem.Close()
 }

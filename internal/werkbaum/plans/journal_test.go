@@ -95,7 +95,7 @@ func TestSettleFailureKeptInMemory(t *testing.T) {
 		t.Fatalf("read of an outside edit while unwritable: %+v", snap.Base)
 	}
 	db.heal()
-	if n, err := f.svc.saveUnsaved(); err != nil || n != 2 {
+	if n, err := f.svc.mem.SaveUnsaved(); err != nil || n != 2 {
 		t.Fatalf("saving what was kept: %d saved, %v; want the entry and the revision", n, err)
 	}
 	fresh := f.openOn(t, Bolt(f.db))
@@ -260,7 +260,7 @@ func TestOperationRacingTheSettle(t *testing.T) {
 	entry := &journalEntry{RequestID: "w1", ArgsHash: "h", Tool: "werkbaum_set_status", State: statePending,
 		OldChecksum: base.Checksum, NewChecksum: newSum, Revision: 2, Result: res}
 	// The writer: running, its pending record saved.
-	done := f.svc.mem.begin("p", keyOf(entry))
+	done := f.svc.mem.Begin("p", keyOf(entry))
 	if err := f.svc.record("p", entry); err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +446,7 @@ func TestSettleByFileKeepsAnUnsavedRevision(t *testing.T) {
 	f.db.View(func(tx *bbolt.Tx) error {
 		return json.Unmarshal(tx.Bucket(journal.BucketName("p")).Get(journal.KeyMeta), &saved)
 	})
-	kept := f.svc.mem.newerMeta("p", saved)
+	kept := f.svc.mem.NewerMeta("p", saved)
 	if kept.Revision != 2 || kept.Checksum != sum {
 		t.Fatalf("after the settle the revision of the file's text is neither saved (%+v) nor kept (%+v)", saved, kept)
 	}
@@ -467,10 +467,10 @@ func TestRevisionForKeepsAnUnsavedRevision(t *testing.T) {
 	}
 	kept := journal.Meta{Revision: 2, Checksum: werkbaum.Checksum([]byte(edited))}
 	hook := func() {
-		m := f.svc.mem
-		m.mu.Lock()
-		m.metas["p"] = kept
-		m.mu.Unlock()
+		// Another read gives the new text revision 2 in memory (the database unwritable).
+		if rev, err := f.svc.mem.Bump("p", kept.Checksum, journal.Meta{Revision: 1}, func() error { return nil }); err != nil || rev != kept.Revision {
+			t.Errorf("kept in memory: revision %d, %v", rev, err)
+		}
 	}
 	db.before.Store(&hook)
 	if snap := f.read(t); snap.Base.Revision != 2 {
@@ -483,7 +483,7 @@ func TestRevisionForKeepsAnUnsavedRevision(t *testing.T) {
 	f.db.View(func(tx *bbolt.Tx) error {
 		return json.Unmarshal(tx.Bucket(journal.BucketName("p")).Get(journal.KeyMeta), &saved)
 	})
-	if got := f.svc.mem.newerMeta("p", saved); got != kept {
+	if got := f.svc.mem.NewerMeta("p", saved); got != kept {
 		t.Fatalf("after the read the revision is neither saved (%+v) nor kept (%+v)", saved, got)
 	}
 }

@@ -10,15 +10,15 @@
 //
 // Where things live: commit.go is the one journalled commit every write runs (an agent's
 // verb or an editor's PATCH, over a file or a document server: a change over a target);
-// errors.go holds every error of the store with its Kind, which internal/api renders once
-// for both doors; journal.go the revisions kept in memory, the saver and recovery over
-// journal.Entry, which call the registered participants (the document store) instead of
-// their code; documents*.go the live documents; roots.go the store's side of the plan set
-// (resolve, Reconfigure); filecache.go the summaries; follow.go reading what the follower
-// reports. Below it, and importing nothing of it: plans/planfs (the plan set, roots and
-// refs, file identity, the folder lock and WriteAtomic, the text cache, the follower's
-// file side), plans/journal (the database interface, the bbolt adapter, the group
-// commit, the journal's layout, migration and entries), plans/remote (the
+// errors.go holds every error of the store with its Kind, which internal/api renders
+// once for both doors; journal.go the revisions and recovery over the journal's entries,
+// which call the registered participants (the document store) instead of their code;
+// documents*.go the live documents; roots.go the store's side of the plan set (resolve,
+// Reconfigure); filecache.go the summaries; follow.go reading what the follower reports.
+// Below it, and importing nothing of it: plans/planfs (the plan set, roots and refs,
+// file identity, the folder lock and WriteAtomic, the text cache, the follower's file
+// side), plans/journal (the database interface, the bbolt adapter, the group commit, the
+// journal's layout, migration and entries, its memory and saver), plans/remote (the
 // document-server client) and plans/docs (the protocol's bounds, the version log's
 // layout and retention rule). The git mirror and the announcements are a WriteRecorder
 // told by WriteEvents.

@@ -69,9 +69,9 @@ var (
 // recordRemotePending saves a pending document write and gives its patch the next seq,
 // in one transaction: the seq is spent exactly when the patch it names is recorded.
 func (s *Service) recordRemotePending(key string, e *journalEntry) error {
-	kept := s.mem.keptOf(key)
+	kept := s.mem.KeptOf(key)
 	err := s.commit.Do(func(tx Tx) error {
-		if err := s.putKept(tx, kept); err != nil {
+		if err := s.mem.PutKept(tx, kept); err != nil {
 			return err
 		}
 		rb, err := tx.CreateBucket(bucketRemote)
@@ -101,7 +101,7 @@ func (s *Service) recordRemotePending(key string, e *journalEntry) error {
 	if err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	s.mem.forgetKept(kept)
+	s.mem.ForgetKept(kept)
 	return nil
 }
 
@@ -176,7 +176,7 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 			// memory until it can be saved (a crash before that leaves the pending entry,
 			// whose PATCH the next settle repeats: the server answers the same).
 			s.log.Error("journal: settling an applied document write failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
-			s.keepApplied(key, &settled, journal.Meta{})
+			s.mem.KeepApplied(key, &settled, journal.Meta{})
 		}
 		s.log.Info("document write applied", "plan", key, "request_id", e.RequestID, "version", ans.Version,
 			"client_id", patch.ClientID, "seq", patch.Seq, "rebased", len(ans.OpsSinceBase) > 0)

@@ -298,9 +298,9 @@ func (s *Service) record(key string, e *journalEntry) error { return s.recordWit
 
 // recordWith is record with also (nil: nothing) in the same transaction.
 func (s *Service) recordWith(key string, e *journalEntry, also *alongside) error {
-	kept := s.mem.keptOf(key)
+	kept := s.mem.KeptOf(key)
 	err := s.commit.Do(func(tx Tx) error {
-		if err := s.putKept(tx, kept); err != nil {
+		if err := s.mem.PutKept(tx, kept); err != nil {
 			return err
 		}
 		if also != nil {
@@ -313,7 +313,7 @@ func (s *Service) recordWith(key string, e *journalEntry, also *alongside) error
 	if err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	s.mem.forgetKept(kept)
+	s.mem.ForgetKept(kept)
 	if also != nil {
 		also.saved()
 	}

@@ -81,12 +81,18 @@ func WriteMeta(b Bucket, m Meta) error {
 	return b.Put(KeyMeta, raw)
 }
 
-// PutEntry stores a journal entry at ek. An entry already there is replaced in its
-// place: seq is the new entry's place if it knows it, else the old entry's is taken. A
-// new key gets the next place in the order index, and the journal is bounded to limit
-// entries by dropping the one limit places back (if it is still the entry of that
-// place). encode makes the entry's JSON with its place (the store sets the entry's Seq).
-func PutEntry(b Bucket, ek []byte, seq uint64, limit int, encode func(seq uint64) ([]byte, error)) error {
+// PutEntry stores the journal entry e at its key (EntryKey, the local client's name
+// being local). An entry already there is replaced in its place: e's Seq if it knows
+// it, else the old entry's. A new key gets the next place in the order index (e.Seq is
+// set to it), and the journal is bounded to limit entries by dropping the one limit
+// places back (if it is still the entry of that place).
+func PutEntry(b Bucket, e *Entry, local string, limit int) error {
+	ek := EntryKey(e.Author.Client, local, e.RequestID)
+	seq := e.Seq
+	encode := func(seq uint64) ([]byte, error) {
+		e.Seq = seq
+		return json.Marshal(e)
+	}
 	if old := b.Get(ek); old != nil {
 		if seq == 0 {
 			var prev Entry
