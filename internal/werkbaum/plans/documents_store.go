@@ -645,12 +645,13 @@ func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
 	return &pendingVersion{rec: rec, text: docText(text)}
 }
 
-// docParticipant is the document store's part in the journal's settles (participant).
+// docParticipant is the document store's part in the journal's settles
+// (journal.Participant).
 type docParticipant struct{ s *Service }
 
-// recovering loads the document's state before the settle's transaction; without it the
+// Recovering loads the document's state before the settle's transaction; without it the
 // writes settled at start get no version record (a later read records their revision).
-func (d docParticipant) recovering(key string) recoverStep {
+func (d docParticipant) Recovering(key string) journal.RecoverStep {
 	st, err := d.s.docState(key)
 	if err != nil {
 		d.s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
@@ -667,11 +668,12 @@ type docRecovery struct {
 	settled []*pendingVersion
 }
 
-func (r *docRecovery) begin() { r.settled = nil }
+// Begin starts the transaction afresh.
+func (r *docRecovery) Begin() { r.settled = nil }
 
-// applied gives the write its version record with its author, as its own settle would
+// Applied gives the write its version record with its author, as its own settle would
 // have, unless one is there already (then it is kept).
-func (r *docRecovery) applied(tx Tx, e *journalEntry, text string) error {
+func (r *docRecovery) Applied(tx Tx, e *journalEntry, text string) error {
 	if versions := tx.Bucket(docs.BucketName(r.key)); versions != nil && versions.Get(docs.VersionKey('v', e.Revision)) != nil {
 		return nil
 	}
@@ -683,7 +685,8 @@ func (r *docRecovery) applied(tx Tx, e *journalEntry, text string) error {
 	return nil
 }
 
-func (r *docRecovery) committed() {
+// Committed updates the memory once the settle committed.
+func (r *docRecovery) Committed() {
 	for _, pv := range r.settled {
 		r.s.versionSaved(r.key, r.st, pv)
 	}

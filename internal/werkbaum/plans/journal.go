@@ -188,26 +188,9 @@ func (s *Service) putEntry(b Bucket, e *journalEntry) error {
 	return journal.PutEntry(b, e, config.LocalClientID, s.limit)
 }
 
-// eachEntry calls fn for every journal entry of the bucket, of every client.
-func eachEntry(b Bucket, fn func(k []byte, e *journalEntry) error) error {
-	for _, prefix := range [][]byte{journal.PrefixLocal, journal.PrefixClient} {
-		err := b.Scan(prefix, func(k, v []byte) error {
-			var e journalEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("journal entry %q: %w", k, err)
-			}
-			return fn(k, &e)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// recover settles the pending entries a crash left: the write happened if the file now
-// has the checksum it would have produced; otherwise it did not, and the entry is removed
-// so that the request id is unknown and a retry runs it.
+// recover settles the pending entries a crash left (journal.Recover): the write happened
+// if the file now has the checksum it would have produced; otherwise it did not, and the
+// entry is removed so that the request id is unknown and a retry runs it.
 func (s *Service) recover(p planfs.Ref) error {
 	key := p.Key
 	if p.Remote() {
@@ -220,78 +203,8 @@ func (s *Service) recover(p planfs.Ref) error {
 		s.log.Warn("plan file unreadable at start", "plan", key, "err", err)
 		return nil
 	}
-	sum := werkbaum.Checksum(data)
-	// The participants prepare before the transaction (a read transaction inside bbolt's
-	// write transaction can deadlock) and record what they keep of a write found applied
-	// inside it, as its own settle would have.
-	var steps []recoverStep
-	for _, pt := range s.participants {
-		if st := pt.recovering(key); st != nil {
-			steps = append(steps, st)
-		}
-	}
-	err = s.db.Update(func(tx Tx) error {
-		for _, st := range steps {
-			st.begin()
-		}
-		b := tx.Bucket(journal.BucketName(key))
-		var pending []*journalEntry
-		err := eachEntry(b, func(_ []byte, e *journalEntry) error {
-			if e.State == statePending {
-				pending = append(pending, e)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, e := range pending {
-			if e.NewChecksum == sum {
-				e.State = StateApplied
-				if err := s.putEntry(b, e); err != nil {
-					return err
-				}
-				if err := journal.WriteMeta(b, journal.Meta{Revision: e.Revision, Checksum: sum}); err != nil {
-					return err
-				}
-				for _, st := range steps {
-					if err := st.applied(tx, e, string(data)); err != nil {
-						return err
-					}
-				}
-				s.log.Info("journal: write settled as applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
-				continue
-			}
-			if err := b.Delete(keyOf(e)); err != nil {
-				return err
-			}
-			s.log.Info("journal: write settled as not applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID)
-		}
-		return nil
-	})
-	if err == nil {
-		for _, st := range steps {
-			st.committed()
-		}
-	}
-	return err
-}
-
-// participant takes part in the journal's settles: the journal calls the participants
-// the store registered (Service.participants) instead of their code, so it depends on
-// none of them. The document store is one (docParticipant): a write's version record is
-// saved in the transaction that settles the write.
-type participant interface {
-	// recovering prepares the start-up settle of plan key's pending entries; nil: the
-	// participant has nothing to do for it.
-	recovering(key string) recoverStep
-}
-
-// recoverStep is a participant's part of one start-up settle transaction.
-type recoverStep interface {
-	begin()                                            // the transaction (re)starts
-	applied(tx Tx, e *journalEntry, text string) error // e was found applied; text is the file's
-	committed()                                        // the transaction committed
+	return journal.Recover(s.db, journal.Recovery{Plan: key, Checksum: werkbaum.Checksum(data), Text: string(data),
+		Participants: s.participants, Local: config.LocalClientID, Limit: s.limit, Log: s.log})
 }
 
 // settleByFile settles a pending entry whose writer is gone (it failed, or its settle

@@ -11,15 +11,16 @@
 // Where things live: commit.go is the one journalled commit every write runs (an agent's
 // verb or an editor's PATCH, over a file or a document server: a change over a target);
 // errors.go holds every error of the store with its Kind, which internal/api renders
-// once for both doors; journal.go the revisions and recovery over the journal's entries,
-// which call the registered participants (the document store) instead of their code;
-// documents*.go the live documents; roots.go the store's side of the plan set (resolve,
-// Reconfigure); filecache.go the summaries; follow.go reading what the follower reports.
-// Below it, and importing nothing of it: plans/planfs (the plan set, roots and refs,
-// file identity, the folder lock and WriteAtomic, the text cache, the follower's file
-// side), plans/journal (the database interface, the bbolt adapter, the group commit, the
-// journal's layout, migration and entries, its memory and saver), plans/remote (the
-// document-server client) and plans/docs (the protocol's bounds, the version log's
+// once for both doors; journal.go the revisions, the start-up settle (journal.Recover,
+// which calls the registered participants, the document store, instead of their code)
+// and the settle of a pending entry whose writer is gone; documents*.go the live
+// documents; roots.go the store's side of the plan set (resolve, Reconfigure);
+// filecache.go the summaries; follow.go reading what the follower reports. Below it, and
+// importing nothing of it: plans/planfs (the plan set, roots and refs, file identity,
+// the folder lock and WriteAtomic, the text cache, the follower's file side),
+// plans/journal (the database interface, the bbolt adapter, the group commit, the
+// journal's layout, migration, entries and recovery, its memory and saver), plans/remote
+// (the document-server client) and plans/docs (the protocol's bounds, the version log's
 // layout and retention rule). The git mirror and the announcements are a WriteRecorder
 // told by WriteEvents.
 package plans
@@ -140,8 +141,9 @@ type Service struct {
 	docs          *docStore
 	agentClientID string
 	remote        *remote.Client // HTTP client of plans kept on document servers (remote.go)
-	// participants take part in the journal's settles (journal.go): the document store.
-	participants []participant
+	// participants take part in the journal's settles (journal.Recover): the document
+	// store.
+	participants []journal.Participant
 	follow       *planfs.Follower // nil: changes are noticed by requests only (planfs/follow.go)
 }
 
@@ -154,7 +156,7 @@ func New(opts Options) (*Service, error) {
 		remote: remote.NewClient(),
 	}
 	s.docs, s.agentClientID = newDocStore(), newAgentClientID()
-	s.participants = []participant{docParticipant{s}}
+	s.participants = []journal.Participant{docParticipant{s}}
 	if s.maxBytes <= 0 {
 		s.maxBytes = werkbaum.DefaultMaxInputBytes
 	}

@@ -4,10 +4,12 @@
 // transaction (GroupCommit), the layout in that database (layout.go: a plan's bucket and
 // keys, its revision Meta, entry keys per client, the order index and its bound, the
 // migration between layout versions), the entry it keeps per request (entry.go: Entry,
-// whose write-specific parts are bytes their owner decodes), and the memory of what is
-// applied but not saved yet, with its background saver (memory.go: Memory). It imports
-// nothing of talkd: the store (package plans) keeps its revisions and documents on top of
-// it, and passes in what the journal needs to know of talkd (the local client's name).
+// whose write-specific parts are bytes their owner decodes), the settle of what a crash
+// left pending, with the participants the store registers (recover.go: Recover,
+// Participant), and the memory of what is applied but not saved yet, with its background
+// saver (memory.go: Memory). It imports nothing of talkd: the store (package plans)
+// keeps its revisions and documents on top of it, and passes in what the journal needs
+// to know of talkd (the local client's name).
 package journal
 
 // Database runs the transactions that keep revisions and the request journal. It is the
