@@ -196,6 +196,12 @@ func (e *PatchConflict) Error() string {
 // done again.
 var errFileMoved = planfs.ErrFileMoved
 
+// Creating a plan.
+
+// ErrPlanExists is a create whose file name is taken; nothing was written
+// (planfs.ErrPlanExists).
+var ErrPlanExists = planfs.ErrPlanExists
+
 // Talking to a document server: RemoteError (remote.Error).
 
 // RemoteError is a document server that could not be used (package remote).

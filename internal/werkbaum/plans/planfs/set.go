@@ -1,11 +1,12 @@
 // Package planfs is the file side of the plan store: the plan set (configured plans and
 // the roots whose *.werkbaum files are plans), a plan as one request resolved it (Ref),
-// every file operation on it (through the root's held folder for a root plan), the file's
-// identity, the folder lock and WriteAtomic. It knows nothing of journals, documents or
-// the engine: package plans (the façade) decides when to read and write; planfs decides
-// how a read cannot leave the plan's folder and how a write cannot tear or overwrite an
-// edit made meanwhile. It imports nothing of talkd but config (the plans' settings) and
-// werkbaum (the file checksum).
+// every file operation on it (through the root's held folder for a root plan), the
+// file's identity, the folder lock and WriteAtomic, creating a plan file below a root,
+// the text cache, and the follower's look at the files. It knows nothing of journals,
+// documents or revisions: package plans (the façade) decides when to read and write;
+// planfs decides how a read cannot leave the plan's folder and how a write cannot tear
+// or overwrite an edit made meanwhile. It imports nothing of talkd but config (the
+// plans' settings) and werkbaum (the file checksum and the too-large error).
 package planfs
 
 import (
