@@ -16,6 +16,7 @@ import (
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // benchPlan builds a seeded plan of about n nodes in 3–5 levels with sizes, statuses,
@@ -161,8 +162,8 @@ func BenchmarkInspectCacheHit10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The identity of a file changed less than racyWindow ago is not trusted yet.
-	time.Sleep(racyWindow + 100*time.Millisecond)
+	// The identity of a file changed less than planfs.RacyWindow ago is not trusted yet.
+	time.Sleep(planfs.RacyWindow + 100*time.Millisecond)
 	svc.Inspect(ctx, "p", werkbaum.InspectOptions{})
 	b.Logf("10,000-node plan: answer %d bytes", len(in.JSON))
 	b.Run("hit", func(b *testing.B) {
@@ -176,9 +177,7 @@ func BenchmarkInspectCacheHit10k(b *testing.B) {
 	b.Run("rehash", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			svc.cache.mu.Lock()
-			svc.cache.files["p"].ident.size = -1 // as if the file had changed
-			svc.cache.mu.Unlock()
+			svc.texts.Distrust("p") // as if the file had changed
 			if _, err := svc.Inspect(ctx, "p", werkbaum.InspectOptions{}); err != nil {
 				b.Fatal(err)
 			}
@@ -192,7 +191,7 @@ func BenchmarkSummarize10k(b *testing.B) {
 	ctx := context.Background()
 	for svc.Summarize(ctx, "p").Analysis == "pending" {
 	}
-	time.Sleep(racyWindow + 100*time.Millisecond)
+	time.Sleep(planfs.RacyWindow + 100*time.Millisecond)
 	b.ReportAllocs()
 	for b.Loop() {
 		if s := svc.Summarize(ctx, "p"); s.Nodes == 0 {

@@ -16,12 +16,14 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
+	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
 
 // target is where a plan's text lives, chosen when the plan is resolved.
 type target interface {
-	ref() planRef
+	ref() planfs.Ref
 	// lane is the Serializer key of the text: the resolved path of a file, the URL of a
 	// document (two keys naming one text share it).
 	lane() string
@@ -100,7 +102,7 @@ type commitWrite struct {
 func commit[R any](ctx context.Context, s *Service, t target, c change[R]) (R, func(context.Context) string, error) {
 	var zero R
 	key, ek := t.ref().Key, c.entryKey()
-	defer s.mem.begin(key, ek)()
+	defer s.mem.Begin(key, ek)()
 	prior, err := s.entry(key, ek)
 	if err != nil {
 		return zero, nil, fmt.Errorf("read journal: %w", err)
@@ -194,10 +196,10 @@ func commitOnce[R any](ctx context.Context, s *Service, t target, c change[R]) (
 // fileTarget is a plan file.
 type fileTarget struct {
 	s *Service
-	p planRef
+	p planfs.Ref
 }
 
-func (t fileTarget) ref() planRef                                { return t.p }
+func (t fileTarget) ref() planfs.Ref                             { return t.p }
 func (t fileTarget) lane() string                                { return t.p.Path }
 func (t fileTarget) read(ctx context.Context) (*Snapshot, error) { return t.s.read(ctx, t.p) }
 func (t fileTarget) settle(_ context.Context, e *journalEntry) (*journalEntry, error) {
@@ -216,14 +218,14 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 		return nil, nil, err
 	}
 	done := s.docWriting(key, rev) // this write records its document version itself
-	if werr := s.writeAtomic(p, []byte(w.text), w.snap.Base.Checksum); werr != nil {
+	if werr := s.folders.WriteAtomic(p, []byte(w.text), w.snap.Base.Checksum, s.maxBytes, s.lockTimeout); werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			// Someone saved the plan while the engine worked: their text stands.
 			return nil, done, w.moved(ctx, werr)
 		}
 		// The rename is the commit point: if it happened after all (only the folder sync
 		// failed), the write stands; otherwise the request never took effect.
-		if data, rerr := p.readFile(); rerr == nil && werkbaum.Checksum(data) == newSum {
+		if data, rerr := p.ReadFile(); rerr == nil && werkbaum.Checksum(data) == newSum {
 			s.log.Warn("plan written but not fully synced", "plan", key, "err", werr)
 		} else {
 			if err := s.forget(key, entry); err != nil {
@@ -233,11 +235,11 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 			if errors.Is(werr, errReadOnly) {
 				return nil, done, werr
 			}
-			return nil, done, fmt.Errorf("write the file of plan %q: %w", key, unpath(werr))
+			return nil, done, fmt.Errorf("write the file of plan %q: %w", key, planfs.Unpath(werr))
 		}
 	}
 	entry.State = StateApplied
-	meta := planMeta{Revision: rev, Checksum: newSum}
+	meta := journal.Meta{Revision: rev, Checksum: newSum}
 	doc, pv := w.version(rev)
 	err := s.settleApplied(key, entry, meta, func(tx Tx) error {
 		if doc == nil {
@@ -252,10 +254,10 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 		// which the next start settles from the file. Its document version waits in memory
 		// for the read that records the revision.
 		s.log.Error(w.logs.settle, append([]any{"plan", key}, append(w.logs.attrs, "err", err)...)...)
-		s.keepApplied(key, entry, meta)
+		s.mem.KeepApplied(key, entry, meta)
 		s.keepVersion(doc, pv)
 	} else {
-		s.mem.metaSaved(key, meta)
+		s.mem.MetaSaved(key, meta)
 		if doc != nil {
 			s.versionSaved(key, doc, pv)
 		}
@@ -266,11 +268,11 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 // remoteTarget is a document on a Werkbaum document server (remote.go).
 type remoteTarget struct {
 	s *Service
-	p planRef
+	p planfs.Ref
 }
 
-func (t remoteTarget) ref() planRef { return t.p }
-func (t remoteTarget) lane() string { return t.p.URL }
+func (t remoteTarget) ref() planfs.Ref { return t.p }
+func (t remoteTarget) lane() string    { return t.p.URL }
 func (t remoteTarget) read(ctx context.Context) (*Snapshot, error) {
 	return t.s.readRemote(ctx, t.p.Key, t.p.Plan)
 }
@@ -290,8 +292,12 @@ func (t remoteTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, f
 	}
 	entry.State = statePending
 	entry.NewChecksum = werkbaum.Checksum([]byte(w.text))
-	entry.Remote = &remote.Patch{BaseVersion: snap.Base.Revision, Checksum: werkbaum.DocumentChecksum(snap.Text), ClientID: s.agentClientID,
-		DisplayName: remote.DisplayName(t.p.DisplayName, w.author.Agent), Milestone: true, Ops: ops}
+	patch, err := json.Marshal(&remote.Patch{BaseVersion: snap.Base.Revision, Checksum: werkbaum.DocumentChecksum(snap.Text), ClientID: s.agentClientID,
+		DisplayName: remote.DisplayName(t.p.DisplayName, w.author.Agent), Milestone: true, Ops: ops})
+	if err != nil {
+		return nil, nil, fmt.Errorf("plan %q: encode the patch: %w", key, err)
+	}
+	entry.Remote = patch
 	entry.Result = w.result(0, "")
 	if err := s.recordRemotePending(key, entry); err != nil {
 		return nil, nil, err
@@ -309,7 +315,7 @@ func (t remoteTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, f
 }
 
 // targetOf is the target of a resolved plan.
-func (s *Service) targetOf(p planRef) target {
+func (s *Service) targetOf(p planfs.Ref) target {
 	if p.Remote() {
 		return remoteTarget{s: s, p: p}
 	}

@@ -2,96 +2,15 @@ package plans
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"strconv"
-	"strings"
-	"time"
-
-	"talkd/internal/werkbaum"
 )
-
-// Creating a plan: the one way talkd makes a new plan file (the editor's Share button,
-// POST /api/v1/documents, where a root allows it). The file appears whole or not at all
-// and never replaces one that is there: the text goes to a hidden temp file beside it,
-// which is then hard-linked under the plan's name — a link fails when the name exists,
-// where a rename would overwrite. Everything goes through os.Root on the root's folder,
-// like every other file operation below a root.
-
-// ErrPlanExists is a create whose file name is taken; nothing was written.
-var ErrPlanExists = errors.New("a file of that name exists")
 
 // CreateInRoot creates the plan file name (a plain *.werkbaum file name, no folder)
 // directly in the folder of the root named root, with text as its content, and returns
-// the new plan's key ("<root>:<name>"). A taken name is ErrPlanExists.
+// the new plan's key ("<root>:<name>"). A taken name is ErrPlanExists. The file side is
+// planfs.Set.Create: the file appears whole or not at all and never replaces one.
 func (s *Service) CreateInRoot(ctx context.Context, root, name string, text []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	r, ok := s.set.Load().roots[root]
-	if !ok {
-		return "", fmt.Errorf("%w: there is no root %q", ErrUnknownPlan, root)
-	}
-	key := root + ":" + name
-	if strings.Contains(name, "/") {
-		return "", s.refuseAddress(key, "a created plan is a file directly in the root's folder; the name must not contain /")
-	}
-	if why := checkRel(name); why != "" {
-		return "", s.refuseAddress(key, why)
-	}
-	if int64(len(text)) > s.maxBytes {
-		return "", fmt.Errorf("%w: the new plan has %d bytes, the limit is %d", werkbaum.ErrTooLarge, len(text), s.maxBytes)
-	}
-	dir, err := os.OpenRoot(r.path)
-	if err != nil {
-		return "", fmt.Errorf("open the folder of root %q: %w", root, unpath(err))
-	}
-	defer dir.Close()
-	tmp := tempPrefix(name) + "create-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(tempSeq.Add(1), 36)
-	if err := writeNew(dir, tmp, text); err != nil {
-		return "", fmt.Errorf("create plan %s: %w", key, err)
-	}
-	// After the link the temp name is a second name of the plan file: removing it leaves
-	// the plan; before (a failed link) it removes the text that was not published.
-	defer dir.Remove(tmp)
-	if err := dir.Link(tmp, name); errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("%w: %s below root %q", ErrPlanExists, name, root)
-	} else if err != nil {
-		return "", fmt.Errorf("create plan %s: %w", key, unpath(err))
-	}
-	if d, err := dir.Open("."); err == nil {
-		// The new name must survive a crash as the file's content did (writeNew synced it).
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return "", fmt.Errorf("create plan %s: sync the folder: %w", key, err)
-		}
-	}
-	r.mu.Lock()
-	r.listed = time.Time{} // the next listing shows the new plan
-	r.mu.Unlock()
-	s.log.Info("plan created", "plan", key, "bytes", len(text))
-	return key, nil
-}
-
-// writeNew writes text to a new file name in dir and syncs it; it fails when the name
-// exists.
-func writeNew(dir *os.Root, name string, text []byte) error {
-	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return unpath(err)
-	}
-	_, err = f.Write(text)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		dir.Remove(name)
-	}
-	return err
+	return s.set.Load().Create(root, name, text, s.maxBytes, s.log)
 }

@@ -12,6 +12,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/journal"
 )
 
 // The document store serves every plan as a Werkbaum live document (DOCUMENTS.md): a
@@ -92,13 +93,14 @@ type HistoryEntry struct {
 	RestoredFrom uint64 `json:"restoredFrom,omitempty"`
 }
 
-// Change types of DOCUMENTS.md that a file-backed plan produces.
+// Change types of DOCUMENTS.md that a file-backed plan produces (docs: a version
+// record's ChangeType).
 const (
-	ChangeCreated  = "CREATED"
-	ChangeUpdated  = "UPDATED"
-	ChangeRenamed  = "RENAMED"
-	ChangeDeleted  = "DELETED"  // the plan's file went away (noticed by a read)
-	ChangeRestored = "RESTORED" // the file is back after a DELETED version, or a kept version restored
+	ChangeCreated  = docs.ChangeCreated
+	ChangeUpdated  = docs.ChangeUpdated
+	ChangeRenamed  = docs.ChangeRenamed
+	ChangeDeleted  = docs.ChangeDeleted
+	ChangeRestored = docs.ChangeRestored
 )
 
 // someoneName is the display name of a person who sent none and whose client id never did.
@@ -134,7 +136,7 @@ func (s *Service) DocumentKey(id string) (key string, ok bool) {
 	}
 	// A plan whose file is gone below a root still has its (deleted) document.
 	p, err := s.resolve(key)
-	p.release()
+	p.Release()
 	if err != nil && !errors.Is(err, ErrPlanMissing) || err == nil && p.Remote() {
 		return "", false
 	}
@@ -260,19 +262,19 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 		return s.documentOf(key, id, snap)
 	}
 	name := s.authorName(st, who)
-	pv := &pendingVersion{rec: versionRecord{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.ClientID,
+	pv := &pendingVersion{rec: docs.Record{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.ClientID,
 		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(snap.Text), title: &title}
-	meta := planMeta{Revision: rev + 1, Checksum: snap.Base.Checksum}
+	meta := journal.Meta{Revision: rev + 1, Checksum: snap.Base.Checksum}
 	err = s.commit.Do(func(tx Tx) error {
-		b := tx.Bucket(bucketName(key))
-		var cur planMeta
-		if err := readMeta(b, &cur); err != nil {
+		b := tx.Bucket(journal.BucketName(key))
+		var cur journal.Meta
+		if err := journal.ReadMeta(b, &cur); err != nil {
 			return err
 		}
-		if cur = s.mem.newerMeta(key, cur); cur.Revision != rev || cur.Checksum != snap.Base.Checksum {
+		if cur = s.mem.NewerMeta(key, cur); cur.Revision != rev || cur.Checksum != snap.Base.Checksum {
 			return errFileMoved
 		}
-		if err := writeMeta(b, meta); err != nil {
+		if err := journal.WriteMeta(b, meta); err != nil {
 			return err
 		}
 		return s.putVersion(tx, key, st, pv)
@@ -283,7 +285,7 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 	if err != nil {
 		return nil, fmt.Errorf("document %s: record the new title: %w", id, err)
 	}
-	s.mem.metaSaved(key, meta)
+	s.mem.MetaSaved(key, meta)
 	s.versionSaved(key, st, pv)
 	s.log.Info("document renamed", "plan", key, "version", rev+1, "client", who.Client, "client_id", who.ClientID, "name", name)
 	snap.Base.Revision = rev + 1
@@ -526,8 +528,8 @@ func (s *Service) History(ctx context.Context, id string) ([]HistoryEntry, error
 		return nil, err
 	}
 	s.docs.mu.Lock()
-	var picked []versionRecord
-	listed := retain(st.records).history
+	var picked []docs.Record
+	listed := docs.Retain(st.records).History
 	for _, r := range st.records {
 		if listed[r.Version] && r.Version <= snap.Base.Revision {
 			picked = append(picked, r)

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // What people do with a document's history: name who did what, mark the current version
@@ -75,13 +77,13 @@ func (s *Service) markMilestone(key string, rev uint64, who DocAuthor) (*alongsi
 	if marked {
 		return nil, nil
 	}
-	var rec versionRecord
+	var rec docs.Record
 	return &alongside{
 		put: func(tx Tx) error {
-			b := tx.Bucket(docBucketName(key))
+			b := tx.Bucket(docs.BucketName(key))
 			var raw []byte
 			if b != nil {
-				raw = b.Get(versionKey('v', rev))
+				raw = b.Get(docs.VersionKey('v', rev))
 			}
 			if raw == nil {
 				return fmt.Errorf("document of plan %q: version %d has no record; nothing was marked", key, rev)
@@ -94,11 +96,11 @@ func (s *Service) markMilestone(key string, rev uint64, who DocAuthor) (*alongsi
 			if err != nil {
 				return err
 			}
-			return b.Put(versionKey('v', rev), out)
+			return b.Put(docs.VersionKey('v', rev), out)
 		},
 		saved: func() {
 			s.docs.mu.Lock()
-			recs := append([]versionRecord(nil), st.records...) // readers may hold the old array
+			recs := append([]docs.Record(nil), st.records...) // readers may hold the old array
 			for i := range recs {
 				if recs[i].Version == rev {
 					recs[i] = rec
@@ -131,7 +133,7 @@ func (s *Service) Restore(ctx context.Context, id string, version uint64, who Do
 	if err != nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownDocument, id)
 	}
-	defer pl.release()
+	defer pl.Release()
 	st, err := s.docState(key)
 	if err != nil {
 		return nil, err
@@ -161,7 +163,7 @@ func (s *Service) Restore(ctx context.Context, id string, version uint64, who Do
 // restore repeated restores the same text, which changes nothing).
 type restoreChange struct {
 	s     *Service
-	p     planRef
+	p     planfs.Ref
 	from  uint64 // the version to bring back
 	who   DocAuthor
 	name  string
@@ -226,7 +228,7 @@ func (c *restoreChange) changed(res *PatchResult, rev uint64, _ string) { res.Ve
 
 // version is the RESTORED version, named after who restored, a milestone.
 func (c *restoreChange) version(entry *journalEntry, rev uint64, _ string) (*docState, *pendingVersion) {
-	return c.doc, &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ChangeRestored, ClientID: c.who.ClientID,
+	return c.doc, &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ChangeRestored, ClientID: c.who.ClientID,
 		DisplayName: c.name, Client: c.who.Client, Milestone: true, RestoredFrom: c.from, At: entry.At}, text: c.next}
 }
 
@@ -258,7 +260,7 @@ func (c *restoreChange) logs() commitLogs {
 
 // settledRestore completes the version record of a restore that a crash left pending
 // and the start found applied (settledVersion).
-func settledRestore(rec *versionRecord, e *journalEntry) {
+func settledRestore(rec *docs.Record, e *journalEntry) {
 	rec.ChangeType = ChangeRestored
 	rec.ClientID = strings.TrimPrefix(e.Author.Client, patchClient(""))
 }

@@ -5,69 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"talkd/internal/werkbaum/plans/docs"
 	"testing"
-	"time"
 )
-
-// TestRetainThinsPeoplesSaves: every save of the last hour is history, older ones one per
-// person per clock hour (the last), milestones all; texts kept for all of them.
-func TestRetainThinsPeoplesSaves(t *testing.T) {
-	t0 := time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC)
-	var recs []versionRecord
-	v := uint64(0)
-	add := func(at time.Time, r versionRecord) {
-		v++
-		r.Version, r.At, r.Size, r.ChangeType = v, at, 10, ChangeUpdated
-		recs = append(recs, r)
-	}
-	// Jörg saves every 10 minutes from 06:00 to 08:50, Müller every 20 from 06:05; an
-	// agent's write (a milestone) at 06:30.
-	byVersion := map[uint64]string{}
-	for m := 0; m < 180; m += 5 {
-		at := t0.Add(time.Duration(m) * time.Minute)
-		switch {
-		case m == 30:
-			add(at, versionRecord{ClientID: "mcp-1", DisplayName: "Agent", Milestone: true})
-			byVersion[v] = "agent " + at.Format("15:04")
-		case m%10 == 0:
-			add(at, versionRecord{ClientID: "ed-1", DisplayName: "Jörg"})
-			byVersion[v] = "jörg " + at.Format("15:04")
-		case m%20 == 5:
-			add(at, versionRecord{ClientID: "ed-2", DisplayName: "Müller"})
-			byVersion[v] = "müller " + at.Format("15:04")
-		}
-	}
-	ret := retain(recs)
-	var got []string
-	for _, r := range recs {
-		if ret.history[r.Version] {
-			got = append(got, byVersion[r.Version])
-			if !ret.texts[r.Version] {
-				t.Errorf("version %d is history without its text", r.Version)
-			}
-		}
-	}
-	// The newest is 08:50: the last hour is after 07:50; before that, per hour the last
-	// save of each person.
-	want := "[agent 06:30 müller 06:45 jörg 06:50 müller 07:45 " +
-		"jörg 07:50 jörg 08:00 müller 08:05 jörg 08:10 jörg 08:20 müller 08:25 jörg 08:30 jörg 08:40 müller 08:45 jörg 08:50]"
-	if fmt.Sprint(got) != want {
-		t.Fatalf("history\n%v\nwant\n%s", got, want)
-	}
-	// Bounded: a year of one save a minute keeps at most keepSaves saves and the records
-	// of those and the newest maxRecords.
-	recs, v = nil, 0
-	for m := 0; m < 20000; m++ {
-		add(t0.Add(time.Duration(m)*time.Minute), versionRecord{ClientID: "ed", DisplayName: "Jörg"})
-	}
-	ret = retain(recs)
-	if n := len(ret.history); n != keepSaves {
-		t.Errorf("%d saves in the history, want the bound %d", n, keepSaves)
-	}
-	if n := len(keptRecords(recs, ret)); n > maxRecords+keepSaves {
-		t.Errorf("%d records kept, bound %d", n, maxRecords+keepSaves)
-	}
-}
 
 // TestMilestoneMarkKept: an empty milestone PATCH marks the current version, naming who
 // asked; the mark survives newer versions and a restart.
@@ -134,7 +74,7 @@ func TestRestoreVersion(t *testing.T) {
 	if _, err := f.svc.Restore(ctx, f.id, 9, DocAuthor{}); !errors.Is(err, ErrNoSuchVersion) || KindOf(err) != KindNoSuchVersion {
 		t.Fatalf("restore of a version never made: %v", err)
 	}
-	if err := f.svc.commit.Do(func(tx Tx) error { return tx.Bucket(docBucketName("p")).Delete(versionKey('t', 2)) }); err != nil {
+	if err := f.svc.commit.Do(func(tx Tx) error { return tx.Bucket(docs.BucketName("p")).Delete(docs.VersionKey('t', 2)) }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Restore(ctx, f.id, 2, DocAuthor{}); !errors.Is(err, ErrVersionNotKept) || !strings.Contains(err.Error(), "no longer keeps the text of version 2") {
@@ -183,11 +123,11 @@ func TestHistoryOpensTodaysState(t *testing.T) {
 	// Version 2 as the talkd before this change wrote it, its text dropped by the old rule.
 	old := `{"version":2,"changeType":"UPDATED","clientId":"ed","displayName":"Jörg im Browser","at":"2026-12-06T07:00:00Z","checksum":"sha256:00","size":5}`
 	err := f.svc.commit.Do(func(tx Tx) error {
-		b := tx.Bucket(docBucketName("p"))
-		if err := b.Put(versionKey('v', 2), []byte(old)); err != nil {
+		b := tx.Bucket(docs.BucketName("p"))
+		if err := b.Put(docs.VersionKey('v', 2), []byte(old)); err != nil {
 			return err
 		}
-		return b.Delete(versionKey('t', 2))
+		return b.Delete(docs.VersionKey('t', 2))
 	})
 	if err != nil {
 		t.Fatal(err)

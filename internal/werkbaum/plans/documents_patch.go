@@ -11,6 +11,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // patchTool is the journal's tool name of an editor PATCH (and the mirror's WriteEvent.Tool).
@@ -68,7 +69,7 @@ func (s *Service) PatchContent(ctx context.Context, id string, p ContentPatch) (
 	if err != nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownDocument, id)
 	}
-	defer pl.release()
+	defer pl.Release()
 	t := s.targetOf(pl)
 	var res *PatchResult
 	err = s.lanes.Do(ctx, t.lane(), func() error {
@@ -85,7 +86,7 @@ func (s *Service) PatchContent(ctx context.Context, id string, p ContentPatch) (
 // what came since. Its journal client is patchClient(clientId), its request id the seq.
 type patchChange struct {
 	s     *Service
-	p     planRef
+	p     planfs.Ref
 	patch ContentPatch
 	reqID string
 
@@ -239,7 +240,7 @@ func (c *patchChange) changed(res *PatchResult, rev uint64, _ string) { res.Vers
 // version is the PATCH's document version, under the editor's clientId and name.
 func (c *patchChange) version(entry *journalEntry, rev uint64, _ string) (*docState, *pendingVersion) {
 	p := c.patch
-	return c.doc, &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ChangeUpdated, ClientID: p.ClientID,
+	return c.doc, &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ChangeUpdated, ClientID: p.ClientID,
 		DisplayName: p.DisplayName, Milestone: p.Milestone, At: entry.At}, text: c.next}
 }
 

@@ -2,7 +2,6 @@ package plans
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -11,92 +10,17 @@ import (
 	"time"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/journal"
 )
 
-// Layout of the document store in the state database:
-//
-//	bucket "documents":   k:<plan key> → document id;  i:<document id> → plan key
-//	bucket "doc:<key>":   m            → docMeta {title, createdAt}
-//	                      v:<version>  → versionRecord (8-byte big-endian version)
-//	                      t:<version>  → the version's normalised text
-//
-// Bounds, per plan (retain is the one place of this rule): texts are kept for
-//   - the newest keepVersions versions, as long as their texts add up to at most
-//     keepBytes (the newest is always kept): the bases a PATCH can still be rebased
-//     from and a feed client can still get ops from. 64 versions is minutes of live
-//     typing by several people (editors send a PATCH per pause), enough for any client
-//     that is online; one that was away longer gets the full content, which the
-//     protocol allows (422 "compacted", feed with content);
-//   - the history, which GET …/history lists and POST …/restore can bring back:
-//     the newest keepMilestones milestones within keepBytes (a state a person or agent
-//     meant: agent write, milestone PATCH or mark, restore, rename, outside edit), and
-//     people's saves (an editor's ordinary PATCH): every save of the last saveWindow
-//     before the newest version, then the last save per person per clock hour, the
-//     newest keepSaves of them within keepBytes; and always the newest version.
-//
-// Records (the feed's events and the history's attribution) are kept for the newest
-// maxRecords versions and for every version the history lists. So a plan's texts cost
-// at most 3·keepBytes (12 MiB) plus the newest, and its records maxRecords plus
-// keepMilestones plus keepSaves, however long it lives and however fast it is edited. A
-// version whose text is dropped is "compacted".
-const (
-	maxRecords     = 512
-	keepVersions   = 64
-	keepMilestones = 32
-	keepSaves      = 64
-	keepBytes      = 4 << 20
-	saveWindow     = time.Hour
-)
-
-var (
-	docIndexBucket = []byte("documents")
-	docKeyMeta     = []byte("m")
-)
-
-func docBucketName(key string) []byte { return []byte("doc:" + key) }
-
-func versionKey(prefix byte, v uint64) []byte {
-	k := make([]byte, 9)
-	k[0] = prefix
-	binary.BigEndian.PutUint64(k[1:], v)
-	return k
-}
-
-type docMeta struct {
-	Title     string    `json:"title,omitempty"` // "" = the file's base name
-	CreatedAt time.Time `json:"createdAt"`
-}
-
-// versionRecord is what the store keeps of one version.
-type versionRecord struct {
-	Version     uint64    `json:"version"`
-	ChangeType  string    `json:"changeType"`
-	ClientID    string    `json:"clientId,omitempty"`    // the document client id (mcp-… for agents)
-	DisplayName string    `json:"displayName,omitempty"` // a claim, not proof
-	Client      string    `json:"client,omitempty"`      // the authenticated talkd client, if any
-	Milestone   bool      `json:"milestone,omitempty"`
-	At          time.Time `json:"at"`
-	Checksum    string    `json:"checksum"` // werkbaum.DocumentChecksum of the text
-	Size        int       `json:"size"`     // bytes of the text
-	Title       string    `json:"title,omitempty"`
-	// Added with kept milestones and restores; a state file without them reads as before.
-	MarkedBy         string `json:"markedBy,omitempty"`         // who marked the version a milestone (an empty milestone PATCH)
-	MarkedByClientID string `json:"markedByClientId,omitempty"` // their document client id
-	RestoredFrom     uint64 `json:"restoredFrom,omitempty"`     // RESTORED by a restore: the version brought back
-}
-
-// person is who a save counts for in the history's thinning: the name shown, else the
-// client id.
-func (r versionRecord) person() string {
-	if r.DisplayName != "" {
-		return "name:" + r.DisplayName
-	}
-	return "id:" + r.ClientID
-}
+// The document store: the ids and each plan's version log in the state database, in the
+// layout and under the retention rule of package docs (docs/versions.go), and what this
+// process keeps of them in memory.
 
 // pendingVersion is a version about to be recorded in a transaction.
 type pendingVersion struct {
-	rec   versionRecord
+	rec   docs.Record
 	text  string  // normalised
 	title *string // set by a rename
 }
@@ -106,9 +30,9 @@ type pendingVersion struct {
 type docState struct {
 	title   string
 	created time.Time
-	records []versionRecord // oldest first, at most maxRecords
-	changed chan struct{}   // closed and replaced when a version is recorded
-	failed  uint64          // the revision whose recording last failed (not retried on every read)
+	records []docs.Record // oldest first, at most docs.MaxRecords
+	changed chan struct{} // closed and replaced when a version is recorded
+	failed  uint64        // the revision whose recording last failed (not retried on every read)
 	// writing is the revision a writer in the plan's lane is renaming into place and will
 	// record itself (0: none). A read that sees the new file before the writer's settle
 	// must not record that revision as a change made outside talkd.
@@ -164,16 +88,6 @@ func newAgentClientID() string {
 	return "mcp-" + hex.EncodeToString(b[:])
 }
 
-// newUUID is a random UUID version 4 in lower case.
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
 // idOf returns the plan's document id, creating it on first use.
 func (d *docStore) idOf(s *Service, key string) (string, error) {
 	d.mu.Lock()
@@ -183,7 +97,7 @@ func (d *docStore) idOf(s *Service, key string) (string, error) {
 		return id, nil
 	}
 	err := s.db.View(func(tx Tx) error {
-		if b := tx.Bucket(docIndexBucket); b != nil {
+		if b := tx.Bucket(docs.IndexBucket); b != nil {
 			id = string(b.Get([]byte("k:" + key)))
 		}
 		return nil
@@ -192,9 +106,9 @@ func (d *docStore) idOf(s *Service, key string) (string, error) {
 		return "", fmt.Errorf("plan %s: read document id: %w", key, err)
 	}
 	if id == "" {
-		fresh := newUUID()
+		fresh := docs.NewUUID()
 		err = s.commit.Do(func(tx Tx) error {
-			b, err := tx.CreateBucket(docIndexBucket)
+			b, err := tx.CreateBucket(docs.IndexBucket)
 			if err != nil {
 				return err
 			}
@@ -230,7 +144,7 @@ func (d *docStore) keyOf(s *Service, id string) (string, bool) {
 		return key, true
 	}
 	err := s.db.View(func(tx Tx) error {
-		if b := tx.Bucket(docIndexBucket); b != nil {
+		if b := tx.Bucket(docs.IndexBucket); b != nil {
 			key = string(b.Get([]byte("i:" + id)))
 		}
 		return nil
@@ -259,19 +173,19 @@ func (s *Service) docState(key string) (*docState, error) {
 	}
 	loaded := &docState{changed: make(chan struct{})}
 	err := s.db.View(func(tx Tx) error {
-		b := tx.Bucket(docBucketName(key))
+		b := tx.Bucket(docs.BucketName(key))
 		if b == nil {
 			return nil
 		}
-		if raw := b.Get(docKeyMeta); raw != nil {
-			var m docMeta
+		if raw := b.Get(docs.MetaKey); raw != nil {
+			var m docs.Meta
 			if err := json.Unmarshal(raw, &m); err != nil {
 				return fmt.Errorf("document meta: %w", err)
 			}
 			loaded.title, loaded.created = m.Title, m.CreatedAt
 		}
 		return b.Scan([]byte("v"), func(k, v []byte) error {
-			var r versionRecord
+			var r docs.Record
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("version record %x: %w", k, err)
 			}
@@ -282,7 +196,7 @@ func (s *Service) docState(key string) (*docState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: read the document's versions: %w", key, err)
 	}
-	loaded.records = keptRecords(loaded.records, retain(loaded.records))
+	loaded.records = docs.KeptRecords(loaded.records, docs.Retain(loaded.records))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if st := d.states[key]; st != nil {
@@ -292,101 +206,17 @@ func (s *Service) docState(key string) (*docState, error) {
 	return loaded, nil
 }
 
-// retention is what retain keeps of a document's versions.
-type retention struct {
-	history map[uint64]bool // the versions the history lists
-	texts   map[uint64]bool // the versions whose text is kept: the history and the rebase bases
-}
-
-// retain applies the retention rule (see the layout above) to recs, oldest first. It
-// depends on the records only (the save window ends at the newest version's time, not
-// now), so the same records always keep the same texts: putVersion drops exactly what a
-// new version pushes out.
-func retain(recs []versionRecord) retention {
-	r := retention{history: map[uint64]bool{}, texts: make(map[uint64]bool, keepVersions)}
-	if len(recs) == 0 {
-		return r
-	}
-	n, bytes := 0, 0
-	for i := len(recs) - 1; i >= 0 && n < keepVersions; i-- {
-		bytes += recs[i].Size
-		if n > 0 && bytes > keepBytes {
-			break
-		}
-		r.texts[recs[i].Version] = true
-		n++
-	}
-	newest := recs[len(recs)-1]
-	r.history[newest.Version] = true
-	n, bytes = 0, 0
-	for i := len(recs) - 1; i >= 0 && n < keepMilestones; i-- {
-		if !recs[i].Milestone {
-			continue
-		}
-		bytes += recs[i].Size
-		if bytes > keepBytes {
-			break
-		}
-		r.history[recs[i].Version] = true
-		n++
-	}
-	type hourOf struct {
-		person string
-		hour   time.Time
-	}
-	seen := map[hourOf]bool{}
-	n, bytes = 0, 0
-	for i := len(recs) - 1; i >= 0 && n < keepSaves; i-- {
-		rec := recs[i]
-		if rec.Milestone || rec.ClientID == "" {
-			continue // not a person's save
-		}
-		slot := hourOf{rec.person(), rec.At.UTC().Truncate(time.Hour)}
-		recent := newest.At.Sub(rec.At) < saveWindow
-		if !recent && seen[slot] {
-			continue // a later save of this person in this hour stands for it
-		}
-		seen[slot] = true
-		bytes += rec.Size
-		if bytes > keepBytes {
-			break
-		}
-		r.history[rec.Version] = true
-		n++
-	}
-	for v := range r.history {
-		r.texts[v] = true
-	}
-	return r
-}
-
-// keptRecords is recs without the records retain lets go: those older than the newest
-// maxRecords that the history does not list. recs is not changed.
-func keptRecords(recs []versionRecord, ret retention) []versionRecord {
-	if len(recs) <= maxRecords {
-		return recs
-	}
-	cut := len(recs) - maxRecords
-	out := make([]versionRecord, 0, maxRecords+len(ret.history))
-	for _, r := range recs[:cut] {
-		if ret.history[r.Version] {
-			out = append(out, r)
-		}
-	}
-	return append(out, recs[cut:]...)
-}
-
 // putVersion records pv in tx: its record and text, the document meta (created on the
 // first version, renamed by a rename), and drops the records and texts the bounds no
 // longer keep. st must be the plan's loaded state; it is changed only by versionSaved,
 // after the commit (tx may run more than once).
 func (s *Service) putVersion(tx Tx, key string, st *docState, pv *pendingVersion) error {
-	b, err := tx.CreateBucket(docBucketName(key))
+	b, err := tx.CreateBucket(docs.BucketName(key))
 	if err != nil {
 		return err
 	}
-	var m docMeta
-	if raw := b.Get(docKeyMeta); raw != nil {
+	var m docs.Meta
+	if raw := b.Get(docs.MetaKey); raw != nil {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return fmt.Errorf("document meta: %w", err)
 		}
@@ -403,7 +233,7 @@ func (s *Service) putVersion(tx Tx, key string, st *docState, pv *pendingVersion
 		if err != nil {
 			return err
 		}
-		if err := b.Put(docKeyMeta, raw); err != nil {
+		if err := b.Put(docs.MetaKey, raw); err != nil {
 			return err
 		}
 	}
@@ -416,21 +246,21 @@ func (s *Service) putVersion(tx Tx, key string, st *docState, pv *pendingVersion
 	if err != nil {
 		return err
 	}
-	if err := b.Put(versionKey('v', rec.Version), raw); err != nil {
+	if err := b.Put(docs.VersionKey('v', rec.Version), raw); err != nil {
 		return err
 	}
-	if err := b.Put(versionKey('t', rec.Version), []byte(pv.text)); err != nil {
+	if err := b.Put(docs.VersionKey('t', rec.Version), []byte(pv.text)); err != nil {
 		return err
 	}
 
 	s.docs.mu.Lock()
 	old := st.records
 	s.docs.mu.Unlock()
-	all := make([]versionRecord, 0, len(old)+1)
+	all := make([]docs.Record, 0, len(old)+1)
 	all = append(all, old...)
 	all = append(all, rec)
-	before, after := retain(old), retain(all)
-	kept := keptRecords(all, after)
+	before, after := docs.Retain(old), docs.Retain(all)
+	kept := docs.KeptRecords(all, after)
 	if len(kept) < len(all) {
 		stays := make(map[uint64]bool, len(kept))
 		for _, r := range kept {
@@ -440,17 +270,17 @@ func (s *Service) putVersion(tx Tx, key string, st *docState, pv *pendingVersion
 			if stays[r.Version] {
 				continue
 			}
-			if err := b.Delete(versionKey('v', r.Version)); err != nil {
+			if err := b.Delete(docs.VersionKey('v', r.Version)); err != nil {
 				return err
 			}
-			if err := b.Delete(versionKey('t', r.Version)); err != nil {
+			if err := b.Delete(docs.VersionKey('t', r.Version)); err != nil {
 				return err
 			}
 		}
 	}
-	for v := range before.texts {
-		if !after.texts[v] {
-			if err := b.Delete(versionKey('t', v)); err != nil {
+	for v := range before.Texts {
+		if !after.Texts[v] {
+			if err := b.Delete(docs.VersionKey('t', v)); err != nil {
 				return err
 			}
 		}
@@ -470,7 +300,7 @@ func (s *Service) versionSaved(key string, st *docState, pv *pendingVersion) {
 }
 
 // addRecord appends r to st (under docs.mu) and wakes the waiters.
-func (s *Service) addRecord(st *docState, r versionRecord) {
+func (s *Service) addRecord(st *docState, r docs.Record) {
 	if r.Version <= st.last() {
 		return
 	}
@@ -480,7 +310,7 @@ func (s *Service) addRecord(st *docState, r versionRecord) {
 	// Appending never changes an element a reader of the old slice sees; a mark replaces
 	// the slice (markMilestone).
 	all := append(st.records, r)
-	st.records = keptRecords(all, retain(all))
+	st.records = docs.KeptRecords(all, docs.Retain(all))
 	close(st.changed)
 	st.changed = make(chan struct{})
 }
@@ -490,8 +320,8 @@ func (s *Service) versionText(key string, v uint64) (string, bool, error) {
 	var text string
 	var ok bool
 	err := s.db.View(func(tx Tx) error {
-		if b := tx.Bucket(docBucketName(key)); b != nil {
-			if raw := b.Get(versionKey('t', v)); raw != nil {
+		if b := tx.Bucket(docs.BucketName(key)); b != nil {
+			if raw := b.Get(docs.VersionKey('t', v)); raw != nil {
 				text, ok = string(raw), true
 			}
 		}
@@ -505,15 +335,15 @@ func (s *Service) versionText(key string, v uint64) (string, bool, error) {
 
 // versionTexts returns the texts of recs in one transaction, and whether each is kept (a
 // state file of an older talkd may lack a text the rule keeps today).
-func (s *Service) versionTexts(key string, recs []versionRecord) ([]string, []bool, error) {
+func (s *Service) versionTexts(key string, recs []docs.Record) ([]string, []bool, error) {
 	out, ok := make([]string, len(recs)), make([]bool, len(recs))
 	err := s.db.View(func(tx Tx) error {
-		b := tx.Bucket(docBucketName(key))
+		b := tx.Bucket(docs.BucketName(key))
 		if b == nil {
 			return nil
 		}
 		for i, r := range recs {
-			raw := b.Get(versionKey('t', r.Version))
+			raw := b.Get(docs.VersionKey('t', r.Version))
 			out[i], ok[i] = string(raw), raw != nil
 		}
 		return nil
@@ -573,25 +403,25 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 	case wasDeleted:
 		ct = ChangeRestored
 	}
-	pv := &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ct, DisplayName: name, Milestone: true, At: s.now().UTC()},
+	pv := &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ct, DisplayName: name, Milestone: true, At: s.now().UTC()},
 		text: docText(text)}
 	if kept != nil && kept.rec.Version == rev {
 		pv = kept
 	}
-	var found *versionRecord
+	var found *docs.Record
 	skip := false
 	err = s.commit.Do(func(tx Tx) error {
 		found, skip = nil, false
-		if b := tx.Bucket(docBucketName(key)); b != nil {
-			if raw := b.Get(versionKey('v', rev)); raw != nil {
-				var r versionRecord
+		if b := tx.Bucket(docs.BucketName(key)); b != nil {
+			if raw := b.Get(docs.VersionKey('v', rev)); raw != nil {
+				var r docs.Record
 				if err := json.Unmarshal(raw, &r); err != nil {
 					return err
 				}
 				found = &r
 				return nil
 			}
-			if b.Get(versionKey('v', rev+1)) != nil {
+			if b.Get(docs.VersionKey('v', rev+1)) != nil {
 				skip = true // a newer version is recorded already; this read was late
 				return nil
 			}
@@ -653,26 +483,26 @@ func (s *Service) noteDeleted(key string) {
 		s.log.Warn("document: versions unreadable", "plan", key, "err", err)
 		return
 	}
-	var meta planMeta
+	var meta journal.Meta
 	var pv *pendingVersion
 	err = s.commit.Do(func(tx Tx) error {
 		pv = nil
-		b, err := tx.CreateBucket(bucketName(key))
+		b, err := tx.CreateBucket(journal.BucketName(key))
 		if err != nil {
 			return err
 		}
-		if err := readMeta(b, &meta); err != nil {
+		if err := journal.ReadMeta(b, &meta); err != nil {
 			return err
 		}
-		meta = s.mem.newerMeta(key, meta)
+		meta = s.mem.NewerMeta(key, meta)
 		if meta.Checksum == deletedChecksum || meta.Revision < last {
 			return nil // recorded by another read already, or the versions are ahead
 		}
-		meta = planMeta{Revision: meta.Revision + 1, Checksum: deletedChecksum}
-		if err := writeMeta(b, meta); err != nil {
+		meta = journal.Meta{Revision: meta.Revision + 1, Checksum: deletedChecksum}
+		if err := journal.WriteMeta(b, meta); err != nil {
 			return err
 		}
-		pv = &pendingVersion{rec: versionRecord{Version: meta.Revision, ChangeType: ChangeDeleted,
+		pv = &pendingVersion{rec: docs.Record{Version: meta.Revision, ChangeType: ChangeDeleted,
 			DisplayName: outsideName, Milestone: true, At: s.now().UTC()}, text: text}
 		return s.putVersion(tx, key, st, pv)
 	})
@@ -683,7 +513,7 @@ func (s *Service) noteDeleted(key string) {
 	if pv == nil {
 		return
 	}
-	s.mem.metaSaved(key, meta)
+	s.mem.MetaSaved(key, meta)
 	s.versionSaved(key, st, pv)
 	s.log.Info("document: the plan's file is missing; its document reads as deleted until the file is back", "plan", key, "version", pv.rec.Version)
 }
@@ -741,7 +571,7 @@ func (s *Service) agentVersion(key string, who Author, rev uint64, text string) 
 	if name == "" {
 		name = agentName
 	}
-	return st, &pendingVersion{rec: versionRecord{Version: rev, ChangeType: ChangeUpdated, ClientID: s.agentClientID,
+	return st, &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ChangeUpdated, ClientID: s.agentClientID,
 		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(text)}
 }
 
@@ -800,7 +630,7 @@ func (s *Service) docWriting(key string, rev uint64) func() {
 // found applied: an editor's PATCH under its clientId and display name, an agent's write
 // under the MCP host's name (its process's agent client id is gone with it).
 func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
-	rec := versionRecord{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
+	rec := docs.Record{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
 	switch e.Tool {
 	case patchTool:
 		rec.ClientID = strings.TrimPrefix(e.Author.Client, patchClient(""))
@@ -815,12 +645,13 @@ func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
 	return &pendingVersion{rec: rec, text: docText(text)}
 }
 
-// docParticipant is the document store's part in the journal's settles (participant).
+// docParticipant is the document store's part in the journal's settles
+// (journal.Participant).
 type docParticipant struct{ s *Service }
 
-// recovering loads the document's state before the settle's transaction; without it the
+// Recovering loads the document's state before the settle's transaction; without it the
 // writes settled at start get no version record (a later read records their revision).
-func (d docParticipant) recovering(key string) recoverStep {
+func (d docParticipant) Recovering(key string) journal.RecoverStep {
 	st, err := d.s.docState(key)
 	if err != nil {
 		d.s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
@@ -837,12 +668,13 @@ type docRecovery struct {
 	settled []*pendingVersion
 }
 
-func (r *docRecovery) begin() { r.settled = nil }
+// Begin starts the transaction afresh.
+func (r *docRecovery) Begin() { r.settled = nil }
 
-// applied gives the write its version record with its author, as its own settle would
+// Applied gives the write its version record with its author, as its own settle would
 // have, unless one is there already (then it is kept).
-func (r *docRecovery) applied(tx Tx, e *journalEntry, text string) error {
-	if versions := tx.Bucket(docBucketName(r.key)); versions != nil && versions.Get(versionKey('v', e.Revision)) != nil {
+func (r *docRecovery) Applied(tx Tx, e *journalEntry, text string) error {
+	if versions := tx.Bucket(docs.BucketName(r.key)); versions != nil && versions.Get(docs.VersionKey('v', e.Revision)) != nil {
 		return nil
 	}
 	pv := r.s.settledVersion(e, text)
@@ -853,7 +685,8 @@ func (r *docRecovery) applied(tx Tx, e *journalEntry, text string) error {
 	return nil
 }
 
-func (r *docRecovery) committed() {
+// Committed updates the memory once the settle committed.
+func (r *docRecovery) Committed() {
 	for _, pv := range r.settled {
 		r.s.versionSaved(r.key, r.st, pv)
 	}

@@ -412,7 +412,7 @@ func TestCompaction(t *testing.T) {
 	ctx := context.Background()
 	first := f.doc(t)
 	d := first
-	for i := 0; i < keepVersions+2; i++ {
+	for i := 0; i < docs.KeepVersions+2; i++ {
 		res, err := f.svc.PatchContent(ctx, f.id, patchOn(d, "c", int64(i+1), replace(0, fmt.Sprintf("%%%% edit %d", i))))
 		if err != nil {
 			t.Fatal(err)
@@ -436,10 +436,10 @@ func TestCompaction(t *testing.T) {
 	// The bound holds in the database.
 	var texts int
 	f.svc.db.View(func(tx Tx) error {
-		return tx.Bucket(docBucketName("p")).Scan([]byte("t"), func(k, v []byte) error { texts++; return nil })
+		return tx.Bucket(docs.BucketName("p")).Scan([]byte("t"), func(k, v []byte) error { texts++; return nil })
 	})
-	if texts > keepVersions+1 {
-		t.Fatalf("%d texts kept, bound %d (+1 milestone)", texts, keepVersions)
+	if texts > docs.KeepVersions+1 {
+		t.Fatalf("%d texts kept, bound %d (+1 milestone)", texts, docs.KeepVersions)
 	}
 	// A recent base still rebases.
 	recent := f.doc(t)

@@ -10,9 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
 
@@ -95,29 +95,15 @@ func KindOf(err error) Kind {
 
 var (
 	// ErrUnknownPlan: no plan has this key (any more: a reload removed it).
-	ErrUnknownPlan = errors.New("unknown plan")
+	ErrUnknownPlan = planfs.ErrUnknownPlan
 	// ErrUnknownDocument: no plan has this document id (404).
 	ErrUnknownDocument = errors.New("unknown document")
 )
 
-// AddressError is a plan key naming a root that cannot stand for a plan file below it:
-// a malformed path (.., an absolute part, a backslash), a symlink on the way, or no
-// such file. It counts as an unknown plan (errors.Is ErrUnknownPlan) and says why.
-type AddressError struct {
-	Key    string
-	Reason string
-	// Missing: the file is not there (nor, maybe, its folder), so a document the plan
-	// had reads as deleted (errors.Is(err, ErrPlanMissing)).
-	Missing bool
-}
-
-func (e *AddressError) Error() string { return fmt.Sprintf("plan %q: %s", e.Key, e.Reason) }
-
-// Unwrap makes errors.Is(err, ErrUnknownPlan) true.
-func (e *AddressError) Unwrap() error { return ErrUnknownPlan }
-
-// Is makes errors.Is(err, ErrPlanMissing) true for a missing file.
-func (e *AddressError) Is(target error) bool { return e.Missing && target == ErrPlanMissing }
+// AddressError is a plan key naming a root that cannot stand for a plan file below it
+// (planfs.AddressError): a malformed path, a symlink on the way, or no such file. It
+// counts as an unknown plan and says why.
+type AddressError = planfs.AddressError
 
 // RemotePlanError answers a document request for a plan that lives on a document
 // server: talkd serves the documents of its file plans only, not another server's; URL is
@@ -128,51 +114,20 @@ func (e *RemotePlanError) Error() string {
 	return fmt.Sprintf("plan %q is the document %s on another server; talkd does not serve it", e.Key, e.URL)
 }
 
-// Opening a plan file.
+// Opening a plan file (package planfs).
 
-// errPlanSwapped says that the path named another file between the check and the open,
-// every time openPlan tried (a file being saved in a tight loop); like errFileMoved, the
-// caller reads again or answers a conflict.
-var errPlanSwapped = errors.New("the plan file was replaced while it was opened")
-
-// ErrPlanMissing marks a read of a plan whose file is not there (deleted, or moved away).
-// Its document then reads as deleted (a DELETED version, 404 on GET, the history kept)
-// until the file comes back.
-var ErrPlanMissing = errors.New("plan file missing")
-
-// missingError is openPlan's error for a missing file: it names the plan, not the path.
-type missingError struct{ key string }
-
-func (e *missingError) Error() string {
-	return fmt.Sprintf("the file of plan %q is missing (moved or deleted?); the daemon's log names its path", e.key)
-}
-
-func (e *missingError) Is(target error) bool {
-	return target == ErrPlanMissing || target == fs.ErrNotExist
-}
-
-// ErrFileRefused marks a plan file talkd refuses on purpose: a symlink, something other
-// than a regular file (a FIFO, a directory, a device), or a file over the input limit.
-var ErrFileRefused = errors.New("plan file refused")
-
-// fileRefusedError names the plan and why its file is refused (never the path: the
-// message reaches clients).
-type fileRefusedError struct{ msg string }
-
-func (e *fileRefusedError) Error() string        { return e.msg }
-func (e *fileRefusedError) Is(target error) bool { return target == ErrFileRefused }
-
-func symlinkError(key string) error {
-	return &fileRefusedError{fmt.Sprintf("the file of plan %q was replaced by a symlink; talkd does not follow it (the daemon's log names the path; put the plan file itself there)", key)}
-}
-
-func notRegularError(key string) error {
-	return &fileRefusedError{fmt.Sprintf("the file of plan %q is not a regular file any more", key)}
-}
-
-func tooLargeError(key string, size, limit int64) error {
-	return &fileRefusedError{fmt.Sprintf("the file of plan %q has %d bytes, more than the notation engine's input limit of %d bytes; nothing was read", key, size, limit)}
-}
+var (
+	// errPlanSwapped: the path named another file at every open (planfs.ErrSwapped).
+	errPlanSwapped = planfs.ErrSwapped
+	// ErrPlanMissing marks a read of a plan whose file is not there (deleted, or moved
+	// away). Its document then reads as deleted (a DELETED version, 404 on GET, the
+	// history kept) until the file comes back.
+	ErrPlanMissing = planfs.ErrPlanMissing
+	// ErrFileRefused marks a plan file talkd refuses on purpose: a symlink, something
+	// other than a regular file (a FIFO, a directory, a device), or a file over the input
+	// limit.
+	ErrFileRefused = planfs.ErrFileRefused
+)
 
 // Checking a write.
 
@@ -220,29 +175,8 @@ var (
 )
 
 // errReadOnly marks a write refused because the plan file has no write bit for the
-// daemon's user.
-var errReadOnly = errors.New("read-only plan file")
-
-// writableError refuses a plan file its owner made read-only: a rename would replace it
-// anyway (renaming needs write access to the folder only), silently undoing the owner's
-// intent.
-func writableError(key string, fi fs.FileInfo) error {
-	if writableByDaemon(fi) {
-		return nil
-	}
-	return &readOnlyError{key: key, mode: fi.Mode().Perm()}
-}
-
-type readOnlyError struct {
-	key  string
-	mode fs.FileMode
-}
-
-func (e *readOnlyError) Error() string {
-	return fmt.Sprintf("the file of plan %q is read-only (mode %04o) for the daemon's user; talkd does not replace a plan file made read-only: make it writable (e.g. chmod u+w) to allow writes; nothing was changed", e.key, e.mode)
-}
-
-func (e *readOnlyError) Unwrap() error { return errReadOnly }
+// daemon's user (planfs.WritableError).
+var errReadOnly = planfs.ErrReadOnly
 
 // PatchConflict is the 409 answer: the patch's ops overlap ops made since its base;
 // nothing was applied. OpsSinceBase is the diff from the patch's base to CurrentVersion.
@@ -258,8 +192,15 @@ func (e *PatchConflict) Error() string {
 // Storing a write.
 
 // errFileMoved says that the plan file no longer has the content a read hashed: a write
-// (or an outside edit) replaced it in between. The read is simply done again.
-var errFileMoved = errors.New("the plan file changed while it was read")
+// (or an outside edit) replaced it in between (planfs.ErrFileMoved). The read is simply
+// done again.
+var errFileMoved = planfs.ErrFileMoved
+
+// Creating a plan.
+
+// ErrPlanExists is a create whose file name is taken; nothing was written
+// (planfs.ErrPlanExists).
+var ErrPlanExists = planfs.ErrPlanExists
 
 // Talking to a document server: RemoteError (remote.Error).
 

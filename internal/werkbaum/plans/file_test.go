@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"talkd/internal/werkbaum/plans/planfs"
 	"testing"
 )
 
@@ -37,13 +38,13 @@ func TestOpenPlanFollowsARenameSave(t *testing.T) {
 	}()
 	opens := 0
 	for ; opens < 20000; opens++ {
-		pf, err := openPlan(ref, f.svc.maxBytes)
+		pf, err := planfs.Open(ref, f.svc.maxBytes)
 		if err != nil {
 			stop.Store(true)
 			<-saves
 			t.Fatalf("open %d during rename saves: %v (swapped: %v)", opens, err, errors.Is(err, errPlanSwapped))
 		}
-		pf.close()
+		pf.Close()
 		if err := f.svc.checkWritable(ref); err != nil {
 			stop.Store(true)
 			<-saves

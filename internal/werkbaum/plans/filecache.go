@@ -13,34 +13,19 @@ import (
 // The plan store keeps, per plan, what it last read of the file and what it derived from
 // that text, so that reading or inspecting an unchanged plan costs an open and a stat:
 //
-//   - the text and its checksum, trusted while the file's identity (fileIdent: the same
-//     file, size, mtime, ctime) is unchanged and not racily recent; any edit, by talkd or
-//     outside it, changes the identity and the file is hashed again;
-//   - the inspect answers per option set, with the base spliced in, ready to send;
+//   - the text and its checksum (planfs.Cache, trusted while the file's identity is
+//     unchanged and not racily recent);
+//   - the inspect answers per option set, with the base spliced in, ready to send (views
+//     of planfs.Cache, dropped with the content they were made of);
 //   - the summary of plans_list and /status (nodes, warnings, or the engine's failure),
 //     computed in the background, so those doors never run the engine themselves.
 //
 // Everything cached is immutable once stored and handed out without copying.
 
-// maxViews bounds the cached inspect answers per plan (one per subtree id and include
-// set a client asked for); when full, the plan's views are dropped together.
-const maxViews = 16
-
 // summaryWait is how long Summarize waits for a summary that is being computed before it
 // answers "pending": long enough for a small plan right after start or a write, short
 // enough that one plan that times out in the engine cannot hold up /status.
 const summaryWait = 200 * time.Millisecond
-
-// fileCache is what is known about one plan's file content.
-type fileCache struct {
-	ident  fileIdent
-	hashed time.Time // when the content was read; see fileIdent.trusted
-	sum    string
-	text   string
-
-	// views: inspect answers of this content, keyed by revision and options.
-	views map[string]json.RawMessage
-}
 
 // summaryEntry is the engine's count of one content (by checksum), or its failure.
 type summaryEntry struct {
@@ -51,60 +36,14 @@ type summaryEntry struct {
 	err      string
 }
 
-// cache holds the per-plan caches of a Service.
+// cache holds the summaries of a Service.
 type cache struct {
 	mu        sync.Mutex
-	files     map[string]*fileCache    // by plan key
 	summaries map[string]*summaryEntry // by plan key, the latest content's only
 }
 
 func newCache() *cache {
-	return &cache{files: map[string]*fileCache{}, summaries: map[string]*summaryEntry{}}
-}
-
-// load returns the plan's text and checksum, reading and hashing the file only when its
-// identity says it may have changed.
-func (s *Service) load(p planRef) (text, sum string, err error) {
-	key := p.Key
-	started := time.Now()
-	pf, err := openPlan(p, s.maxBytes)
-	if err != nil {
-		return "", "", err
-	}
-	defer pf.close()
-	id := identOf(pf.fi)
-	s.cache.mu.Lock()
-	fc := s.cache.files[key]
-	s.cache.mu.Unlock()
-	if fc != nil && fc.ident.same(id) && id.trusted(fc.hashed) {
-		return fc.text, fc.sum, nil
-	}
-	data, err := pf.readAll(key, s.maxBytes)
-	if err != nil {
-		return "", "", err
-	}
-	sum = werkbaum.Checksum(data)
-	text = string(data)
-	if fc != nil && fc.sum == sum {
-		// Same content under a new identity (touched, or rewritten identically): keep the
-		// views, refresh the identity.
-		text = fc.text
-	}
-	nfc := &fileCache{ident: id, hashed: started, sum: sum, text: text}
-	if fc != nil && fc.sum == sum {
-		nfc.views = fc.views
-	}
-	s.cache.mu.Lock()
-	s.cache.files[key] = nfc
-	s.cache.mu.Unlock()
-	return text, sum, nil
-}
-
-// forgetFile drops the cached content of a plan (after a write renamed a new file in).
-func (s *Service) forgetFile(key string) {
-	s.cache.mu.Lock()
-	delete(s.cache.files, key)
-	s.cache.mu.Unlock()
+	return &cache{summaries: map[string]*summaryEntry{}}
 }
 
 // viewKey names an inspect answer: the revision is part of it because the answer carries
@@ -131,32 +70,6 @@ func uintString(n uint64) string {
 			return string(buf[i:])
 		}
 	}
-}
-
-// cachedView returns the cached inspect answer of this content, if any.
-func (s *Service) cachedView(key, sum, vk string) (json.RawMessage, bool) {
-	s.cache.mu.Lock()
-	defer s.cache.mu.Unlock()
-	fc := s.cache.files[key]
-	if fc == nil || fc.sum != sum {
-		return nil, false
-	}
-	v, ok := fc.views[vk]
-	return v, ok
-}
-
-// storeView keeps an inspect answer of this content.
-func (s *Service) storeView(key, sum, vk string, answer json.RawMessage) {
-	s.cache.mu.Lock()
-	defer s.cache.mu.Unlock()
-	fc := s.cache.files[key]
-	if fc == nil || fc.sum != sum {
-		return // the file changed meanwhile; the answer is still right for its base
-	}
-	if fc.views == nil || len(fc.views) >= maxViews {
-		fc.views = make(map[string]json.RawMessage, 4)
-	}
-	fc.views[vk] = answer
 }
 
 // withBase splices the base in front of the engine's inspect object: {"base":…, …}.

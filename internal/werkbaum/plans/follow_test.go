@@ -14,6 +14,7 @@ import (
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // followFixture is a store whose follower never ticks by itself: the tests run its rounds.
@@ -21,7 +22,7 @@ type followFixture struct {
 	svc    *Service
 	dir    string
 	logs   *syncWriter
-	states map[string]*followState
+	states planfs.FollowStates
 }
 
 func newFollowFixture(t *testing.T, plans []config.Plan, roots []config.Root) *followFixture {
@@ -35,7 +36,7 @@ func newFollowFixture(t *testing.T, plans []config.Plan, roots []config.Root) *f
 	}
 	t.Cleanup(func() { svc.Close() })
 	svc.warming.Wait()
-	return &followFixture{svc: svc, dir: dir, logs: logs, states: map[string]*followState{}}
+	return &followFixture{svc: svc, dir: dir, logs: logs, states: planfs.FollowStates{}}
 }
 
 // onePlan is a follow fixture with the configured plan "p" and its document id.
@@ -110,7 +111,7 @@ func TestFollowerRecordsAndAnalysesAnOutsideEdit(t *testing.T) {
 	if ent == nil || ent.sum != sum || !closed(ent.done) || ent.err != "" || ent.nodes != 3 {
 		t.Fatalf("the new text's summary after the round: %+v", ent)
 	}
-	if _, ok := f.svc.cachedView("p", sum, viewKey(2, werkbaum.InspectOptions{})); !ok {
+	if _, ok := f.svc.texts.View("p", sum, viewKey(2, werkbaum.InspectOptions{})); !ok {
 		t.Fatal("the whole-plan inspect of the new text is not cached")
 	}
 	if f.round() {
@@ -230,7 +231,7 @@ func TestFollowerFollowsUsedRootPlans(t *testing.T) {
 		t.Fatalf("summary: %+v", sum)
 	}
 	fw := f.svc.follow
-	if got := fw.followedRoots(time.Now()); !slices.Equal(got, []string{"notes:used.werkbaum"}) {
+	if got := fw.FollowedRoots(time.Now()); !slices.Equal(got, []string{"notes:used.werkbaum"}) {
 		t.Fatalf("followed plans below the root: %v", got)
 	}
 	id, err := f.svc.DocumentID(ctx, "notes:used.werkbaum")
@@ -245,27 +246,11 @@ func TestFollowerFollowsUsedRootPlans(t *testing.T) {
 	if !closed(sig) {
 		t.Fatal("an outside edit of a used plan below the root was not recorded")
 	}
-	if got := fw.followedRoots(time.Now().Add(followWindow + time.Second)); len(got) != 0 {
+	if got := fw.FollowedRoots(time.Now().Add(planfs.FollowWindow + time.Second)); len(got) != 0 {
 		t.Fatalf("plans still followed after the window: %v", got)
 	}
-	fw.mu.Lock()
-	left := len(fw.roots)
-	fw.mu.Unlock()
-	if left != 0 {
+	if left := fw.Remembered(); left != 0 {
 		t.Fatalf("%d plans below roots kept after the window", left)
-	}
-}
-
-// At most maxFollowedRoots plans below roots are followed: the most recently used.
-func TestFollowerBoundsRootPlans(t *testing.T) {
-	fw := newFollower(time.Hour, followWindow, nil)
-	start := time.Now()
-	for i := range maxFollowedRoots + 10 {
-		fw.roots[strings.Repeat("x", i+1)] = start.Add(time.Duration(i) * time.Millisecond)
-	}
-	got := fw.followedRoots(start.Add(time.Second))
-	if len(got) != maxFollowedRoots || got[0] != strings.Repeat("x", maxFollowedRoots+10) {
-		t.Fatalf("%d followed, the first %d characters long", len(got), len(got[0]))
 	}
 }
 
@@ -275,10 +260,10 @@ func TestFollowerSleepsWhenIdleAndWakes(t *testing.T) {
 	f, path, id := onePlan(t)
 	f.svc.stopFollower()
 	worked := make(chan struct{}, 16)
-	fw := newFollower(5*time.Millisecond, 300*time.Millisecond, func() { worked <- struct{}{} })
+	fw := planfs.NewFollower(5*time.Millisecond, 300*time.Millisecond, func() { worked <- struct{}{} })
 	f.svc.follow = fw // nothing looks plans up meanwhile: the warm-up is over
 	f.svc.startFollower()
-	waitFor(t, "the follower to fall asleep", fw.asleep.Load)
+	waitFor(t, "the follower to fall asleep", fw.Asleep)
 	if _, err := f.svc.Read(context.Background(), "p"); err != nil { // a request wakes it
 		t.Fatal(err)
 	}
@@ -294,7 +279,7 @@ func TestFollowerSleepsWhenIdleAndWakes(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the follower's work was not reported")
 	}
-	waitFor(t, "the follower to fall asleep again", fw.asleep.Load)
+	waitFor(t, "the follower to fall asleep again", fw.Asleep)
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

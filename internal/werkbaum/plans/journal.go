@@ -1,109 +1,48 @@
 package plans
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/journal"
-	"talkd/internal/werkbaum/plans/remote"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
-// Journal layout, one bucket per plan ("plan:<key>"):
-//
-//	meta         → planMeta {revision, checksum}
-//	r:<id>       → journalEntry of the local client (local mode), by request id
-//	c:<n><client><id> → journalEntry of another client: n is the length of the client id
-//	               (uvarint), so that no two (client, id) pairs share a key
-//	o:<seq>      → the entry key (insertion order, for bounding the journal)
-//	seq          → last seq
-//	version      → layout version (2: entries keyed by client; version 1 kept every
-//	               client's entries under r:<id> and the bare id in o:<seq>)
-var (
-	keyMeta    = []byte("meta")
-	keySeq     = []byte("seq")
-	keyVersion = []byte("version")
+// The journal's layout (buckets, keys, the plan's Meta, migration) is package journal's
+// (journal/layout.go); the entries are the store's JSON below.
 
-	prefixLocal  = []byte("r:")
-	prefixClient = []byte("c:")
-	prefixOrder  = []byte("o:")
-)
-
-const journalVersion = 2
-
-func bucketName(key string) []byte { return []byte("plan:" + key) }
-
-// entryKey is where the journal keeps a client's request: request ids are the client's
-// own, so the same id from two clients names two requests. The local client keeps the
-// key of layout version 1, so a local-mode journal needs no migration.
+// entryKey is where the journal keeps a client's request (journal.EntryKey), the local
+// client being config.LocalClientID.
 func entryKey(client, id string) []byte {
-	if client == "" || client == config.LocalClientID {
-		return append(bytes.Clone(prefixLocal), id...)
-	}
-	k := binary.AppendUvarint(bytes.Clone(prefixClient), uint64(len(client)))
-	k = append(k, client...)
-	return append(k, id...)
+	return journal.EntryKey(client, config.LocalClientID, id)
 }
 
 // keyOf is the entry key of e.
 func keyOf(e *journalEntry) []byte { return entryKey(e.Author.Client, e.RequestID) }
 
-func orderKey(seq uint64) []byte {
-	k := make([]byte, 10)
-	copy(k, prefixOrder)
-	binary.BigEndian.PutUint64(k[2:], seq)
-	return k
-}
-
-type planMeta struct {
-	Revision uint64 `json:"revision"`
-	Checksum string `json:"checksum"`
-}
-
-// Operation states reported by operation_get.
+// Operation states reported by operation_get (journal.Entry's State).
 const (
-	StateApplied  = "applied"
-	StateRejected = "rejected"
-	StateConflict = "conflict"
-	StateUnknown  = "unknown"
-	statePending  = "pending"
+	StateApplied  = journal.StateApplied
+	StateRejected = journal.StateRejected
+	StateConflict = journal.StateConflict
+	StateUnknown  = journal.StateUnknown
+	statePending  = journal.StatePending
 )
 
-// journalEntry is one write request as the journal keeps it.
-type journalEntry struct {
-	RequestID   string          `json:"requestId"`
-	ArgsHash    string          `json:"argsHash"`
-	Tool        string          `json:"tool"`
-	State       string          `json:"state"`
-	Author      Author          `json:"author"`
-	At          time.Time       `json:"at"`
-	OldChecksum string          `json:"oldChecksum,omitempty"`
-	NewChecksum string          `json:"newChecksum,omitempty"`
-	Revision    uint64          `json:"revision,omitempty"`
-	Result      json.RawMessage `json:"result,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	// Seq is the entry's place in the order index; trimming that place removes the entry
-	// only if it is still the same one (a request id that recovery forgot and that was sent
-	// again has a later place). 0 in entries written before Seq existed.
-	Seq uint64 `json:"seq,omitempty"`
-	// Remote is the PATCH of a write to a plan on a document server, kept so that a retry
-	// or the settling of a pending entry repeats it with the same (clientId, seq).
-	Remote *remote.Patch `json:"remote,omitempty"`
-}
+// journalEntry is one write request as the journal keeps it (package journal).
+type journalEntry = journal.Entry
 
 // journalState is the plan store's durable record: the database, the group commit every
 // change goes through (package journal), and what is kept in memory until it can be saved.
 type journalState struct {
 	db     Database
 	commit *journal.GroupCommit
-	mem    *journalMemory
+	mem    *journal.Memory
 }
 
 // The journal's database layer lives in package plans/journal; the store's API names it
@@ -122,111 +61,25 @@ type (
 // Bolt adapts a bbolt database (the daemon's state database) to the store's Database.
 func Bolt(db BoltRunner) Database { return journal.Bolt(db) }
 
-// journalMemory is what the journal knows and the database does not hold yet, and which
-// writes run right now.
-//
-// A write is acknowledged once its file is renamed into place; when settling it in the
-// database fails after that (a full or read-only state disk), the applied entry and the
-// plan's revision stay here, answer operation_get, retries and reads as if saved, and are
-// saved in the background once a second until that works. A revision given to an outside
-// edit while the database cannot be written is kept the same way, so that reads never
-// need a successful state write. A crash loses only this memory: the entry saved as
-// pending is settled from the file on the next start, as after any crash.
-type journalMemory struct {
-	mu       sync.Mutex
-	inflight map[string]int          // plan + entry key → writes running
-	entries  map[string]unsavedEntry // plan + entry key → applied, not yet saved
-	metas    map[string]planMeta     // plan → revision not yet saved
-	saving   bool                    // the background saver runs
-	closed   bool                    // Close was called
-	stop     chan struct{}           // closed by Close
-	saved    chan struct{}           // closed when the saver ends after Close
-}
-
-type unsavedEntry struct {
-	plan string
-	e    journalEntry
-}
-
-func memKey(plan string, ek []byte) string { return plan + "\x00" + string(ek) }
-
 // openJournal prepares the plans' buckets (migrating older layouts) and settles the
 // entries a crash left pending.
-func (s *Service) openJournal(db Database, set *planSet) error {
+func (s *Service) openJournal(db Database, set *planfs.Set) error {
 	if db == nil {
 		return errors.New("plan journal: no database")
 	}
-	s.journalState = journalState{db: db, commit: journal.NewGroupCommit(db), mem: &journalMemory{
-		inflight: map[string]int{}, entries: map[string]unsavedEntry{}, metas: map[string]planMeta{},
-		stop: make(chan struct{}), saved: make(chan struct{}),
-	}}
-	if err := s.createBuckets(set.keys); err != nil {
+	commit := journal.NewGroupCommit(db)
+	s.journalState = journalState{db: db, commit: commit, mem: journal.NewMemory(commit, s.log, config.LocalClientID, s.limit)}
+	if err := s.createBuckets(set.Keys()); err != nil {
 		return err
 	}
-	for _, k := range set.keys {
-		if err := s.recover(planRef{Plan: set.plans[k]}); err != nil {
+	for _, k := range set.Keys() {
+		p, _ := set.Plan(k)
+		if err := s.recover(planfs.ConfiguredRef(p)); err != nil {
 			return fmt.Errorf("plan %s: recover journal: %w", k, err)
 		}
 		s.ready.Store(k, struct{}{})
 	}
 	return nil
-}
-
-// migrateJournal brings a bucket of layout version 1 to version 2: entries of clients
-// other than the local one move to their client's key, and the order index names entry
-// keys instead of bare request ids. A new bucket is simply marked.
-func migrateJournal(b Bucket) error {
-	if v := b.Get(keyVersion); len(v) == 1 && v[0] >= journalVersion {
-		return nil
-	}
-	type kv struct{ k, v []byte }
-	var moves []kv
-	err := b.Scan(prefixLocal, func(k, v []byte) error {
-		var e journalEntry
-		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("journal entry %q: %w", k, err)
-		}
-		if nk := keyOf(&e); !bytes.Equal(nk, k) {
-			moves = append(moves, kv{bytes.Clone(k), bytes.Clone(v)})
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	moved := map[string][]byte{}
-	for _, m := range moves {
-		var e journalEntry
-		if err := json.Unmarshal(m.v, &e); err != nil {
-			return err
-		}
-		nk := keyOf(&e)
-		if err := b.Put(nk, m.v); err != nil {
-			return err
-		}
-		if err := b.Delete(m.k); err != nil {
-			return err
-		}
-		moved[string(m.k)] = nk
-	}
-	var orders []kv
-	err = b.Scan(prefixOrder, func(k, v []byte) error {
-		orders = append(orders, kv{bytes.Clone(k), bytes.Clone(v)})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, o := range orders {
-		ek := append(bytes.Clone(prefixLocal), o.v...)
-		if nk, ok := moved[string(ek)]; ok {
-			ek = nk
-		}
-		if err := b.Put(o.k, ek); err != nil {
-			return err
-		}
-	}
-	return b.Put(keyVersion, []byte{journalVersion})
 }
 
 // revisionFor returns the revision of the content with this checksum, giving content the
@@ -237,7 +90,7 @@ func migrateJournal(b Bucket) error {
 // spend revisions on it (errFileMoved instead). When the new revision cannot be saved
 // (the state disk is full or read-only) it is kept in memory and saved later: a read
 // must not fail because the state cannot be written.
-func (s *Service) revisionFor(p planRef, sum string) (uint64, error) {
+func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
 	key := p.Key
 	meta, err := s.latestMeta(key)
 	if err != nil {
@@ -249,17 +102,17 @@ func (s *Service) revisionFor(p planRef, sum string) (uint64, error) {
 	wrote := false // meta is saved now (else it may be one kept in memory only)
 	err = s.commit.Do(func(tx Tx) error {
 		wrote = false
-		b := tx.Bucket(bucketName(key))
-		if err := readMeta(b, &meta); err != nil {
+		b := tx.Bucket(journal.BucketName(key))
+		if err := journal.ReadMeta(b, &meta); err != nil {
 			return err
 		}
-		meta = s.mem.newerMeta(key, meta)
+		meta = s.mem.NewerMeta(key, meta)
 		if meta.Checksum != sum || meta.Revision == 0 {
-			if err := p.fileIs(sum); err != nil {
+			if err := fileIs(p, sum); err != nil {
 				return err
 			}
-			meta, wrote = planMeta{Revision: meta.Revision + 1, Checksum: sum}, true
-			return writeMeta(b, meta)
+			meta, wrote = journal.Meta{Revision: meta.Revision + 1, Checksum: sum}, true
+			return journal.WriteMeta(b, meta)
 		}
 		return nil
 	})
@@ -268,15 +121,15 @@ func (s *Service) revisionFor(p planRef, sum string) (uint64, error) {
 		return 0, err
 	case err == nil:
 		if wrote {
-			s.mem.metaSaved(key, meta)
+			s.mem.MetaSaved(key, meta)
 		}
 		return meta.Revision, nil
 	}
-	var saved planMeta
-	merr := s.db.View(func(tx Tx) error { return readMeta(tx.Bucket(bucketName(key)), &saved) })
+	var saved journal.Meta
+	merr := s.db.View(func(tx Tx) error { return journal.ReadMeta(tx.Bucket(journal.BucketName(key)), &saved) })
 	var rev uint64
 	if merr == nil {
-		rev, merr = s.mem.bumpInMemory(p, sum, saved)
+		rev, merr = s.mem.Bump(key, sum, saved, func() error { return fileIs(p, sum) })
 	}
 	if merr != nil {
 		if errors.Is(merr, errFileMoved) {
@@ -285,13 +138,13 @@ func (s *Service) revisionFor(p planRef, sum string) (uint64, error) {
 		return 0, fmt.Errorf("plan %s: record revision: %w", key, err)
 	}
 	s.log.Warn("journal: the plan's new revision cannot be saved now; kept in memory and saved in the background", "plan", key, "revision", rev, "err", err)
-	s.startSaver()
+	s.mem.StartSaver()
 	return rev, nil
 }
 
 // fileIs reports errFileMoved unless the plan's file has the checksum sum.
-func (p planRef) fileIs(sum string) error {
-	data, err := p.readFile()
+func fileIs(p planfs.Ref, sum string) error {
+	data, err := p.ReadFile()
 	if err != nil {
 		return fmt.Errorf("read plan file: %w", err)
 	}
@@ -303,56 +156,27 @@ func (p planRef) fileIs(sum string) error {
 
 // latestMeta is the plan's latest revision and checksum: the saved one, or a newer one
 // kept in memory.
-func (s *Service) latestMeta(key string) (planMeta, error) {
-	var meta planMeta
+func (s *Service) latestMeta(key string) (journal.Meta, error) {
+	var meta journal.Meta
 	err := s.db.View(func(tx Tx) error {
-		return readMeta(tx.Bucket(bucketName(key)), &meta)
+		return journal.ReadMeta(tx.Bucket(journal.BucketName(key)), &meta)
 	})
 	if err != nil {
-		return planMeta{}, err
+		return journal.Meta{}, err
 	}
-	return s.mem.newerMeta(key, meta), nil
-}
-
-func readMeta(b Bucket, m *planMeta) error {
-	raw := b.Get(keyMeta)
-	if raw == nil {
-		*m = planMeta{}
-		return nil
-	}
-	return json.Unmarshal(raw, m)
-}
-
-func writeMeta(b Bucket, m planMeta) error {
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return b.Put(keyMeta, raw)
-}
-
-func getEntry(b Bucket, ek []byte) (*journalEntry, error) {
-	raw := b.Get(ek)
-	if raw == nil {
-		return nil, nil
-	}
-	var e journalEntry
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, fmt.Errorf("journal entry %q: %w", ek, err)
-	}
-	return &e, nil
+	return s.mem.NewerMeta(key, meta), nil
 }
 
 // entry returns the journal's entry of a request: an applied write not yet saved first,
 // else what the database holds (nil when it holds nothing).
 func (s *Service) entry(key string, ek []byte) (*journalEntry, error) {
-	if e, ok := s.mem.unsaved(key, ek); ok {
+	if e, ok := s.mem.Unsaved(key, ek); ok {
 		return e, nil
 	}
 	var e *journalEntry
 	err := s.db.View(func(tx Tx) error {
 		var err error
-		e, err = getEntry(tx.Bucket(bucketName(key)), ek)
+		e, err = journal.GetEntry(tx.Bucket(journal.BucketName(key)), ek)
 		return err
 	})
 	return e, err
@@ -361,176 +185,35 @@ func (s *Service) entry(key string, ek []byte) (*journalEntry, error) {
 // putEntry stores e; a new request is also appended to the order index and the journal
 // is trimmed to the service's limit. An entry that replaces one keeps its place.
 func (s *Service) putEntry(b Bucket, e *journalEntry) error {
-	ek := keyOf(e)
-	if old := b.Get(ek); old != nil {
-		if e.Seq == 0 {
-			var prev journalEntry
-			if json.Unmarshal(old, &prev) == nil {
-				e.Seq = prev.Seq
-			}
-		}
-		raw, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		return b.Put(ek, raw)
-	}
-	seq := uint64(0)
-	if v := b.Get(keySeq); len(v) == 8 {
-		seq = binary.BigEndian.Uint64(v)
-	}
-	seq++
-	e.Seq = seq
-	raw, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	if err := b.Put(ek, raw); err != nil {
-		return err
-	}
-	var sv [8]byte
-	binary.BigEndian.PutUint64(sv[:], seq)
-	if err := b.Put(keySeq, sv[:]); err != nil {
-		return err
-	}
-	if err := b.Put(orderKey(seq), ek); err != nil {
-		return err
-	}
-	if seq > uint64(s.limit) {
-		oldSeq := seq - uint64(s.limit)
-		old := orderKey(oldSeq)
-		if v := b.Get(old); v != nil {
-			oldKey := bytes.Clone(v)
-			cur, err := getEntry(b, oldKey)
-			if err != nil {
-				return err
-			}
-			if cur != nil && (cur.Seq == 0 || cur.Seq == oldSeq) {
-				if err := b.Delete(oldKey); err != nil {
-					return err
-				}
-			}
-			if err := b.Delete(old); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return journal.PutEntry(b, e, config.LocalClientID, s.limit)
 }
 
-// eachEntry calls fn for every journal entry of the bucket, of every client.
-func eachEntry(b Bucket, fn func(k []byte, e *journalEntry) error) error {
-	for _, prefix := range [][]byte{prefixLocal, prefixClient} {
-		err := b.Scan(prefix, func(k, v []byte) error {
-			var e journalEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("journal entry %q: %w", k, err)
-			}
-			return fn(k, &e)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// recover settles the pending entries a crash left: the write happened if the file now
-// has the checksum it would have produced; otherwise it did not, and the entry is removed
-// so that the request id is unknown and a retry runs it.
-func (s *Service) recover(p planRef) error {
+// recover settles the pending entries a crash left (journal.Recover): the write happened
+// if the file now has the checksum it would have produced; otherwise it did not, and the
+// entry is removed so that the request id is unknown and a retry runs it.
+func (s *Service) recover(p planfs.Ref) error {
 	key := p.Key
 	if p.Remote() {
 		return nil // no file to judge by: settle repeats the PATCH on the next retry or operation_get
 	}
-	p.removeStaleTemps()
-	data, err := p.readFile()
+	p.RemoveStaleTemps()
+	data, err := p.ReadFile()
 	if err != nil {
 		// A missing plan file is reported on use; it must not keep the daemon from starting.
 		s.log.Warn("plan file unreadable at start", "plan", key, "err", err)
 		return nil
 	}
-	sum := werkbaum.Checksum(data)
-	// The participants prepare before the transaction (a read transaction inside bbolt's
-	// write transaction can deadlock) and record what they keep of a write found applied
-	// inside it, as its own settle would have.
-	var steps []recoverStep
-	for _, pt := range s.participants {
-		if st := pt.recovering(key); st != nil {
-			steps = append(steps, st)
-		}
-	}
-	err = s.db.Update(func(tx Tx) error {
-		for _, st := range steps {
-			st.begin()
-		}
-		b := tx.Bucket(bucketName(key))
-		var pending []*journalEntry
-		err := eachEntry(b, func(_ []byte, e *journalEntry) error {
-			if e.State == statePending {
-				pending = append(pending, e)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, e := range pending {
-			if e.NewChecksum == sum {
-				e.State = StateApplied
-				if err := s.putEntry(b, e); err != nil {
-					return err
-				}
-				if err := writeMeta(b, planMeta{Revision: e.Revision, Checksum: sum}); err != nil {
-					return err
-				}
-				for _, st := range steps {
-					if err := st.applied(tx, e, string(data)); err != nil {
-						return err
-					}
-				}
-				s.log.Info("journal: write settled as applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
-				continue
-			}
-			if err := b.Delete(keyOf(e)); err != nil {
-				return err
-			}
-			s.log.Info("journal: write settled as not applied after restart", "plan", key, "client", e.Author.Client, "request_id", e.RequestID)
-		}
-		return nil
-	})
-	if err == nil {
-		for _, st := range steps {
-			st.committed()
-		}
-	}
-	return err
-}
-
-// participant takes part in the journal's settles: the journal calls the participants
-// the store registered (Service.participants) instead of their code, so it depends on
-// none of them. The document store is one (docParticipant): a write's version record is
-// saved in the transaction that settles the write.
-type participant interface {
-	// recovering prepares the start-up settle of plan key's pending entries; nil: the
-	// participant has nothing to do for it.
-	recovering(key string) recoverStep
-}
-
-// recoverStep is a participant's part of one start-up settle transaction.
-type recoverStep interface {
-	begin()                                            // the transaction (re)starts
-	applied(tx Tx, e *journalEntry, text string) error // e was found applied; text is the file's
-	committed()                                        // the transaction committed
+	return journal.Recover(s.db, journal.Recovery{Plan: key, Checksum: werkbaum.Checksum(data), Text: string(data),
+		Participants: s.participants, Local: config.LocalClientID, Limit: s.limit, Log: s.log})
 }
 
 // settleByFile settles a pending entry whose writer is gone (it failed, or its settle
 // was lost) by the checksum rule of recover: applied if the file has the text the write
 // produced, else not applied (nil). The applied settle is saved, or kept in memory and
 // saved in the background when the database cannot be written now.
-func (s *Service) settleByFile(p planRef, e *journalEntry) (*journalEntry, error) {
+func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, error) {
 	key := p.Key
-	_, sum, err := s.load(p)
+	_, sum, err := s.texts.Load(p, s.maxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -539,13 +222,13 @@ func (s *Service) settleByFile(p planRef, e *journalEntry) (*journalEntry, error
 	}
 	applied := *e
 	applied.State = StateApplied
-	var meta planMeta
+	var meta journal.Meta
 	settled := false // by this call, not by someone else meanwhile
 	wrote := false   // meta is saved now (else it may be one kept in memory only)
 	err = s.commit.Do(func(tx Tx) error {
 		settled, wrote = false, false
-		b := tx.Bucket(bucketName(key))
-		cur, err := getEntry(b, keyOf(e))
+		b := tx.Bucket(journal.BucketName(key))
+		cur, err := journal.GetEntry(b, keyOf(e))
 		if err != nil || cur == nil || cur.State != statePending || cur.Seq != e.Seq {
 			return err // settled or replaced meanwhile: nothing to do
 		}
@@ -553,24 +236,24 @@ func (s *Service) settleByFile(p planRef, e *journalEntry) (*journalEntry, error
 		if err := s.putEntry(b, &applied); err != nil {
 			return err
 		}
-		if err := readMeta(b, &meta); err != nil {
+		if err := journal.ReadMeta(b, &meta); err != nil {
 			return err
 		}
-		if meta = s.mem.newerMeta(key, meta); meta.Checksum == sum || meta.Revision >= e.Revision {
+		if meta = s.mem.NewerMeta(key, meta); meta.Checksum == sum || meta.Revision >= e.Revision {
 			// Known already, or a later revision was given since (a later write, or an
 			// edit): the file may hold that text by now, and a read gives the file's
 			// content its revision with the file checked, which this settle cannot.
 			return nil
 		}
-		meta, wrote = planMeta{Revision: e.Revision, Checksum: sum}, true
-		return writeMeta(b, meta)
+		meta, wrote = journal.Meta{Revision: e.Revision, Checksum: sum}, true
+		return journal.WriteMeta(b, meta)
 	})
 	if err != nil {
 		s.log.Error("journal: settling a write whose writer is gone failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
-		s.keepApplied(key, &applied, planMeta{Revision: e.Revision, Checksum: sum})
+		s.mem.KeepApplied(key, &applied, journal.Meta{Revision: e.Revision, Checksum: sum})
 	} else if settled {
 		if wrote {
-			s.mem.metaSaved(key, meta)
+			s.mem.MetaSaved(key, meta)
 		}
 		s.log.Info("journal: pending write of a writer that is gone settled as applied", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
 	}
@@ -598,14 +281,14 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 	if err != nil {
 		return nil, err
 	}
-	defer p.release()
+	defer p.Release()
 	ek := entryKey(client, requestID)
 	e, err := s.entry(key, ek)
 	if err != nil {
 		return nil, fmt.Errorf("read journal: %w", err)
 	}
 	if e != nil && e.State == statePending {
-		if s.mem.running(key, ek) {
+		if s.mem.Running(key, ek) {
 			return &OperationStatus{RequestID: requestID, State: StateUnknown, Tool: e.Tool, Author: &e.Author, At: &e.At, InProgress: true}, nil
 		}
 		// No writer runs now, but the entry was read before that was asked: its writer may
@@ -629,270 +312,10 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 		Revision: e.Revision, Result: e.Result, Error: e.Error}, nil
 }
 
-// keepApplied keeps an applied entry and the plan's revision in memory until the
-// background saver has saved them.
-func (s *Service) keepApplied(key string, e *journalEntry, meta planMeta) {
-	m := s.mem
-	m.mu.Lock()
-	m.entries[memKey(key, keyOf(e))] = unsavedEntry{plan: key, e: *e}
-	if cur, ok := m.metas[key]; !ok || cur.Revision < meta.Revision {
-		m.metas[key] = meta
-	}
-	m.mu.Unlock()
-	s.startSaver()
-}
-
-// saveInterval is how often the background saver tries again.
-const saveInterval = time.Second
-
-// startSaver starts the background saver unless it runs.
-func (s *Service) startSaver() {
-	m := s.mem
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.saving || m.closed {
-		return
-	}
-	m.saving = true
-	go s.saveLoop()
-}
-
-// saveLoop saves what the journal keeps in memory, once a second until all of it is
-// saved (or the service is closed, after one last try).
-func (s *Service) saveLoop() {
-	m := s.mem
-	failures := 0
-	for {
-		stopped := false
-		select {
-		case <-m.stop:
-			stopped = true
-		case <-time.After(saveInterval):
-		}
-		n, err := s.saveUnsaved()
-		switch {
-		case err != nil:
-			if failures == 0 || stopped {
-				s.log.Error("journal: saving the settled writes kept in memory failed; trying again every second", "err", err)
-			}
-			failures++
-		case n > 0:
-			// Said every time, not only after a failure: it is how a user (and a test)
-			// learns that what the log said was kept in memory is now on disk.
-			s.log.Info("journal: settled writes kept in memory are saved", "count", n, "attempts", failures+1)
-			failures = 0
-		}
-		m.mu.Lock()
-		if stopped || (len(m.entries) == 0 && len(m.metas) == 0) {
-			m.saving = false
-			if m.closed {
-				close(m.saved)
-			}
-			m.mu.Unlock()
-			return
-		}
-		m.mu.Unlock()
-	}
-}
-
-// saveUnsaved saves the kept entries and revisions in one transaction and forgets those
-// saved; n is how many it handled. An entry is written only over its own pending record,
-// a revision only over an older one: what a later write saved itself is never
-// overwritten.
-func (s *Service) saveUnsaved() (n int, err error) {
-	m := s.mem
-	m.mu.Lock()
-	entries := make(map[string]unsavedEntry, len(m.entries))
-	for k, v := range m.entries {
-		entries[k] = v
-	}
-	metas := make(map[string]planMeta, len(m.metas))
-	for k, v := range m.metas {
-		metas[k] = v
-	}
-	m.mu.Unlock()
-	if len(entries) == 0 && len(metas) == 0 {
-		return 0, nil
-	}
-	err = s.commit.Do(func(tx Tx) error {
-		if err := s.putKept(tx, entries); err != nil {
-			return err
-		}
-		for plan, meta := range metas {
-			b := tx.Bucket(bucketName(plan))
-			var cur planMeta
-			if err := readMeta(b, &cur); err != nil {
-				return err
-			}
-			if cur.Revision < meta.Revision {
-				if err := writeMeta(b, meta); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	m.forgetKept(entries)
-	m.mu.Lock()
-	for plan, meta := range metas {
-		if cur, ok := m.metas[plan]; ok && cur.Revision <= meta.Revision {
-			delete(m.metas, plan)
-		}
-	}
-	m.mu.Unlock()
-	return len(entries) + len(metas), nil
-}
-
-// putKept writes applied entries kept in memory over their pending records in tx. An
-// entry is written only over its own pending record: what was settled or replaced since
-// is never overwritten.
-func (s *Service) putKept(tx Tx, kept map[string]unsavedEntry) error {
-	for _, u := range kept {
-		b := tx.Bucket(bucketName(u.plan))
-		cur, err := getEntry(b, keyOf(&u.e))
-		if err != nil {
-			return err
-		}
-		if cur == nil || cur.State != statePending || cur.Seq != u.e.Seq {
-			continue
-		}
-		e := u.e
-		if err := s.putEntry(b, &e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// keptOf returns the applied entries of plan kept in memory (nil when there are none,
-// the usual case, which costs a look at an empty map under the lock).
-func (m *journalMemory) keptOf(plan string) map[string]unsavedEntry {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var kept map[string]unsavedEntry
-	for k, u := range m.entries {
-		if u.plan == plan {
-			if kept == nil {
-				kept = map[string]unsavedEntry{}
-			}
-			kept[k] = u
-		}
-	}
-	return kept
-}
-
-// forgetKept forgets kept entries once a committed transaction has saved them (those
-// kept again since, under a later place, stay).
-func (m *journalMemory) forgetKept(saved map[string]unsavedEntry) {
-	if len(saved) == 0 {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k, u := range saved {
-		if cur, ok := m.entries[k]; ok && cur.e.Seq == u.e.Seq {
-			delete(m.entries, k)
-		}
-	}
-}
-
 // Close saves what the journal keeps in memory (one last try) and stops the background
-// saver. The service must not be used afterwards.
+// saver (journal.Memory.Close), after the follower. The service must not be used
+// afterwards.
 func (s *Service) Close() error {
 	s.stopFollower()
-	m := s.mem
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil
-	}
-	m.closed = true
-	saving := m.saving
-	close(m.stop)
-	m.mu.Unlock()
-	if saving {
-		<-m.saved
-	}
-	m.mu.Lock()
-	n := len(m.entries) + len(m.metas)
-	m.mu.Unlock()
-	if n > 0 {
-		return fmt.Errorf("plan journal: %d settled write(s) or revision(s) could not be saved; the next start settles them from the plan files", n)
-	}
-	return nil
-}
-
-// begin marks a write of the request as running until the returned func is called.
-func (m *journalMemory) begin(key string, ek []byte) func() {
-	k := memKey(key, ek)
-	m.mu.Lock()
-	m.inflight[k]++
-	m.mu.Unlock()
-	return func() {
-		m.mu.Lock()
-		if m.inflight[k]--; m.inflight[k] <= 0 {
-			delete(m.inflight, k)
-		}
-		m.mu.Unlock()
-	}
-}
-
-func (m *journalMemory) running(key string, ek []byte) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.inflight[memKey(key, ek)] > 0
-}
-
-func (m *journalMemory) unsaved(key string, ek []byte) (*journalEntry, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	u, ok := m.entries[memKey(key, ek)]
-	if !ok {
-		return nil, false
-	}
-	e := u.e
-	return &e, true
-}
-
-// newerMeta returns the revision kept in memory for the plan when it is newer than saved.
-func (m *journalMemory) newerMeta(key string, saved planMeta) planMeta {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if cur, ok := m.metas[key]; ok && cur.Revision > saved.Revision {
-		return cur
-	}
-	return saved
-}
-
-// metaSaved forgets a revision kept in memory once the database holds it or a newer one.
-func (m *journalMemory) metaSaved(key string, saved planMeta) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if cur, ok := m.metas[key]; ok && cur.Revision <= saved.Revision {
-		delete(m.metas, key)
-	}
-}
-
-// bumpInMemory gives the file's current content (checksum sum) the next revision after
-// saved in memory, when the database cannot be written to record it.
-func (m *journalMemory) bumpInMemory(p planRef, sum string, saved planMeta) (uint64, error) {
-	key := p.Key
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := p.fileIs(sum); err != nil {
-		return 0, err
-	}
-	cur := saved
-	if mc, ok := m.metas[key]; ok && mc.Revision > cur.Revision {
-		cur = mc
-	}
-	if cur.Checksum == sum && cur.Revision > 0 {
-		return cur.Revision, nil
-	}
-	next := planMeta{Revision: cur.Revision + 1, Checksum: sum}
-	m.metas[key] = next
-	return next.Revision, nil
+	return s.mem.Close()
 }

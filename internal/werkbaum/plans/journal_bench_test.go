@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // The benchmarks below take a daemon write on a small plan apart into its durable
@@ -24,7 +26,7 @@ import (
 // file. Without the group commit each record is its own fsync'd transaction and four
 // writers reach about the rate of one; with it their records share transactions.
 func BenchmarkJournalAcrossPlans(b *testing.B) {
-	acrossPlans(b, "writes/s", func(svc *Service, plan planRef, tag string, k int) error {
+	acrossPlans(b, "writes/s", func(svc *Service, plan planfs.Ref, tag string, k int) error {
 		e := pendingEntry(tag, k)
 		if err := svc.record(plan.Key, e); err != nil {
 			return err
@@ -37,7 +39,7 @@ func BenchmarkJournalAcrossPlans(b *testing.B) {
 // engine, no journal): writeAtomic's temp file, its fsync, the check and the rename under
 // the folder lock and the folder's fsync.
 func BenchmarkFileSaveAcrossPlans(b *testing.B) {
-	acrossPlans(b, "saves/s", func(svc *Service, plan planRef, _ string, k int) error {
+	acrossPlans(b, "saves/s", func(svc *Service, plan planfs.Ref, _ string, k int) error {
 		return saveNext(svc, plan, k)
 	})
 }
@@ -46,7 +48,7 @@ func BenchmarkFileSaveAcrossPlans(b *testing.B) {
 // order: the pending record, the file save, the settle. No engine, no HTTP: what is left
 // of a write when they cost nothing.
 func BenchmarkStorageAcrossPlans(b *testing.B) {
-	acrossPlans(b, "writes/s", func(svc *Service, plan planRef, tag string, k int) error {
+	acrossPlans(b, "writes/s", func(svc *Service, plan planfs.Ref, tag string, k int) error {
 		e := pendingEntry(tag, k)
 		if err := svc.record(plan.Key, e); err != nil {
 			return err
@@ -66,7 +68,7 @@ func BenchmarkServiceWritesAcrossPlans(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	acrossPlansWith(b, eng, "writes/s", func(svc *Service, plan planRef, tag string, k int) error {
+	acrossPlansWith(b, eng, "writes/s", func(svc *Service, plan planfs.Ref, tag string, k int) error {
 		ctx := context.Background()
 		snap, err := svc.Read(ctx, plan.Key)
 		if err != nil {
@@ -88,8 +90,8 @@ var (
 	benchSums  = [2]string{werkbaum.Checksum(benchTexts[0]), werkbaum.Checksum(benchTexts[1])}
 )
 
-func saveNext(svc *Service, plan planRef, k int) error {
-	return svc.writeAtomic(plan, benchTexts[(k+1)%2], benchSums[k%2])
+func saveNext(svc *Service, plan planfs.Ref, k int) error {
+	return svc.folders.WriteAtomic(plan, benchTexts[(k+1)%2], benchSums[k%2], svc.maxBytes, svc.lockTimeout)
 }
 
 func pendingEntry(tag string, k int) *journalEntry {
@@ -101,19 +103,19 @@ func pendingEntry(tag string, k int) *journalEntry {
 // settleEntry settles e as a write does, without a document version.
 func settleEntry(svc *Service, key string, e *journalEntry) error {
 	e.State = StateApplied
-	return svc.settleApplied(key, e, planMeta{Revision: e.Revision, Checksum: e.NewChecksum}, func(Tx) error { return nil })
+	return svc.settleApplied(key, e, journal.Meta{Revision: e.Revision, Checksum: e.NewChecksum}, func(Tx) error { return nil })
 }
 
 // acrossPlans runs write (its k-th call on a plan: k from 0, tag unique per phase and
 // plan) b.N times on one plan alone, then b.N times on each of four plans at once, all
 // four in one folder with one bbolt journal on the real disk, and reports both rates in
 // unit and their ratio. A plan's file starts as benchTexts[0] in each phase.
-func acrossPlans(b *testing.B, unit string, write func(svc *Service, plan planRef, tag string, k int) error) {
+func acrossPlans(b *testing.B, unit string, write func(svc *Service, plan planfs.Ref, tag string, k int) error) {
 	acrossPlansWith(b, nil, unit, write)
 }
 
 // acrossPlansWith is acrossPlans with the service's engine (nil: none).
-func acrossPlansWith(b *testing.B, eng *werkbaum.Engine, unit string, write func(svc *Service, plan planRef, tag string, k int) error) {
+func acrossPlansWith(b *testing.B, eng *werkbaum.Engine, unit string, write func(svc *Service, plan planfs.Ref, tag string, k int) error) {
 	svc, cfg := serviceWithPlans(b, 4, eng, 0)
 	reset := func() {
 		for _, p := range cfg {

@@ -16,6 +16,7 @@ import (
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
 )
 
 // failingDB lets a number of Updates through and then fails every Update, as a state
@@ -94,7 +95,7 @@ func TestSettleFailureKeptInMemory(t *testing.T) {
 		t.Fatalf("read of an outside edit while unwritable: %+v", snap.Base)
 	}
 	db.heal()
-	if n, err := f.svc.saveUnsaved(); err != nil || n != 2 {
+	if n, err := f.svc.mem.SaveUnsaved(); err != nil || n != 2 {
 		t.Fatalf("saving what was kept: %d saved, %v; want the entry and the revision", n, err)
 	}
 	fresh := f.openOn(t, Bolt(f.db))
@@ -180,8 +181,8 @@ func TestJournalMigratesVersion1(t *testing.T) {
 	f := newFixture(t, planText)
 	f.svc.Close()
 	err := f.db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketName("p"))
-		if err := b.Delete(keyVersion); err != nil {
+		b := tx.Bucket(journal.BucketName("p"))
+		if err := b.Delete(journal.KeyVersion); err != nil {
 			return err
 		}
 		for i, e := range []journalEntry{
@@ -193,11 +194,11 @@ func TestJournalMigratesVersion1(t *testing.T) {
 			if err := b.Put([]byte("r:"+e.RequestID), raw); err != nil {
 				return err
 			}
-			if err := b.Put(orderKey(uint64(i+1)), []byte(e.RequestID)); err != nil {
+			if err := b.Put(journal.OrderKey(uint64(i+1)), []byte(e.RequestID)); err != nil {
 				return err
 			}
 		}
-		return b.Put(keySeq, []byte{0, 0, 0, 0, 0, 0, 0, 3})
+		return b.Put(journal.KeySeq, []byte{0, 0, 0, 0, 0, 0, 0, 3})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +260,7 @@ func TestOperationRacingTheSettle(t *testing.T) {
 	entry := &journalEntry{RequestID: "w1", ArgsHash: "h", Tool: "werkbaum_set_status", State: statePending,
 		OldChecksum: base.Checksum, NewChecksum: newSum, Revision: 2, Result: res}
 	// The writer: running, its pending record saved.
-	done := f.svc.mem.begin("p", keyOf(entry))
+	done := f.svc.mem.Begin("p", keyOf(entry))
 	if err := f.svc.record("p", entry); err != nil {
 		t.Fatal(err)
 	}
@@ -391,13 +392,13 @@ func TestSettleByFileKeepsALaterRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := strings.Replace(newText, "[ ] #docs", "[x] #docs", 1)
-	laterMeta := planMeta{Revision: 3, Checksum: werkbaum.Checksum([]byte(later))}
+	laterMeta := journal.Meta{Revision: 3, Checksum: werkbaum.Checksum([]byte(later))}
 	hook := func() {
 		// The later write: its text in place and its revision saved.
 		if err := os.WriteFile(f.path, []byte(later), 0o640); err != nil {
 			t.Error(err)
 		}
-		err := Bolt(f.db).Update(func(tx Tx) error { return writeMeta(tx.Bucket(bucketName("p")), laterMeta) })
+		err := Bolt(f.db).Update(func(tx Tx) error { return journal.WriteMeta(tx.Bucket(journal.BucketName("p")), laterMeta) })
 		if err != nil {
 			t.Error(err)
 		}
@@ -441,11 +442,11 @@ func TestSettleByFileKeepsAnUnsavedRevision(t *testing.T) {
 	if got, err := f.svc.settleByFile(mustRef(t, f.svc, "p"), entry); err != nil || got == nil || got.State != StateApplied {
 		t.Fatalf("settle: %+v %v", got, err)
 	}
-	var saved planMeta
+	var saved journal.Meta
 	f.db.View(func(tx *bbolt.Tx) error {
-		return json.Unmarshal(tx.Bucket(bucketName("p")).Get(keyMeta), &saved)
+		return json.Unmarshal(tx.Bucket(journal.BucketName("p")).Get(journal.KeyMeta), &saved)
 	})
-	kept := f.svc.mem.newerMeta("p", saved)
+	kept := f.svc.mem.NewerMeta("p", saved)
 	if kept.Revision != 2 || kept.Checksum != sum {
 		t.Fatalf("after the settle the revision of the file's text is neither saved (%+v) nor kept (%+v)", saved, kept)
 	}
@@ -464,12 +465,12 @@ func TestRevisionForKeepsAnUnsavedRevision(t *testing.T) {
 	if err := os.WriteFile(f.path, []byte(edited), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	kept := planMeta{Revision: 2, Checksum: werkbaum.Checksum([]byte(edited))}
+	kept := journal.Meta{Revision: 2, Checksum: werkbaum.Checksum([]byte(edited))}
 	hook := func() {
-		m := f.svc.mem
-		m.mu.Lock()
-		m.metas["p"] = kept
-		m.mu.Unlock()
+		// Another read gives the new text revision 2 in memory (the database unwritable).
+		if rev, err := f.svc.mem.Bump("p", kept.Checksum, journal.Meta{Revision: 1}, func() error { return nil }); err != nil || rev != kept.Revision {
+			t.Errorf("kept in memory: revision %d, %v", rev, err)
+		}
 	}
 	db.before.Store(&hook)
 	if snap := f.read(t); snap.Base.Revision != 2 {
@@ -478,11 +479,11 @@ func TestRevisionForKeepsAnUnsavedRevision(t *testing.T) {
 	if db.before.Load() != nil {
 		t.Fatal("the hook did not run: the test does not test what it says")
 	}
-	var saved planMeta
+	var saved journal.Meta
 	f.db.View(func(tx *bbolt.Tx) error {
-		return json.Unmarshal(tx.Bucket(bucketName("p")).Get(keyMeta), &saved)
+		return json.Unmarshal(tx.Bucket(journal.BucketName("p")).Get(journal.KeyMeta), &saved)
 	})
-	if got := f.svc.mem.newerMeta("p", saved); got != kept {
+	if got := f.svc.mem.NewerMeta("p", saved); got != kept {
 		t.Fatalf("after the read the revision is neither saved (%+v) nor kept (%+v)", saved, got)
 	}
 }

@@ -10,13 +10,19 @@
 //
 // Where things live: commit.go is the one journalled commit every write runs (an agent's
 // verb or an editor's PATCH, over a file or a document server: a change over a target);
-// errors.go holds every error of the store with its Kind, which internal/api renders once
-// for both doors; journal.go the entries, revisions, saver and recovery, which call the
-// registered participants (the document store) instead of their code; documents*.go the
-// live documents; roots*.go the plan set and the root folders, held open. Below it, and
-// importing nothing of it: plans/journal (the database interface, the bbolt adapter, the
-// group commit), plans/remote (the document-server client) and plans/docs (the protocol's
-// bounds). The git mirror and the announcements are a WriteRecorder told by WriteEvents.
+// errors.go holds every error of the store with its Kind, which internal/api renders
+// once for both doors; journal.go the revisions, the start-up settle (journal.Recover,
+// which calls the registered participants, the document store, instead of their code)
+// and the settle of a pending entry whose writer is gone; documents*.go the live
+// documents; roots.go the store's side of the plan set (resolve, Reconfigure);
+// filecache.go the summaries; follow.go reading what the follower reports. Below it, and
+// importing nothing of it: plans/planfs (the plan set, roots and refs, file identity,
+// the folder lock and WriteAtomic, the text cache, the follower's file side),
+// plans/journal (the database interface, the bbolt adapter, the group commit, the
+// journal's layout, migration, entries and recovery, its memory and saver), plans/remote
+// (the document-server client) and plans/docs (the protocol's bounds, the version log's
+// layout and retention rule). The git mirror and the announcements are a WriteRecorder
+// told by WriteEvents.
 package plans
 
 import (
@@ -24,9 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +38,8 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
+	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
 
@@ -65,7 +71,7 @@ type Options struct {
 	// same folder); default 10 s.
 	LockTimeout time.Duration
 	// FollowEvery is how often the plan files are looked at for changes made outside
-	// talkd (follow.go); 0 does not follow them: a change is then noticed by the next
+	// talkd (planfs/follow.go); 0 does not follow them: a change is then noticed by the next
 	// request that reads the plan.
 	FollowEvery time.Duration
 	// FollowWorked, if set, is told when the follower has read or analysed a changed plan
@@ -115,15 +121,16 @@ type Service struct {
 
 	// set is the plan set now served (Reconfigure swaps it); look plans up only
 	// through resolve (or Plan), once per request.
-	set     atomic.Pointer[planSet]
+	set     atomic.Pointer[planfs.Set]
 	reconf  sync.Mutex // one Reconfigure at a time
 	ready   sync.Map   // plan key → struct{}: journal bucket made and recovered by this process
 	readyMu sync.Mutex // held while a bucket is made and recovered
 
-	maxBytes    int64         // the largest plan file read (the engine's input limit)
-	lockTimeout time.Duration // the longest wait for the plan folder's lock
-	folders     folderShares  // what writes into one folder share: its lock and its sync
-	cache       *cache
+	maxBytes    int64          // the largest plan file read (the engine's input limit)
+	lockTimeout time.Duration  // the longest wait for the plan folder's lock
+	folders     planfs.Folders // what writes into one folder share: its lock and its sync
+	texts       *planfs.Cache  // the text last read of each plan's file, and its inspect views
+	cache       *cache         // the summaries of plans_list and /status
 	// warming counts the background warm-ups of summaries (tests wait for them: a warm-up
 	// reads the plan, and its first read records the revision).
 	warming sync.WaitGroup
@@ -134,9 +141,10 @@ type Service struct {
 	docs          *docStore
 	agentClientID string
 	remote        *remote.Client // HTTP client of plans kept on document servers (remote.go)
-	// participants take part in the journal's settles (journal.go): the document store.
-	participants []participant
-	follow       *follower // nil: changes are noticed by requests only (follow.go)
+	// participants take part in the journal's settles (journal.Recover): the document
+	// store.
+	participants []journal.Participant
+	follow       *planfs.Follower // nil: changes are noticed by requests only (planfs/follow.go)
 }
 
 // New opens the service and settles journal entries a crash left pending.
@@ -144,11 +152,11 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		engine: opts.Engine, lanes: opts.Lanes, log: opts.Log, now: opts.Now,
 		limit: opts.JournalLimit, recorder: opts.Recorder,
-		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, cache: newCache(),
+		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, texts: planfs.NewCache(), cache: newCache(),
 		remote: remote.NewClient(),
 	}
 	s.docs, s.agentClientID = newDocStore(), newAgentClientID()
-	s.participants = []participant{docParticipant{s}}
+	s.participants = []journal.Participant{docParticipant{s}}
 	if s.maxBytes <= 0 {
 		s.maxBytes = werkbaum.DefaultMaxInputBytes
 	}
@@ -164,7 +172,7 @@ func New(opts Options) (*Service, error) {
 	if s.limit <= 0 {
 		s.limit = 10000
 	}
-	set, err := newPlanSet(opts.Plans, opts.Roots)
+	set, err := planfs.NewSet(opts.Plans, opts.Roots)
 	if err != nil {
 		return nil, fmt.Errorf("plans: %w", err)
 	}
@@ -173,9 +181,9 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	if opts.FollowEvery > 0 {
-		s.follow = newFollower(opts.FollowEvery, followWindow, opts.FollowWorked) // before any lookup
+		s.follow = planfs.NewFollower(opts.FollowEvery, planfs.FollowWindow, opts.FollowWorked) // before any lookup
 	}
-	s.warm(set.keys)
+	s.warm(set.Keys())
 	if s.follow != nil {
 		s.startFollower()
 	}
@@ -186,7 +194,7 @@ func New(opts Options) (*Service, error) {
 // root (key "<root>:<path>", Lang the root's), checked as every request checks it.
 func (s *Service) Plan(key string) (config.Plan, bool) {
 	p, err := s.resolve(key)
-	p.release()
+	p.Release()
 	return p.Plan, err == nil
 }
 
@@ -194,7 +202,7 @@ func (s *Service) Plan(key string) (config.Plan, bool) {
 // and, for a key below a root (*AddressError), says what is wrong with it.
 func (s *Service) Lookup(key string) error {
 	p, err := s.resolve(key)
-	p.release()
+	p.Release()
 	return err
 }
 
@@ -205,11 +213,9 @@ type Base struct {
 	Checksum string `json:"checksum"`
 }
 
-// Author is who asked for a write: the authenticated client and the agent name it claims.
-type Author struct {
-	Client string `json:"client"`
-	Agent  string `json:"agent,omitempty"`
-}
+// Author is who asked for a write: the authenticated client and the agent name it claims
+// (kept in the journal's entries).
+type Author = journal.Author
 
 // Snapshot is a plan's text as read now, with its base.
 type Snapshot struct {
@@ -227,9 +233,9 @@ func (s *Service) Read(ctx context.Context, key string) (*Snapshot, error) {
 }
 
 // readLooked is Read of a plan looked up by resolve or lookup (err: the lookup's error).
-func (s *Service) readLooked(ctx context.Context, key string, p planRef, err error) (*Snapshot, error) {
+func (s *Service) readLooked(ctx context.Context, key string, p planfs.Ref, err error) (*Snapshot, error) {
 	if err == nil {
-		defer p.release()
+		defer p.Release()
 		var snap *Snapshot
 		if snap, err = s.read(ctx, p); err == nil {
 			return snap, nil
@@ -243,7 +249,7 @@ func (s *Service) readLooked(ctx context.Context, key string, p planRef, err err
 }
 
 // read is Read of a plan already looked up.
-func (s *Service) read(ctx context.Context, p planRef) (*Snapshot, error) {
+func (s *Service) read(ctx context.Context, p planfs.Ref) (*Snapshot, error) {
 	key := p.Key
 	if p.Remote() {
 		return s.readRemote(ctx, key, p.Plan)
@@ -252,7 +258,7 @@ func (s *Service) read(ctx context.Context, p planRef) (*Snapshot, error) {
 	var rev uint64
 	for attempt := 0; ; attempt++ {
 		var err error
-		text, sum, err = s.load(p)
+		text, sum, err = s.texts.Load(p, s.maxBytes)
 		if err == nil {
 			rev, err = s.revisionFor(p, sum)
 			if err == nil {
@@ -266,22 +272,13 @@ func (s *Service) read(ctx context.Context, p planRef) (*Snapshot, error) {
 		// the check and the open): read the new text. A file that keeps changing under us
 		// (an editor saving in a loop) gives up eventually.
 		if attempt == 9 || ctx.Err() != nil || !(errors.Is(err, errFileMoved) || errors.Is(err, errPlanSwapped)) {
-			s.forgetFile(key)
+			s.texts.Forget(key)
 			return nil, fmt.Errorf("plan %s: %w", key, err)
 		}
-		s.forgetFile(key)
+		s.texts.Forget(key)
 	}
 	s.noteVersion(key, rev, text)
 	return &Snapshot{Text: text, Base: Base{Revision: rev, Checksum: sum}, Lines: countLines(text)}, nil
-}
-
-// unpath drops the path from an *fs.PathError, keeping the operation and the cause.
-func unpath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
-	}
-	return err
 }
 
 // countLines counts physical lines as an editor shows them (a final newline does not
@@ -314,7 +311,7 @@ func (s *Service) Inspect(ctx context.Context, key string, opts werkbaum.Inspect
 	if err != nil {
 		return nil, err
 	}
-	defer p.release()
+	defer p.Release()
 	snap, err := s.read(ctx, p)
 	if err != nil {
 		return nil, err
@@ -329,7 +326,7 @@ func (s *Service) Inspect(ctx context.Context, key string, opts werkbaum.Inspect
 // inspectAnswer is the cached inspect answer of snap's content, computed on a miss.
 func (s *Service) inspectAnswer(ctx context.Context, key string, snap *Snapshot, opts werkbaum.InspectOptions) (json.RawMessage, error) {
 	vk := viewKey(snap.Base.Revision, opts)
-	if raw, ok := s.cachedView(key, snap.Base.Checksum, vk); ok {
+	if raw, ok := s.texts.View(key, snap.Base.Checksum, vk); ok {
 		return raw, nil
 	}
 	raw, err := s.engine.InspectJSON(ctx, snap.Text, opts)
@@ -337,7 +334,7 @@ func (s *Service) inspectAnswer(ctx context.Context, key string, snap *Snapshot,
 		return nil, err
 	}
 	answer := withBase(snap.Base, raw)
-	s.storeView(key, snap.Base.Checksum, vk, answer)
+	s.texts.StoreView(key, snap.Base.Checksum, vk, answer)
 	return answer, nil
 }
 
@@ -368,14 +365,14 @@ type Summary struct {
 func (s *Service) Summarize(ctx context.Context, key string) Summary {
 	// A listing summarizes every plan below the roots; that is no use of one (the
 	// follower would look at them all), only a sign that the daemon is in use.
-	s.follow.busy()
+	s.follow.Busy()
 	p, err := s.lookup(key)
 	sum := Summary{Key: key, Lang: p.Lang}
 	if err != nil {
 		sum.Error = err.Error()
 		return sum
 	}
-	defer p.release()
+	defer p.Release()
 	if s.recorder != nil && p.Mirror {
 		sum.Mirror = s.recorder.State(key)
 	}
@@ -409,115 +406,3 @@ func (s *Service) Summarize(ctx context.Context, key string) Summary {
 	}
 	return sum
 }
-
-// writeAtomic replaces the plan's file with data so that a crash leaves the old or the
-// new file: temp file in the same folder (mode, owner and group of the plan), fsync,
-// rename, fsync of the folder.
-//
-// expect is the checksum the file had when the write read it. Right before the rename the
-// file is hashed again under an exclusive lock on the plan's folder (lockFolder), which
-// every talkd process writing into that folder takes for the check and the rename: if
-// someone saved the file meanwhile (the engine may have worked for a while), or another
-// talkd wrote it, nothing is renamed and the answer is errFileMoved, so an edit or
-// another daemon's acknowledged write is never replaced by a text computed from the
-// version before it.
-func (s *Service) writeAtomic(p planRef, data []byte, expect string) (err error) {
-	key := p.Key
-	cur, err := openPlan(p, s.maxBytes)
-	if errors.Is(err, errPlanSwapped) {
-		return errFileMoved
-	}
-	if err != nil {
-		return err
-	}
-	old := cur.fi
-	cur.close()
-	if err := writableError(key, old); err != nil {
-		return err
-	}
-	f, tmp, err := p.createTemp()
-	if err != nil {
-		return fmt.Errorf("create temp file: %w", unpath(err))
-	}
-	defer func() {
-		if err != nil {
-			p.removeTemp(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write temp file: %w", err)
-	}
-	if err = f.Chmod(old.Mode().Perm()); err != nil {
-		f.Close()
-		return fmt.Errorf("keep file mode: %w", err)
-	}
-	if cerr := keepOwner(f, old); cerr != nil && isRoot() {
-		// Root can always keep them; failing here means something odd (a file system
-		// without owners): refuse rather than hand the user's plan to root.
-		f.Close()
-		err = fmt.Errorf("keep the plan's owner and group: %w", cerr)
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync temp file: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("close temp file: %w", err)
-	}
-
-	folder, err := p.openFolder()
-	if err != nil {
-		return fmt.Errorf("open the plan's folder: %w", unpath(err))
-	}
-	defer folder.Close()
-	share, done := s.folders.use(filepath.Dir(p.Path), folder)
-	defer done()
-	unlock, err := share.lockFolder(folder, s.lockTimeout)
-	if err != nil {
-		return err
-	}
-	locked := true
-	defer func() {
-		if locked {
-			unlock()
-		}
-	}()
-	now, err := openPlan(p, s.maxBytes)
-	if errors.Is(err, errPlanSwapped) {
-		err = errFileMoved
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	curData, err := now.readAll(key, s.maxBytes)
-	now.close()
-	if err != nil {
-		return err
-	}
-	if werkbaum.Checksum(curData) != expect {
-		err = errFileMoved
-		return err
-	}
-	if err = writableError(key, now.fi); err != nil {
-		return err
-	}
-	if err = p.renameTemp(tmp); err != nil {
-		return fmt.Errorf("rename into place: %w", unpath(err))
-	}
-	// The lock guards the check and the rename, not the folder's sync: other plans in this
-	// folder (and other daemons) need not wait for it, and whoever syncs the folder makes
-	// every rename done before durable, ours included; writes of this process that rename
-	// meanwhile share the next sync (folderShares).
-	locked = false
-	unlock()
-	if serr := share.sync(folder); serr != nil {
-		return fmt.Errorf("sync folder: %w", serr)
-	}
-	return nil
-}
-
-// tempPrefix names temp files so that recovery can find and remove ones a crash left.
-func tempPrefix(path string) string { return "." + filepath.Base(path) + ".talkd-tmp-" }

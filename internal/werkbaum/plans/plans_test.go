@@ -13,6 +13,8 @@ import (
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 const planText = "%% test plan\n[~] #root: Release (L)\n  - [ ] #auth: Login @jörg (S)\n  - [ ] #docs: Docs @Müller (XS)\n"
@@ -203,7 +205,7 @@ func TestRecoverPending(t *testing.T) {
 		if renamed {
 			os.WriteFile(f.path, []byte(newText), 0o640)
 		} else {
-			os.WriteFile(filepath.Join(filepath.Dir(f.path), tempPrefix(f.path)+"123"), []byte(newText), 0o640)
+			os.WriteFile(filepath.Join(filepath.Dir(f.path), planfs.TempPrefix(f.path)+"123"), []byte(newText), 0o640)
 		}
 		f.svc = f.open(t)
 		op, _ := f.svc.Operation(context.Background(), "p", "", "crash")
@@ -217,7 +219,7 @@ func TestRecoverPending(t *testing.T) {
 		if renamed && f.read(t).Base.Revision != 2 {
 			t.Fatal("revision not settled")
 		}
-		if left, _ := filepath.Glob(filepath.Join(filepath.Dir(f.path), tempPrefix(f.path)+"*")); len(left) != 0 {
+		if left, _ := filepath.Glob(filepath.Join(filepath.Dir(f.path), planfs.TempPrefix(f.path)+"*")); len(left) != 0 {
 			t.Fatalf("stale temp files left: %v", left)
 		}
 	}
@@ -237,7 +239,7 @@ func TestJournalBounded(t *testing.T) {
 	}
 	n := 0
 	f.db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketName("p")).ForEach(func(k, v []byte) error {
+		return tx.Bucket(journal.BucketName("p")).ForEach(func(k, v []byte) error {
 			if strings.HasPrefix(string(k), "r:") {
 				n++
 			}
@@ -321,7 +323,7 @@ func TestJournalBoundAfterRecovery(t *testing.T) {
 }
 
 // mustRef looks a plan up as a request does.
-func mustRef(t *testing.T, svc *Service, key string) planRef {
+func mustRef(t *testing.T, svc *Service, key string) planfs.Ref {
 	t.Helper()
 	p, err := svc.resolve(key)
 	if err != nil {

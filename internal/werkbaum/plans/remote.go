@@ -18,6 +18,8 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
+	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
 
@@ -67,9 +69,9 @@ var (
 // recordRemotePending saves a pending document write and gives its patch the next seq,
 // in one transaction: the seq is spent exactly when the patch it names is recorded.
 func (s *Service) recordRemotePending(key string, e *journalEntry) error {
-	kept := s.mem.keptOf(key)
+	kept := s.mem.KeptOf(key)
 	err := s.commit.Do(func(tx Tx) error {
-		if err := s.putKept(tx, kept); err != nil {
+		if err := s.mem.PutKept(tx, kept); err != nil {
 			return err
 		}
 		rb, err := tx.CreateBucket(bucketRemote)
@@ -86,20 +88,27 @@ func (s *Service) recordRemotePending(key string, e *journalEntry) error {
 		if err := rb.Put(keyPatchSeq, sv[:]); err != nil {
 			return err
 		}
-		e.Remote.Seq = int64(seq)
-		return s.putEntry(tx.Bucket(bucketName(key)), e)
+		var patch remote.Patch
+		if err := json.Unmarshal(e.Remote, &patch); err != nil {
+			return fmt.Errorf("document patch of %q: %w", e.RequestID, err)
+		}
+		patch.Seq = int64(seq)
+		if e.Remote, err = json.Marshal(&patch); err != nil {
+			return err
+		}
+		return s.putEntry(tx.Bucket(journal.BucketName(key)), e)
 	})
 	if err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	s.mem.forgetKept(kept)
+	s.mem.ForgetKept(kept)
 	return nil
 }
 
 // settle settles a pending entry whose writer is gone: by the file for a file plan, by
 // sending the same PATCH again for a document plan. nil means "not applied" (the entry is
 // gone and the request id unknown again).
-func (s *Service) settle(ctx context.Context, p planRef, e *journalEntry) (*journalEntry, error) {
+func (s *Service) settle(ctx context.Context, p planfs.Ref, e *journalEntry) (*journalEntry, error) {
 	if p.Remote() {
 		return s.settleRemote(ctx, p.Key, p.Plan, e)
 	}
@@ -114,18 +123,22 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 	if e.Remote == nil {
 		return nil, fmt.Errorf("plan %q: pending journal entry %q has no document patch to send", key, e.RequestID)
 	}
+	var patch remote.Patch
+	if err := json.Unmarshal(e.Remote, &patch); err != nil {
+		return nil, fmt.Errorf("plan %q: the document patch of pending journal entry %q: %w", key, e.RequestID, err)
+	}
 	request := "PATCH " + p.URL + "/content"
 	// Once sent, the PATCH is seen through even if the caller hangs up (bounded by the
 	// request timeout): its answer settles the entry instead of leaving it pending.
 	ctx = context.WithoutCancel(ctx)
-	status, location, body, err := s.remote.Do(ctx, remote.Call{Plan: key, Token: p.BearerToken(), Method: http.MethodPatch, URL: p.URL + "/content", Request: request, Body: e.Remote}, 1<<20+s.remoteBodyLimit())
+	status, location, body, err := s.remote.Do(ctx, remote.Call{Plan: key, Token: p.BearerToken(), Method: http.MethodPatch, URL: p.URL + "/content", Request: request, Body: &patch}, 1<<20+s.remoteBodyLimit())
 	if err != nil {
 		var re *RemoteError
 		if errors.As(err, &re) {
 			re.MaybeApplied = true
 		}
 		s.log.Warn("document write unsettled: no answer from the server", "plan", key, "url", p.URL, "request_id", e.RequestID,
-			"client_id", e.Remote.ClientID, "seq", e.Remote.Seq, "err", err)
+			"client_id", patch.ClientID, "seq", patch.Seq, "err", err)
 		return nil, err
 	}
 	settled := *e
@@ -163,10 +176,10 @@ func (s *Service) settleRemote(ctx context.Context, key string, p config.Plan, e
 			// memory until it can be saved (a crash before that leaves the pending entry,
 			// whose PATCH the next settle repeats: the server answers the same).
 			s.log.Error("journal: settling an applied document write failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
-			s.keepApplied(key, &settled, planMeta{})
+			s.mem.KeepApplied(key, &settled, journal.Meta{})
 		}
 		s.log.Info("document write applied", "plan", key, "request_id", e.RequestID, "version", ans.Version,
-			"client_id", e.Remote.ClientID, "seq", e.Remote.Seq, "rebased", len(ans.OpsSinceBase) > 0)
+			"client_id", patch.ClientID, "seq", patch.Seq, "rebased", len(ans.OpsSinceBase) > 0)
 		return &settled, nil
 	case status == http.StatusConflict || status == http.StatusUnprocessableEntity:
 		reason := "the document changed since the base and the changes overlap (the server answered 409)"

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"talkd/internal/config"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // benchRoot is a root of n small plans in folders of 50, as a notes folder might be.
@@ -21,20 +22,20 @@ func benchRoot(b *testing.B, n int) *Service {
 }
 
 // BenchmarkRootWalk1000 is one walk of a 1,000-file root (the listing's bound): what a
-// Keys() call costs once its cached listing is older than rootListTTL.
+// Keys() call costs once its cached listing is older than planfs.RootListTTL.
 func BenchmarkRootWalk1000(b *testing.B) {
 	svc := benchRoot(b, 1000)
-	r := svc.set.Load().roots["notes"]
+	r, _ := svc.set.Load().Root("notes")
 	b.ResetTimer()
 	for b.Loop() {
-		keys, _, err := walkRoot(r)
+		keys, _, err := planfs.WalkRoot(r)
 		if err != nil || len(keys) != 1000 {
 			b.Fatal(len(keys), err)
 		}
 	}
 }
 
-// BenchmarkRootKeysCached1000 is Keys() within rootListTTL (the hot path of plans_list).
+// BenchmarkRootKeysCached1000 is Keys() within planfs.RootListTTL (the hot path of plans_list).
 func BenchmarkRootKeysCached1000(b *testing.B) {
 	svc := benchRoot(b, 1000)
 	svc.Keys()

@@ -13,13 +13,14 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // The addressing rule: what a key below a root may name, and the reason for each refusal.
 func TestCheckRel(t *testing.T) {
 	for _, rel := range []string{"a.werkbaum", "sub/dir/a.werkbaum", "jörg/Müller.werkbaum",
 		"%2e%2e/a.werkbaum", "a b.werkbaum", "x.werkbaum.werkbaum"} {
-		if why := checkRel(rel); why != "" {
+		if why := planfs.CheckRel(rel); why != "" {
 			t.Errorf("%q refused: %s", rel, why)
 		}
 	}
@@ -42,7 +43,7 @@ func TestCheckRel(t *testing.T) {
 		".git/a.werkbaum":         "hidden",
 		strings.Repeat("a", 5000): "longer than 4096",
 	} {
-		if why := checkRel(rel); !strings.Contains(why, want) {
+		if why := planfs.CheckRel(rel); !strings.Contains(why, want) {
 			t.Errorf("%q: reason %q, want it to say %q", rel, why, want)
 		}
 	}
@@ -190,10 +191,10 @@ func TestRootFolderSwappedAfterLookup(t *testing.T) {
 	if _, err := f.svc.read(ctx, ref); err == nil {
 		t.Fatal("a read through a folder swapped for a symlink leading out succeeded")
 	}
-	if _, err := openPlan(ref, 0); err == nil {
+	if _, err := planfs.Open(ref, 0); err == nil {
 		t.Fatal("openPlan followed the swapped folder out of the root")
 	}
-	if err := f.svc.writeAtomic(ref, []byte("overwritten\n"), snap.Base.Checksum); err == nil {
+	if err := f.svc.folders.WriteAtomic(ref, []byte("overwritten\n"), snap.Base.Checksum, f.svc.maxBytes, f.svc.lockTimeout); err == nil {
 		t.Fatal("writeAtomic wrote through the swapped folder")
 	}
 	// The same swap while a write waits in its lane (it resolved the plan before).
@@ -274,11 +275,11 @@ func TestRootListing(t *testing.T) {
 // A root with more plan files than the listing's bound lists exactly the bound.
 func TestRootListingBounded(t *testing.T) {
 	f := newRootFixture(t)
-	for i := range rootListFiles + 5 {
+	for i := range planfs.RootListFiles + 5 {
 		writePlanFile(t, filepath.Join(f.root, "many", fmt.Sprintf("p%04d.werkbaum", i)), "")
 	}
-	if got := len(f.svc.Keys()); got != rootListFiles {
-		t.Fatalf("listed %d keys, want the bound %d", got, rootListFiles)
+	if got := len(f.svc.Keys()); got != planfs.RootListFiles {
+		t.Fatalf("listed %d keys, want the bound %d", got, planfs.RootListFiles)
 	}
 }
 

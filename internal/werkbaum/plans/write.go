@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/journal"
+	"talkd/internal/werkbaum/plans/planfs"
 )
 
 // WriteRequest is one write of a plan.
@@ -46,7 +48,7 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 	if err != nil {
 		return nil, err
 	}
-	defer p.release()
+	defer p.Release()
 	if !p.Remote() {
 		// A document server checks the base itself, in the lane (remote.go).
 		if err := s.staleBase(ctx, p, req); err != nil {
@@ -71,7 +73,7 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 // verbChange is an agent's write: a verb and its guards, on a base the agent read.
 type verbChange struct {
 	s   *Service
-	p   planRef
+	p   planfs.Ref
 	req WriteRequest
 }
 
@@ -187,13 +189,13 @@ func (s *Service) runVerb(ctx context.Context, key string, snap *Snapshot, req W
 // settleApplied records an applied write after its rename in one transaction: the
 // journal entry, the plan's new revision and checksum, and its document version
 // (putVersion). Agent writes and editor PATCHes settle through it.
-func (s *Service) settleApplied(key string, entry *journalEntry, meta planMeta, putVersion func(Tx) error) error {
+func (s *Service) settleApplied(key string, entry *journalEntry, meta journal.Meta, putVersion func(Tx) error) error {
 	return s.commit.Do(func(tx Tx) error {
-		b := tx.Bucket(bucketName(key))
+		b := tx.Bucket(journal.BucketName(key))
 		if err := s.putEntry(b, entry); err != nil {
 			return err
 		}
-		if err := writeMeta(b, meta); err != nil {
+		if err := journal.WriteMeta(b, meta); err != nil {
 			return err
 		}
 		return putVersion(tx)
@@ -202,7 +204,7 @@ func (s *Service) settleApplied(key string, entry *journalEntry, meta planMeta, 
 
 // conflictDuringWrite settles a pending write whose file changed before the rename as a
 // conflict and answers it with the plan as it is now.
-func (s *Service) conflictDuringWrite(ctx context.Context, p planRef, entry *journalEntry) error {
+func (s *Service) conflictDuringWrite(ctx context.Context, p planfs.Ref, entry *journalEntry) error {
 	key := p.Key
 	cur, err := s.read(ctx, p)
 	if err != nil {
@@ -224,7 +226,7 @@ func (s *Service) conflictDuringWrite(ctx context.Context, p planRef, entry *jou
 // late. Its conflict records go through the group commit (one fsync for many). A request
 // id the journal already knows, and a write whose base is current, go on to the lane,
 // which checks everything again.
-func (s *Service) staleBase(ctx context.Context, p planRef, req WriteRequest) error {
+func (s *Service) staleBase(ctx context.Context, p planfs.Ref, req WriteRequest) error {
 	key := p.Key
 	ek := entryKey(req.Author.Client, req.RequestID)
 	if prior, err := s.entry(key, ek); err != nil || prior != nil {
@@ -238,7 +240,7 @@ func (s *Service) staleBase(ctx context.Context, p planRef, req WriteRequest) er
 		At: s.now().UTC(), OldChecksum: snap.Base.Checksum, State: StateConflict, Error: "stale base"}
 	recorded := false
 	err = s.commit.Do(func(tx Tx) error {
-		b := tx.Bucket(bucketName(key))
+		b := tx.Bucket(journal.BucketName(key))
 		recorded = b.Get(ek) == nil
 		if !recorded {
 			return nil // the same request id arrived meanwhile; the lane answers it
@@ -255,7 +257,7 @@ func (s *Service) staleBase(ctx context.Context, p planRef, req WriteRequest) er
 }
 
 // replay answers a request id the journal knows.
-func (s *Service) replay(ctx context.Context, p planRef, req WriteRequest, e *journalEntry) (*WriteResult, error) {
+func (s *Service) replay(ctx context.Context, p planfs.Ref, req WriteRequest, e *journalEntry) (*WriteResult, error) {
 	if e.ArgsHash != req.ArgsHash {
 		return nil, fmt.Errorf("%w (request_id %q was a %s at %s); choose a new request_id for a new request",
 			ErrRequestReused, req.RequestID, e.Tool, e.At.Format("2006-01-02 15:04:05Z"))
@@ -296,9 +298,9 @@ func (s *Service) record(key string, e *journalEntry) error { return s.recordWit
 
 // recordWith is record with also (nil: nothing) in the same transaction.
 func (s *Service) recordWith(key string, e *journalEntry, also *alongside) error {
-	kept := s.mem.keptOf(key)
+	kept := s.mem.KeptOf(key)
 	err := s.commit.Do(func(tx Tx) error {
-		if err := s.putKept(tx, kept); err != nil {
+		if err := s.mem.PutKept(tx, kept); err != nil {
 			return err
 		}
 		if also != nil {
@@ -306,12 +308,12 @@ func (s *Service) recordWith(key string, e *journalEntry, also *alongside) error
 				return err
 			}
 		}
-		return s.putEntry(tx.Bucket(bucketName(key)), e)
+		return s.putEntry(tx.Bucket(journal.BucketName(key)), e)
 	})
 	if err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	s.mem.forgetKept(kept)
+	s.mem.ForgetKept(kept)
 	if also != nil {
 		also.saved()
 	}
@@ -321,7 +323,7 @@ func (s *Service) recordWith(key string, e *journalEntry, also *alongside) error
 // forget removes e's record: the request never took effect, and its id is unknown again.
 func (s *Service) forget(key string, e *journalEntry) error {
 	return s.commit.Do(func(tx Tx) error {
-		return tx.Bucket(bucketName(key)).Delete(keyOf(e))
+		return tx.Bucket(journal.BucketName(key)).Delete(keyOf(e))
 	})
 }
 
@@ -329,18 +331,18 @@ func (s *Service) forget(key string, e *journalEntry) error {
 // write's rename checks again under the folder lock). A file that keeps being replaced
 // while it is opened is left to that check too, which answers a conflict: the text the
 // write started from is no longer there.
-func (s *Service) checkWritable(p planRef) error {
+func (s *Service) checkWritable(p planfs.Ref) error {
 	key, path := p.Key, p.Path
-	pf, err := openPlan(p, s.maxBytes)
+	pf, err := planfs.Open(p, s.maxBytes)
 	if errors.Is(err, errPlanSwapped) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	fi := pf.fi
-	pf.close()
-	if err := writableError(key, fi); err != nil {
+	fi := pf.Info()
+	pf.Close()
+	if err := planfs.WritableError(key, fi); err != nil {
 		s.log.Warn("plan write refused: the file is read-only", "plan", key, "path", path, "mode", fi.Mode().Perm().String())
 		return err
 	}

@@ -1,8 +1,15 @@
-// Package journal is the lowest layer of the plan store's journal: the small database
+// Package journal is the plan store's journal below the store: the small database
 // interface it runs its transactions on (Database, Tx, Bucket), the adapter of a bbolt
-// database to it (Bolt), and the group commit that lets concurrent changes share one
-// transaction (GroupCommit). It imports nothing of talkd: the store (package plans) keeps
-// its entries, revisions and documents on top of it.
+// database to it (Bolt), the group commit that lets concurrent changes share one
+// transaction (GroupCommit), the layout in that database (layout.go: a plan's bucket and
+// keys, its revision Meta, entry keys per client, the order index and its bound, the
+// migration between layout versions), the entry it keeps per request (entry.go: Entry,
+// whose write-specific parts are bytes their owner decodes), the settle of what a crash
+// left pending, with the participants the store registers (recover.go: Recover,
+// Participant), and the memory of what is applied but not saved yet, with its background
+// saver (memory.go: Memory). It imports nothing of talkd: the store (package plans)
+// keeps its revisions and documents on top of it, and passes in what the journal needs
+// to know of talkd (the local client's name).
 package journal
 
 // Database runs the transactions that keep revisions and the request journal. It is the

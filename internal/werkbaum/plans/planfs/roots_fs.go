@@ -1,4 +1,4 @@
-package plans
+package planfs
 
 import (
 	"errors"
@@ -18,19 +18,19 @@ import (
 // way included, at every single open, temp file and rename: a folder swapped for a
 // symlink between the lookup and the open cannot lead a read or a write outside.
 
-// rootOp runs fn on the root's held folder (rootDir.dir): opened at start or by a reload,
+// rootOp runs fn on the root's held folder (Root.dir): opened at start or by a reload,
 // so a folder whose path was swapped for a symlink since still leads nowhere else; a
 // reload resolves the path again.
-func (p planRef) rootOp(fn func(r *os.Root) error) error {
-	r, err := p.root.handle()
+func (p Ref) rootOp(fn func(r *os.Root) error) error {
+	r, err := p.root.Handle()
 	if err != nil {
 		return err
 	}
 	return fn(r)
 }
 
-// lstat is the file's Lstat.
-func (p planRef) lstat() (fi fs.FileInfo, err error) {
+// Lstat is the file's Lstat.
+func (p Ref) Lstat() (fi fs.FileInfo, err error) {
 	if p.root == nil {
 		return os.Lstat(p.Path)
 	}
@@ -41,10 +41,10 @@ func (p planRef) lstat() (fi fs.FileInfo, err error) {
 	return fi, err
 }
 
-// openRead opens the file for reading without following a symlink in its last element
+// OpenRead opens the file for reading without following a symlink in its last element
 // (a configured plan) or outside the root (a root plan; a symlink inside is followed, and
-// openPlan's identity check against the Lstat refuses it).
-func (p planRef) openRead() (f *os.File, err error) {
+// Open's identity check against the Lstat refuses it).
+func (p Ref) OpenRead() (f *os.File, err error) {
 	if p.root == nil {
 		return os.OpenFile(p.Path, os.O_RDONLY|openNoFollow, 0)
 	}
@@ -55,8 +55,8 @@ func (p planRef) openRead() (f *os.File, err error) {
 	return f, err
 }
 
-// readFile reads the whole file (recovery and the checks of revisionFor).
-func (p planRef) readFile() (data []byte, err error) {
+// ReadFile reads the whole file (recovery and the checks of revisionFor).
+func (p Ref) ReadFile() (data []byte, err error) {
 	if p.root == nil {
 		return os.ReadFile(p.Path)
 	}
@@ -68,10 +68,10 @@ func (p planRef) readFile() (data []byte, err error) {
 }
 
 // relDir is the folder of a root plan below the root ("." for the root itself).
-func (p planRef) relDir() string { return path.Dir(p.rel) }
+func (p Ref) relDir() string { return path.Dir(p.rel) }
 
-// openFolder opens the plan's folder (for its lock and its sync).
-func (p planRef) openFolder() (d *os.File, err error) {
+// OpenFolder opens the plan's folder (for its lock and its sync).
+func (p Ref) OpenFolder() (d *os.File, err error) {
 	if p.root == nil {
 		return os.Open(filepath.Dir(p.Path))
 	}
@@ -84,11 +84,21 @@ func (p planRef) openFolder() (d *os.File, err error) {
 
 var tempSeq atomic.Uint64
 
-// createTemp creates a new temp file beside the plan; name is what renameTemp and
-// removeTemp take.
-func (p planRef) createTemp() (f *os.File, name string, err error) {
+// TempPrefix names temp files so that recovery can find and remove ones a crash left.
+func TempPrefix(path string) string { return "." + filepath.Base(path) + ".talkd-tmp-" }
+
+// TempName is a new temp file name beside the file rel (slash-separated, below a root),
+// tag naming what it is for ("" for a write's temp file): unique in this process, and
+// TempPrefix's, so that recovery removes it.
+func TempName(rel, tag string) string {
+	return path.Join(path.Dir(rel), TempPrefix(rel)+tag+strconv.FormatInt(time.Now().UnixNano(), 36)+"-"+strconv.FormatUint(tempSeq.Add(1), 36))
+}
+
+// CreateTemp creates a new temp file beside the plan; name is what RenameTemp and
+// RemoveTemp take.
+func (p Ref) CreateTemp() (f *os.File, name string, err error) {
 	if p.root == nil {
-		f, err = os.CreateTemp(filepath.Dir(p.Path), tempPrefix(p.Path)+"*")
+		f, err = os.CreateTemp(filepath.Dir(p.Path), TempPrefix(p.Path)+"*")
 		if err != nil {
 			return nil, "", err
 		}
@@ -96,7 +106,7 @@ func (p planRef) createTemp() (f *os.File, name string, err error) {
 	}
 	err = p.rootOp(func(r *os.Root) error {
 		for try := 0; ; try++ {
-			name = path.Join(p.relDir(), tempPrefix(p.rel)+strconv.FormatInt(time.Now().UnixNano(), 36)+"-"+strconv.FormatUint(tempSeq.Add(1), 36))
+			name = TempName(p.rel, "")
 			f, err = r.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 			if err == nil || !errors.Is(err, fs.ErrExist) || try == 100 {
 				return err
@@ -106,16 +116,16 @@ func (p planRef) createTemp() (f *os.File, name string, err error) {
 	return f, name, err
 }
 
-// renameTemp renames the temp file over the plan.
-func (p planRef) renameTemp(tmp string) error {
+// RenameTemp renames the temp file over the plan.
+func (p Ref) RenameTemp(tmp string) error {
 	if p.root == nil {
 		return os.Rename(tmp, p.Path)
 	}
 	return p.rootOp(func(r *os.Root) error { return r.Rename(tmp, p.rel) })
 }
 
-// removeTemp removes the temp file of a write that did not happen.
-func (p planRef) removeTemp(tmp string) {
+// RemoveTemp removes the temp file of a write that did not happen.
+func (p Ref) RemoveTemp(tmp string) {
 	if p.root == nil {
 		os.Remove(tmp)
 		return
@@ -123,10 +133,10 @@ func (p planRef) removeTemp(tmp string) {
 	_ = p.rootOp(func(r *os.Root) error { return r.Remove(tmp) })
 }
 
-// removeStaleTemps deletes temp files of earlier, interrupted writes.
-func (p planRef) removeStaleTemps() {
+// RemoveStaleTemps deletes temp files of earlier, interrupted writes.
+func (p Ref) RemoveStaleTemps() {
 	if p.root == nil {
-		matches, _ := filepath.Glob(filepath.Join(filepath.Dir(p.Path), tempPrefix(p.Path)+"*"))
+		matches, _ := filepath.Glob(filepath.Join(filepath.Dir(p.Path), TempPrefix(p.Path)+"*"))
 		for _, m := range matches {
 			os.Remove(m)
 		}
@@ -139,7 +149,7 @@ func (p planRef) removeStaleTemps() {
 		}
 		names, err := d.Readdirnames(-1)
 		d.Close()
-		prefix := tempPrefix(p.rel)
+		prefix := TempPrefix(p.rel)
 		for _, n := range names {
 			if strings.HasPrefix(n, prefix) {
 				r.Remove(path.Join(p.relDir(), n))

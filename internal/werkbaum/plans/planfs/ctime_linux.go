@@ -1,6 +1,6 @@
 //go:build linux
 
-package plans
+package planfs
 
 import (
 	"io/fs"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package plans
+package planfs
 
 import (
 	"io/fs"

@@ -1,4 +1,4 @@
-package plans
+package planfs
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// folderShares is what this process's writes into one folder share while they save:
+// Folders is what this process's writes into one folder share while they save:
 // the folder lock and the folder's sync.
 //
 // The folder lock is an flock(2) (lockFolder), taken without blocking and polled with
@@ -23,7 +23,7 @@ import (
 // next one (syncRound) instead of syncing one after the other.
 //
 // Measured with BenchmarkStorageAcrossPlans (docs/bench-plans.md).
-type folderShares struct {
+type Folders struct {
 	mu sync.Mutex
 	m  map[string]*folderShare // the folder's path → its share while a write uses it
 }
@@ -41,6 +41,14 @@ type folderShare struct {
 	running, next *syncRound
 }
 
+// InUse is how many folders writes hold a share of now (none once they have all ended:
+// a share does not outlive its writes).
+func (fs *Folders) InUse() int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return len(fs.m)
+}
+
 type syncRound struct {
 	done chan struct{}
 	err  error
@@ -48,7 +56,7 @@ type syncRound struct {
 
 // use returns the share of the folder at path, open as folder, and its release; nil when
 // the folder is not the one the share was made for.
-func (fs *folderShares) use(path string, folder *os.File) (*folderShare, func()) {
+func (fs *Folders) use(path string, folder *os.File) (*folderShare, func()) {
 	fi, err := folder.Stat()
 	if err != nil {
 		return nil, func() {}
