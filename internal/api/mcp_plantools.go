@@ -54,15 +54,15 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 		"Replaces a plan's whole text; for small changes use the node verbs.", writeVerb)
 	addWriteTool(pt, "werkbaum_apply_ops", "Apply line operations",
 		"Edits lines of the base text: insert, replace or delete at 0-based indexes.", applyOpsVerb)
-	addWriteTool(pt, "werkbaum_set_status", "Set a node's status", setStatusDescription(v), setStatusVerb)
-	s.mcp.reg.setEnum("werkbaum_set_status", false, v.StatusArguments(), "status")
+	addWriteTool(pt, "werkbaum_set_status", "Set a node's status", setStatusDescription(v), setStatusVerb,
+		PropertyEnum{Path: []string{"status"}, Values: v.StatusArguments()})
 	addWriteTool(pt, "werkbaum_add_node", "Add a node",
 		"Adds a node line (unindented, e.g. \"- [ ] #t: Token check (S) @anna\") as last child of parent (empty: a root) or after the sibling after.", addNodeVerb)
 	addWriteTool(pt, "werkbaum_move_node", "Move a node",
 		"Moves a node with its subtree under parent (last child, or after the sibling after).", moveNodeVerb)
 	addWriteTool(pt, "werkbaum_set_size", "Set a node's size",
-		"Sets the size token of a node ("+strings.Join(v.Sizes, ", ")+"), or removes it with size null.", setSizeVerb)
-	s.mcp.reg.setEnum("werkbaum_set_size", false, v.Sizes, "size")
+		"Sets the size token of a node ("+strings.Join(v.Sizes, ", ")+"), or removes it with size null.", setSizeVerb,
+		PropertyEnum{Path: []string{"size"}, Values: v.Sizes})
 	addWriteTool(pt, "werkbaum_remove_node", "Remove or discard a node",
 		"discard true marks the node [-]; false deletes it with its subtree.", removeNodeVerb)
 	AddTool(s, ToolSpec[operationIn, operationOut]{
@@ -81,42 +81,36 @@ func setStatusDescription(v werkbaum.Vocabulary) string {
 		", or " + v.Neutral[0] + " to remove the box), a German key, or a box code (" + v.CodeList(", ") + ")."
 }
 
-// setEnum sets the enum of a string property of a registered tool's input (or, with
-// output, its output) schema to vals: the values come from the engine's vocabulary at run
-// time, which a struct tag cannot hold. path names the property through nested objects;
-// arrays are stepped through to their items, and a nullable property keeps null (the enum
-// goes on its string branch). A path that names no string is a wiring mistake and panics,
-// like AddTool's.
-func (r *registry) setEnum(tool string, output bool, vals []string, path ...string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fail := func(why string) {
-		panic(fmt.Sprintf("api: setEnum: tool %q, property %s: %s", tool, strings.Join(path, "."), why))
-	}
-	i, ok := r.toolIdx[tool]
-	if !ok {
-		fail("no such tool")
-	}
-	node := r.tools[i].InputSchema
-	if output {
-		node = r.tools[i].OutputSchema
-	}
-	for _, name := range path {
+// PropertyEnum names a string property of a tool's input schema (Path through nested
+// objects; arrays are stepped through to their items, and a nullable property keeps null,
+// the enum going on its string branch) and the values it allows.
+type PropertyEnum struct {
+	Path   []string
+	Values []string
+}
+
+// setEnum sets the enum of the property e names in schema, before the tool is registered.
+// A path that names no string property is a wiring mistake: AddTool panics on it.
+func setEnum(schema map[string]any, e PropertyEnum) error {
+	node := schema
+	for _, name := range e.Path {
 		props, _ := valueSchema(node)["properties"].(map[string]any)
-		if node, ok = props[name].(map[string]any); !ok {
-			fail("no such property")
+		next, ok := props[name].(map[string]any)
+		if !ok {
+			return fmt.Errorf("no such property")
 		}
+		node = next
 	}
 	target := valueSchema(node)
-	if target["type"] != "string" || len(vals) == 0 {
-		fail("not a string, or no values given")
+	if target["type"] != "string" || len(e.Values) == 0 {
+		return fmt.Errorf("not a string, or no values given")
 	}
-	enum := make([]any, len(vals))
-	for k, val := range vals {
+	enum := make([]any, len(e.Values))
+	for k, val := range e.Values {
 		enum[k] = val
 	}
 	target["enum"] = enum
-	r.lists = nil
+	return nil
 }
 
 // valueSchema is the schema a value of s must meet once null is set aside and arrays are
@@ -473,9 +467,9 @@ func (pt planTools) operation(ctx context.Context, caller Caller, in operationIn
 
 // addWriteTool registers one write verb: verb checks the verb's own arguments and builds
 // it; the shared arguments, the grant and the store call are the same for all.
-func addWriteTool[In any](pt planTools, name, title, desc string, verb func(*In) (*writeArgs, werkbaum.Verb, *Error)) {
+func addWriteTool[In any](pt planTools, name, title, desc string, verb func(*In) (*writeArgs, werkbaum.Verb, *Error), enums ...PropertyEnum) {
 	AddTool(pt.s, ToolSpec[In, writeOut]{
-		Name: name, Title: title,
+		Name: name, Title: title, InputEnums: enums,
 		Description: desc + " Needs base and a new request_id; answers the new base.",
 		Annotations: readWrite,
 		// {base, revision, changed, replayed?, warningCount, added, removed, mirror?}: the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
@@ -33,6 +34,9 @@ type ToolSpec[In, Out any] struct {
 	// bytes of schema each in every request a host sends, which hosts do not show their
 	// model; the guide and the text copy say what a write answers.
 	UndeclaredOutput bool
+	// InputEnums sets the allowed values of string properties of the input schema that
+	// come from the engine's vocabulary at run time, which a struct tag cannot hold.
+	InputEnums []PropertyEnum
 	// Heavy marks a tool whose calls cost milliseconds of CPU (the plan tools that run the
 	// notation engine or answer hundreds of KB). At most Options.HeavyCalls of them run at
 	// once, call and result encoding included; the others wait their turn.
@@ -71,6 +75,11 @@ func AddTool[In, Out any](s *Server, spec ToolSpec[In, Out]) {
 	}
 	if spec.Call == nil {
 		panic(fmt.Sprintf("api: tool %q has no Call", spec.Name))
+	}
+	for _, e := range spec.InputEnums {
+		if err := setEnum(in, e); err != nil {
+			panic(fmt.Sprintf("api: tool %q: input property %s: %v", spec.Name, strings.Join(e.Path, "."), err))
+		}
 	}
 	if spec.UndeclaredOutput {
 		out = nil
