@@ -121,7 +121,7 @@ func (s *Service) DocumentID(ctx context.Context, key string) (string, error) {
 	} else if p.Remote() {
 		return "", &RemotePlanError{Key: key, URL: p.URL}
 	}
-	return s.docs.idOf(s, key)
+	return s.docs.stored.ID(key)
 }
 
 // DocumentKey returns the plan key of a document id (any case), if a configured plan has it.
@@ -130,7 +130,7 @@ func (s *Service) DocumentKey(id string) (key string, ok bool) {
 	if !docs.ValidDocumentID(id) {
 		return "", false
 	}
-	key, ok = s.docs.keyOf(s, id)
+	key, ok = s.docs.stored.Key(id)
 	if !ok {
 		return "", false
 	}
@@ -364,7 +364,7 @@ func (s *Service) deletedSnapshot(key string, st *docState, readErr error) (*Sna
 	if !gone {
 		return nil, readErr
 	}
-	text, ok, err := s.versionText(key, v)
+	text, ok, err := s.docs.stored.Text(key, v)
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +493,7 @@ func (s *Service) feedDiff(ctx context.Context, key string, st *docState, since,
 
 func (s *Service) computeFeedDiff(ctx context.Context, key string, d *feedDiffEntry, now string) *feedDiffEntry {
 	defer close(d.done)
-	base, ok, err := s.versionText(key, d.from)
+	base, ok, err := s.docs.stored.Text(key, d.from)
 	if err != nil || !ok {
 		d.err = err
 		return d
@@ -536,7 +536,7 @@ func (s *Service) History(ctx context.Context, id string) ([]HistoryEntry, error
 		}
 	}
 	s.docs.mu.Unlock()
-	texts, kept, err := s.versionTexts(key, picked)
+	texts, kept, err := s.docs.stored.Texts(key, picked)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/planfs"
 )
 
@@ -80,23 +81,9 @@ func (s *Service) markMilestone(key string, rev uint64, who DocAuthor) (*alongsi
 	var rec docs.Record
 	return &alongside{
 		put: func(tx Tx) error {
-			b := tx.Bucket(docs.BucketName(key))
-			var raw []byte
-			if b != nil {
-				raw = b.Get(docs.VersionKey('v', rev))
-			}
-			if raw == nil {
-				return fmt.Errorf("document of plan %q: version %d has no record; nothing was marked", key, rev)
-			}
-			if err := json.Unmarshal(raw, &rec); err != nil {
-				return fmt.Errorf("version record %d: %w", rev, err)
-			}
-			rec.Milestone, rec.MarkedBy, rec.MarkedByClientID = true, name, who.ClientID
-			out, err := json.Marshal(rec)
-			if err != nil {
-				return err
-			}
-			return b.Put(docs.VersionKey('v', rev), out)
+			marked, err := docstore.MarkMilestone(tx, key, rev, name, who.ClientID)
+			rec = marked
+			return err
 		},
 		saved: func() {
 			s.docs.mu.Lock()
@@ -201,7 +188,7 @@ func (c *restoreChange) compute(ctx context.Context, snap *Snapshot, _ *journalE
 	if err != nil {
 		return "", nil, err
 	}
-	text, ok, err := s.versionText(key, v)
+	text, ok, err := s.docs.stored.Text(key, v)
 	if err != nil {
 		return "", nil, err
 	}

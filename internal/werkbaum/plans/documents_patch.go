@@ -165,7 +165,7 @@ func (c *patchChange) compute(ctx context.Context, snap *Snapshot, entry *journa
 	case p.BaseVersion > rev:
 		return "", nil, reject(fmt.Sprintf("base version %d is unknown: the document is at version %d", p.BaseVersion, rev))
 	default:
-		base, ok, err := s.versionText(key, p.BaseVersion)
+		base, ok, err := s.docs.stored.Text(key, p.BaseVersion)
 		if err != nil {
 			return "", nil, err
 		}

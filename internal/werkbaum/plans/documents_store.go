@@ -3,20 +3,19 @@ package plans
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/journal"
 )
 
-// The document store: the ids and each plan's version log in the state database, in the
-// layout and under the retention rule of package docs (docs/versions.go), and what this
-// process keeps of them in memory.
+// The document store: each plan's version log in the state database, in the layout and
+// under the retention rule of package docs (docs/versions.go), and what this process
+// keeps of it in memory. The ids and the reads of kept texts are package docstore's.
 
 // pendingVersion is a version about to be recorded in a transaction.
 type pendingVersion struct {
@@ -60,25 +59,27 @@ func (st *docState) deleted() bool {
 	return len(st.records) > 0 && st.records[len(st.records)-1].ChangeType == ChangeDeleted
 }
 
-// docStore is the document store's memory: ids and the per-plan states.
+// docStore is the document store's memory of the per-plan states, over the stored ids
+// and version texts (package docstore).
 type docStore struct {
+	stored *docstore.Store // set when the journal opens
 	mu     sync.Mutex
-	ids    map[string]string // plan key → document id
-	keys   map[string]string // document id → plan key
 	states map[string]*docState
 }
 
 // known reports whether key has a document this process has seen (an id or versions).
 func (d *docStore) known(key string) bool {
+	if d.stored.HasID(key) {
+		return true
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, id := d.ids[key]
 	_, st := d.states[key]
-	return id || st
+	return st
 }
 
 func newDocStore() *docStore {
-	return &docStore{ids: map[string]string{}, keys: map[string]string{}, states: map[string]*docState{}}
+	return &docStore{states: map[string]*docState{}}
 }
 
 // newAgentClientID is the document client id of this process's agent writes.
@@ -86,80 +87,6 @@ func newAgentClientID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return "mcp-" + hex.EncodeToString(b[:])
-}
-
-// idOf returns the plan's document id, creating it on first use.
-func (d *docStore) idOf(s *Service, key string) (string, error) {
-	d.mu.Lock()
-	id, ok := d.ids[key]
-	d.mu.Unlock()
-	if ok {
-		return id, nil
-	}
-	err := s.db.View(func(tx Tx) error {
-		if b := tx.Bucket(docs.IndexBucket); b != nil {
-			id = string(b.Get([]byte("k:" + key)))
-		}
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("plan %s: read document id: %w", key, err)
-	}
-	if id == "" {
-		fresh := docs.NewUUID()
-		err = s.commit.Do(func(tx Tx) error {
-			b, err := tx.CreateBucket(docs.IndexBucket)
-			if err != nil {
-				return err
-			}
-			if cur := b.Get([]byte("k:" + key)); cur != nil {
-				id = string(cur) // created meanwhile
-				return nil
-			}
-			id = fresh
-			if err := b.Put([]byte("k:"+key), []byte(id)); err != nil {
-				return err
-			}
-			return b.Put([]byte("i:"+id), []byte(key))
-		})
-		if err != nil {
-			return "", fmt.Errorf("plan %s: create document id: %w", key, err)
-		}
-		if id == fresh {
-			s.log.Info("document id created", "plan", key, "document", id)
-		}
-	}
-	d.mu.Lock()
-	d.ids[key], d.keys[id] = id, key
-	d.mu.Unlock()
-	return id, nil
-}
-
-// keyOf returns the plan key that has the document id (lower case), if any.
-func (d *docStore) keyOf(s *Service, id string) (string, bool) {
-	d.mu.Lock()
-	key, ok := d.keys[id]
-	d.mu.Unlock()
-	if ok {
-		return key, true
-	}
-	err := s.db.View(func(tx Tx) error {
-		if b := tx.Bucket(docs.IndexBucket); b != nil {
-			key = string(b.Get([]byte("i:" + id)))
-		}
-		return nil
-	})
-	if err != nil {
-		s.log.Warn("document id lookup failed", "document", id, "err", err)
-		return "", false
-	}
-	if key == "" {
-		return "", false
-	}
-	d.mu.Lock()
-	d.ids[key], d.keys[id] = id, key
-	d.mu.Unlock()
-	return key, true
 }
 
 // docState returns the plan's document state, loading it from the database on first use.
@@ -171,32 +98,11 @@ func (s *Service) docState(key string) (*docState, error) {
 	if st != nil {
 		return st, nil
 	}
-	loaded := &docState{changed: make(chan struct{})}
-	err := s.db.View(func(tx Tx) error {
-		b := tx.Bucket(docs.BucketName(key))
-		if b == nil {
-			return nil
-		}
-		if raw := b.Get(docs.MetaKey); raw != nil {
-			var m docs.Meta
-			if err := json.Unmarshal(raw, &m); err != nil {
-				return fmt.Errorf("document meta: %w", err)
-			}
-			loaded.title, loaded.created = m.Title, m.CreatedAt
-		}
-		return b.Scan([]byte("v"), func(k, v []byte) error {
-			var r docs.Record
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("version record %x: %w", k, err)
-			}
-			loaded.records = append(loaded.records, r)
-			return nil
-		})
-	})
+	l, err := d.stored.Load(key)
 	if err != nil {
-		return nil, fmt.Errorf("plan %s: read the document's versions: %w", key, err)
+		return nil, err
 	}
-	loaded.records = docs.KeptRecords(loaded.records, docs.Retain(loaded.records))
+	loaded := &docState{changed: make(chan struct{}), title: l.Title, created: l.Created, records: l.Records}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if st := d.states[key]; st != nil {
@@ -206,85 +112,19 @@ func (s *Service) docState(key string) (*docState, error) {
 	return loaded, nil
 }
 
-// putVersion records pv in tx: its record and text, the document meta (created on the
-// first version, renamed by a rename), and drops the records and texts the bounds no
-// longer keep. st must be the plan's loaded state; it is changed only by versionSaved,
-// after the commit (tx may run more than once).
+// putVersion records pv in tx (docstore.PutVersion: its record and text, the document
+// meta, and the records and texts the bounds no longer keep dropped) after the records
+// st holds. st must be the plan's loaded state; it is changed only by versionSaved, after
+// the commit (tx may run more than once).
 func (s *Service) putVersion(tx Tx, key string, st *docState, pv *pendingVersion) error {
-	b, err := tx.CreateBucket(docs.BucketName(key))
-	if err != nil {
-		return err
-	}
-	var m docs.Meta
-	if raw := b.Get(docs.MetaKey); raw != nil {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return fmt.Errorf("document meta: %w", err)
-		}
-	}
-	metaChanged := false
-	if m.CreatedAt.IsZero() {
-		m.CreatedAt, metaChanged = pv.rec.At, true
-	}
-	if pv.title != nil {
-		m.Title, metaChanged = *pv.title, true
-	}
-	if metaChanged {
-		raw, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		if err := b.Put(docs.MetaKey, raw); err != nil {
-			return err
-		}
-	}
-	rec := pv.rec
-	rec.Title = m.Title
-	rec.Size = len(pv.text)
-	rec.Checksum = werkbaum.DocumentChecksum(pv.text)
-	pv.rec = rec
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	if err := b.Put(docs.VersionKey('v', rec.Version), raw); err != nil {
-		return err
-	}
-	if err := b.Put(docs.VersionKey('t', rec.Version), []byte(pv.text)); err != nil {
-		return err
-	}
-
 	s.docs.mu.Lock()
 	old := st.records
 	s.docs.mu.Unlock()
-	all := make([]docs.Record, 0, len(old)+1)
-	all = append(all, old...)
-	all = append(all, rec)
-	before, after := docs.Retain(old), docs.Retain(all)
-	kept := docs.KeptRecords(all, after)
-	if len(kept) < len(all) {
-		stays := make(map[uint64]bool, len(kept))
-		for _, r := range kept {
-			stays[r.Version] = true
-		}
-		for _, r := range all {
-			if stays[r.Version] {
-				continue
-			}
-			if err := b.Delete(docs.VersionKey('v', r.Version)); err != nil {
-				return err
-			}
-			if err := b.Delete(docs.VersionKey('t', r.Version)); err != nil {
-				return err
-			}
-		}
+	rec, err := docstore.PutVersion(tx, key, old, pv.rec, pv.text, pv.title)
+	if err != nil {
+		return err
 	}
-	for v := range before.Texts {
-		if !after.Texts[v] {
-			if err := b.Delete(docs.VersionKey('t', v)); err != nil {
-				return err
-			}
-		}
-	}
+	pv.rec = rec
 	return nil
 }
 
@@ -313,45 +153,6 @@ func (s *Service) addRecord(st *docState, r docs.Record) {
 	st.records = docs.KeptRecords(all, docs.Retain(all))
 	close(st.changed)
 	st.changed = make(chan struct{})
-}
-
-// versionText returns the normalised text of a version, if the store still keeps it.
-func (s *Service) versionText(key string, v uint64) (string, bool, error) {
-	var text string
-	var ok bool
-	err := s.db.View(func(tx Tx) error {
-		if b := tx.Bucket(docs.BucketName(key)); b != nil {
-			if raw := b.Get(docs.VersionKey('t', v)); raw != nil {
-				text, ok = string(raw), true
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", false, fmt.Errorf("plan %s: read version %d: %w", key, v, err)
-	}
-	return text, ok, nil
-}
-
-// versionTexts returns the texts of recs in one transaction, and whether each is kept (a
-// state file of an older talkd may lack a text the rule keeps today).
-func (s *Service) versionTexts(key string, recs []docs.Record) ([]string, []bool, error) {
-	out, ok := make([]string, len(recs)), make([]bool, len(recs))
-	err := s.db.View(func(tx Tx) error {
-		b := tx.Bucket(docs.BucketName(key))
-		if b == nil {
-			return nil
-		}
-		for i, r := range recs {
-			raw := b.Get(docs.VersionKey('t', r.Version))
-			out[i], ok[i] = string(raw), raw != nil
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("plan %s: read versions: %w", key, err)
-	}
-	return out, ok, nil
 }
 
 // noteVersion makes sure the revision a read found is a version of the document. A
@@ -412,19 +213,14 @@ func (s *Service) noteVersion(key string, rev uint64, text string) {
 	skip := false
 	err = s.commit.Do(func(tx Tx) error {
 		found, skip = nil, false
-		if b := tx.Bucket(docs.BucketName(key)); b != nil {
-			if raw := b.Get(docs.VersionKey('v', rev)); raw != nil {
-				var r docs.Record
-				if err := json.Unmarshal(raw, &r); err != nil {
-					return err
-				}
-				found = &r
-				return nil
-			}
-			if b.Get(docs.VersionKey('v', rev+1)) != nil {
-				skip = true // a newer version is recorded already; this read was late
-				return nil
-			}
+		r, err := docstore.Recorded(tx, key, rev)
+		if err != nil || r != nil {
+			found = r
+			return err
+		}
+		if docstore.HasVersion(tx, key, rev+1) {
+			skip = true // a newer version is recorded already; this read was late
+			return nil
 		}
 		return s.putVersion(tx, key, st, pv)
 	})
@@ -478,7 +274,7 @@ func (s *Service) noteDeleted(key string) {
 	if last == 0 || gone {
 		return
 	}
-	text, _, err := s.versionText(key, last)
+	text, _, err := s.docs.stored.Text(key, last)
 	if err != nil {
 		s.log.Warn("document: versions unreadable", "plan", key, "err", err)
 		return
@@ -674,7 +470,7 @@ func (r *docRecovery) Begin() { r.settled = nil }
 // Applied gives the write its version record with its author, as its own settle would
 // have, unless one is there already (then it is kept).
 func (r *docRecovery) Applied(tx Tx, e *journalEntry, text string) error {
-	if versions := tx.Bucket(docs.BucketName(r.key)); versions != nil && versions.Get(docs.VersionKey('v', e.Revision)) != nil {
+	if docstore.HasVersion(tx, r.key, e.Revision) {
 		return nil
 	}
 	pv := r.s.settledVersion(e, text)

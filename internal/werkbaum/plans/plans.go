@@ -10,19 +10,20 @@
 //
 // Where things live: commit.go is the one journalled commit every write runs (an agent's
 // verb or an editor's PATCH, over a file or a document server: a change over a target);
-// errors.go holds every error of the store with its Kind, which internal/api renders
-// once for both doors; journal.go the revisions, the start-up settle (journal.Recover,
-// which calls the registered participants, the document store, instead of their code)
-// and the settle of a pending entry whose writer is gone; documents*.go the live
-// documents; roots.go the store's side of the plan set (resolve, Reconfigure);
-// filecache.go the summaries; follow.go reading what the follower reports. Below it, and
-// importing nothing of it: plans/planfs (the plan set, roots and refs, file identity,
-// the folder lock and WriteAtomic, the text cache, the follower's file side),
-// plans/journal (the database interface, the bbolt adapter, the group commit, the
-// journal's layout, migration, entries and recovery, its memory and saver), plans/remote
-// (the document-server client) and plans/docs (the protocol's bounds, the version log's
-// layout and retention rule). The git mirror and the announcements are a WriteRecorder
-// told by WriteEvents.
+// errors.go holds every error of the store with its Kind, which internal/api renders once
+// for both doors; journal.go the revisions, the start-up settle (journal.Recover, which
+// calls the registered participants, the document store, instead of their code) and the
+// settle of a pending entry whose writer is gone; documents*.go the live documents (their
+// memory, feed, history, titles, restore, the journal participant); roots.go the store's
+// side of the plan set (resolve, Reconfigure); filecache.go the summaries; follow.go
+// reading what the follower reports. Below it, and importing nothing of it: plans/planfs
+// (the plan set, roots and refs, file identity, the folder lock and WriteAtomic, the text
+// cache, the follower's file side), plans/journal (the database interface, the bbolt
+// adapter, the group commit, the journal's layout, migration, entries and recovery, its
+// memory and saver), plans/remote (the document-server client), plans/docs (the protocol's
+// bounds, the version log's layout and retention rule) and plans/docstore (the document
+// ids and the version log's reads and writes in the state database). The git mirror and
+// the announcements are a WriteRecorder told by WriteEvents.
 package plans
 
 import (

@@ -16,7 +16,7 @@ import (
 // gone or is not the one base names (its checksum differs), and the caller must then
 // fall back to the current text.
 func (s *Service) ChangesSince(ctx context.Context, key string, base Base, cur *Snapshot) (ops []werkbaum.LineOp, kept bool, err error) {
-	old, ok, err := s.versionText(key, base.Revision)
+	old, ok, err := s.docs.stored.Text(key, base.Revision)
 	if err != nil || !ok {
 		return nil, false, err
 	}
