@@ -70,7 +70,7 @@ func (s *Service) openJournal(db Database, set *planfs.Set) error {
 	}
 	commit := journal.NewGroupCommit(db)
 	s.journalState = journalState{db: db, commit: commit, mem: journal.NewMemory(commit, s.log, config.LocalClientID, s.limit)}
-	s.docs.stored = docstore.New(db, commit, s.log)
+	s.docs = docstore.New(db, commit, s.log)
 	if err := s.createBuckets(set.Keys()); err != nil {
 		return err
 	}

@@ -1,12 +1,15 @@
-// Package docstore is the live documents' store in the state database: the document ids
-// and the kept texts of each plan's version log, in the layout of package docs
+// Package docstore is the live documents' store: in the state database the document ids
+// and each plan's version log, in the layout of package docs
 // (docs/ids.go, docs/versions.go). Its writes go through the journal's group commit, so an
 // id is created in the same commits as the plans' writes.
 //
 // It imports plans/docs and plans/journal, never package plans (the façade that serves
 // documents over it); plans/docs itself stays light because config and cmd/talk import it.
-// The version records in memory (feed, history, titles), their recording in a write's
-// settle and the journal participant are still in package plans (documents*.go).
+// In memory it keeps each plan's document (Doc: its version records, title, the feed's
+// wake-ups and shared diffs, what a writer in the plan's lane is writing) under one mutex
+// that the feed, the history and the titles share, and records the versions a read finds
+// (Store.Note). Which version record a write gets, the feed's and history's answers and
+// the journal participant are package plans' (documents*.go).
 package docstore
 
 import (
@@ -25,30 +28,34 @@ type Store struct {
 	commit *journal.GroupCommit
 	log    *slog.Logger
 
-	mu   sync.Mutex
+	idMu sync.Mutex
 	ids  map[string]string // plan key → document id
 	keys map[string]string // document id → plan key
+
+	// mu guards every Doc: the feed, the history and the titles share it.
+	mu   sync.Mutex
+	docs map[string]*Doc
 }
 
 // New returns the store over db; its writes run through commit, the journal's group
 // commit over the same database.
 func New(db journal.Database, commit *journal.GroupCommit, log *slog.Logger) *Store {
-	return &Store{db: db, commit: commit, log: log, ids: map[string]string{}, keys: map[string]string{}}
+	return &Store{db: db, commit: commit, log: log, ids: map[string]string{}, keys: map[string]string{}, docs: map[string]*Doc{}}
 }
 
 // HasID reports whether this process has seen the plan's document id.
 func (s *Store) HasID(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
 	_, ok := s.ids[key]
 	return ok
 }
 
 // ID returns the plan's document id, creating it (docs.NewUUID) on first use.
 func (s *Store) ID(key string) (string, error) {
-	s.mu.Lock()
+	s.idMu.Lock()
 	id, ok := s.ids[key]
-	s.mu.Unlock()
+	s.idMu.Unlock()
 	if ok {
 		return id, nil
 	}
@@ -92,9 +99,9 @@ func (s *Store) ID(key string) (string, error) {
 // Key returns the plan key that has the document id (lower case), if any. A failed read
 // is logged and answers no key.
 func (s *Store) Key(id string) (string, bool) {
-	s.mu.Lock()
+	s.idMu.Lock()
 	key, ok := s.keys[id]
-	s.mu.Unlock()
+	s.idMu.Unlock()
 	if ok {
 		return key, true
 	}
@@ -116,9 +123,9 @@ func (s *Store) Key(id string) (string, bool) {
 }
 
 func (s *Store) remember(key, id string) {
-	s.mu.Lock()
+	s.idMu.Lock()
 	s.ids[key], s.keys[id] = id, key
-	s.mu.Unlock()
+	s.idMu.Unlock()
 }
 
 // Text returns the normalised text of a version, if the store still keeps it.
