@@ -11,8 +11,7 @@ import (
 )
 
 // The façade's side of the document store (package docstore): the version records its
-// writes get (an agent's, a deletion a read found, a write a crash left pending), and its
-// part in the journal's settles.
+// writes get (an agent's, a deletion a read found, a write a crash left pending).
 
 // newAgentClientID is the document client id of this process's agent writes.
 func newAgentClientID() string {
@@ -148,8 +147,9 @@ func (s *Service) docWriting(key string, rev uint64) func() {
 }
 
 // settledVersion is the version record of a write that a crash left pending and the start
-// found applied: an editor's PATCH under its clientId and display name, an agent's write
-// under the MCP host's name (its process's agent client id is gone with it).
+// found applied, which the store's journal participant (docstore.Store.Participant)
+// records: an editor's PATCH under its clientId and display name, an agent's write under
+// the MCP host's name (its process's agent client id is gone with it).
 func (s *Service) settledVersion(e *journalEntry, text string) *docstore.Version {
 	rec := docs.Record{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
 	switch e.Tool {
@@ -164,51 +164,4 @@ func (s *Service) settledVersion(e *journalEntry, text string) *docstore.Version
 		}
 	}
 	return &docstore.Version{Rec: rec, Text: docstore.Normalize(text)}
-}
-
-// docParticipant is the document store's part in the journal's settles
-// (journal.Participant).
-type docParticipant struct{ s *Service }
-
-// Recovering loads the document's state before the settle's transaction; without it the
-// writes settled at start get no version record (a later read records their revision).
-func (d docParticipant) Recovering(key string) journal.RecoverStep {
-	st, err := d.s.docs.Doc(key)
-	if err != nil {
-		d.s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
-		return nil
-	}
-	return &docRecovery{s: d.s, key: key, st: st}
-}
-
-// docRecovery records the versions of the writes one start-up settle found applied.
-type docRecovery struct {
-	s       *Service
-	key     string
-	st      *docstore.Doc
-	settled []*docstore.Version
-}
-
-// Begin starts the transaction afresh.
-func (r *docRecovery) Begin() { r.settled = nil }
-
-// Applied gives the write its version record with its author, as its own settle would
-// have, unless one is there already (then it is kept).
-func (r *docRecovery) Applied(tx Tx, e *journalEntry, text string) error {
-	if docstore.HasVersion(tx, r.key, e.Revision) {
-		return nil
-	}
-	pv := r.s.settledVersion(e, text)
-	if err := r.st.Put(tx, pv); err != nil {
-		return err
-	}
-	r.settled = append(r.settled, pv)
-	return nil
-}
-
-// Committed updates the memory once the settle committed.
-func (r *docRecovery) Committed() {
-	for _, pv := range r.settled {
-		r.st.Saved(pv)
-	}
 }

@@ -71,6 +71,7 @@ func (s *Service) openJournal(db Database, set *planfs.Set) error {
 	commit := journal.NewGroupCommit(db)
 	s.journalState = journalState{db: db, commit: commit, mem: journal.NewMemory(commit, s.log, config.LocalClientID, s.limit)}
 	s.docs = docstore.New(db, commit, s.log)
+	s.participants = []journal.Participant{s.docs.Participant(s.settledVersion)}
 	if err := s.createBuckets(set.Keys()); err != nil {
 		return err
 	}

@@ -15,17 +15,17 @@
 // calls the registered participants, the document store, instead of their code) and the
 // settle of a pending entry whose writer is gone; documents*.go the document doors over
 // plans/docstore (feed, history, titles, restore, the version record each kind of write
-// gets, the journal participant); roots.go the store's side of the plan set (resolve,
-// Reconfigure); filecache.go the summaries; follow.go reading what the follower reports.
-// Below it, and importing nothing of it: plans/planfs (the plan set, roots and refs, file
-// identity, the folder lock and WriteAtomic, the text cache, the follower's file side),
-// plans/journal (the database interface, the bbolt adapter, the group commit, the
-// journal's layout, migration, entries and recovery, its memory and saver), plans/remote
-// (the document-server client), plans/docs (the protocol's bounds, the version log's
-// layout and retention rule) and plans/docstore (the document ids, the version log's reads
-// and writes in the state database, and each document's memory under the one mutex that
-// feed, history and titles share). The git mirror and the announcements are a
-// WriteRecorder told by WriteEvents.
+// gets); roots.go the store's side of the plan set (resolve, Reconfigure); filecache.go
+// the summaries; follow.go reading what the follower reports. Below it, and importing
+// nothing of it: plans/planfs (the plan set, roots and refs, file identity, the folder
+// lock and WriteAtomic, the text cache, the follower's file side), plans/journal (the
+// database interface, the bbolt adapter, the group commit, the journal's layout,
+// migration, entries and recovery, its memory and saver), plans/remote (the
+// document-server client), plans/docs (the protocol's bounds, the version log's layout and
+// retention rule) and plans/docstore (the document ids, the version log's reads and writes
+// in the state database, and each document's memory under the one mutex that feed, history
+// and titles share, and its journal participant). The git mirror and the announcements are
+// a WriteRecorder told by WriteEvents.
 package plans
 
 import (
@@ -161,7 +161,6 @@ func New(opts Options) (*Service, error) {
 		remote: remote.NewClient(),
 	}
 	s.agentClientID = newAgentClientID()
-	s.participants = []journal.Participant{docParticipant{s}}
 	if s.maxBytes <= 0 {
 		s.maxBytes = werkbaum.DefaultMaxInputBytes
 	}

@@ -8,8 +8,9 @@
 // In memory it keeps each plan's document (Doc: its version records, title, the feed's
 // wake-ups and shared diffs, what a writer in the plan's lane is writing) under one mutex
 // that the feed, the history and the titles share, and records the versions a read finds
-// (Store.Note). Which version record a write gets, the feed's and history's answers and
-// the journal participant are package plans' (documents*.go).
+// (Store.Note) and a crash left pending (Store.Participant, the journal's participant).
+// Which version record a write gets and the feed's and history's answers are package
+// plans' (documents*.go).
 package docstore
 
 import (
