@@ -16,6 +16,7 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
@@ -56,7 +57,7 @@ type change[R any] interface {
 	// (0 and "": the document server gives them when it applies the write).
 	changed(res R, rev uint64, sum string)
 	// version is the document version the settle records (nil: none).
-	version(e *journalEntry, rev uint64, text string) (*docState, *pendingVersion)
+	version(e *journalEntry, rev uint64, text string) (*docstore.Doc, *docstore.Version)
 	// moved answers a write whose file was saved by someone else before the rename
 	// (werr wraps errFileMoved).
 	moved(ctx context.Context, e *journalEntry, werr error) error
@@ -91,7 +92,7 @@ type commitWrite struct {
 	text  string
 	// result completes and encodes the answer at revision rev with checksum sum.
 	result  func(rev uint64, sum string) []byte
-	version func(rev uint64) (*docState, *pendingVersion)
+	version func(rev uint64) (*docstore.Doc, *docstore.Version)
 	moved   func(ctx context.Context, werr error) error
 	author  Author
 	logs    commitLogs
@@ -161,7 +162,7 @@ func commitOnce[R any](ctx context.Context, s *Service, t target, c change[R]) (
 			raw, _ := json.Marshal(res)
 			return raw
 		},
-		version: func(rev uint64) (*docState, *pendingVersion) { return c.version(entry, rev, newText) },
+		version: func(rev uint64) (*docstore.Doc, *docstore.Version) { return c.version(entry, rev, newText) },
 		moved:   func(ctx context.Context, werr error) error { return c.moved(ctx, entry, werr) },
 	}
 	ev := WriteEvent{Plan: key, Path: p.Path, Lang: p.Lang, Mirror: p.Mirror, Announce: p.Announce, OldText: snap.Text, NewText: newText}
@@ -245,7 +246,7 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 		if doc == nil {
 			return nil
 		}
-		return s.putVersion(tx, key, doc, pv)
+		return doc.Put(tx, pv)
 	})
 	if err != nil {
 		// The file is written: the write is applied and the caller gets the truth. The
@@ -255,11 +256,13 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 		// for the read that records the revision.
 		s.log.Error(w.logs.settle, append([]any{"plan", key}, append(w.logs.attrs, "err", err)...)...)
 		s.mem.KeepApplied(key, entry, meta)
-		s.keepVersion(doc, pv)
+		if doc != nil && pv != nil {
+			doc.Keep(pv)
+		}
 	} else {
 		s.mem.MetaSaved(key, meta)
 		if doc != nil {
-			s.versionSaved(key, doc, pv)
+			doc.Saved(pv)
 		}
 	}
 	return entry, done, nil

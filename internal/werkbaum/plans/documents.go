@@ -12,6 +12,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/journal"
 )
 
@@ -108,7 +109,7 @@ const someoneName = "someone"
 
 // outsideName is the display name of a version made outside talkd (an editor saving the
 // file, a git checkout) that a read noticed.
-const outsideName = "outside talkd"
+const outsideName = docstore.OutsideName
 
 // agentName is the display name of an agent write whose MCP host sent no name.
 const agentName = "Agent"
@@ -121,7 +122,7 @@ func (s *Service) DocumentID(ctx context.Context, key string) (string, error) {
 	} else if p.Remote() {
 		return "", &RemotePlanError{Key: key, URL: p.URL}
 	}
-	return s.docs.idOf(s, key)
+	return s.docs.ID(key)
 }
 
 // DocumentKey returns the plan key of a document id (any case), if a configured plan has it.
@@ -130,7 +131,7 @@ func (s *Service) DocumentKey(id string) (key string, ok bool) {
 	if !docs.ValidDocumentID(id) {
 		return "", false
 	}
-	key, ok = s.docs.keyOf(s, id)
+	key, ok = s.docs.Key(id)
 	if !ok {
 		return "", false
 	}
@@ -167,20 +168,19 @@ func (s *Service) Document(ctx context.Context, id string) (*Document, error) {
 }
 
 func (s *Service) documentOf(key, id string, snap *Snapshot) (*Document, error) {
-	st, err := s.docState(key)
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		return nil, err
 	}
-	d := &Document{ID: id, Content: docText(snap.Text), Version: snap.Base.Revision}
-	s.docs.mu.Lock()
-	d.Title, d.CreatedAt = st.title, st.created
-	for i := len(st.records) - 1; i >= 0; i-- {
-		if r := st.records[i]; r.Version <= snap.Base.Revision {
+	d := &Document{ID: id, Content: docstore.Normalize(snap.Text), Version: snap.Base.Revision}
+	title, created, recs := st.Info()
+	d.Title, d.CreatedAt = title, created
+	for i := len(recs) - 1; i >= 0; i-- {
+		if r := recs[i]; r.Version <= snap.Base.Revision {
 			d.UpdatedAt = r.At
 			break
 		}
 	}
-	s.docs.mu.Unlock()
 	if d.Title == "" {
 		d.Title = s.defaultTitle(key)
 	}
@@ -251,19 +251,18 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 		s.log.Info("document rename refused: stale expectedVersion", "plan", key, "expected", expected, "version", rev)
 		return nil, fmt.Errorf("%w: expectedVersion %d, but the document is at version %d", ErrStaleVersion, expected, rev)
 	}
-	st, err := s.docState(key)
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		return nil, err
 	}
-	s.docs.mu.Lock()
-	same := st.title == title || (st.title == "" && title == s.defaultTitle(key))
-	s.docs.mu.Unlock()
+	cur, _, _ := st.Info()
+	same := cur == title || (cur == "" && title == s.defaultTitle(key))
 	if same {
 		return s.documentOf(key, id, snap)
 	}
 	name := s.authorName(st, who)
-	pv := &pendingVersion{rec: docs.Record{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.ClientID,
-		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(snap.Text), title: &title}
+	pv := &docstore.Version{Rec: docs.Record{Version: rev + 1, ChangeType: ChangeRenamed, ClientID: who.ClientID,
+		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, Text: docstore.Normalize(snap.Text), Title: &title}
 	meta := journal.Meta{Revision: rev + 1, Checksum: snap.Base.Checksum}
 	err = s.commit.Do(func(tx Tx) error {
 		b := tx.Bucket(journal.BucketName(key))
@@ -277,7 +276,7 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 		if err := journal.WriteMeta(b, meta); err != nil {
 			return err
 		}
-		return s.putVersion(tx, key, st, pv)
+		return st.Put(tx, pv)
 	})
 	if errors.Is(err, errFileMoved) {
 		return nil, fmt.Errorf("%w: the document changed while it was renamed; read it again", ErrStaleVersion)
@@ -286,7 +285,7 @@ func (s *Service) setTitle(ctx context.Context, key, id, title string, expected 
 		return nil, fmt.Errorf("document %s: record the new title: %w", id, err)
 	}
 	s.mem.MetaSaved(key, meta)
-	s.versionSaved(key, st, pv)
+	st.Saved(pv)
 	s.log.Info("document renamed", "plan", key, "version", rev+1, "client", who.Client, "client_id", who.ClientID, "name", name)
 	snap.Base.Revision = rev + 1
 	return s.documentOf(key, id, snap)
@@ -316,7 +315,7 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 	}()
 	for {
 		// The channel is taken before the read: a version recorded after it closes it.
-		changed := s.changeSignal(st)
+		changed := st.Changed()
 		snap, err := s.Read(ctx, key)
 		if errors.Is(err, ErrPlanMissing) {
 			// A deleted document's feed still answers: the DELETED version (recorded by
@@ -326,9 +325,7 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 		if err != nil {
 			return nil, err
 		}
-		s.docs.mu.Lock()
-		settling := st.writing == snap.Base.Revision && st.last() < snap.Base.Revision
-		s.docs.mu.Unlock()
+		settling := st.Settling(snap.Base.Revision)
 		if since < snap.Base.Revision && !settling {
 			return s.feed(ctx, key, st, since, snap)
 		}
@@ -357,14 +354,12 @@ func (s *Service) Changes(ctx context.Context, id string, since uint64, wait tim
 // deletedSnapshot stands in for the snapshot of a plan whose file is missing once its
 // document has recorded the deletion: the DELETED version with the text it keeps. Without
 // that record (it could not be saved) readErr stays the answer.
-func (s *Service) deletedSnapshot(key string, st *docState, readErr error) (*Snapshot, error) {
-	s.docs.mu.Lock()
-	gone, v := st.deleted(), st.last()
-	s.docs.mu.Unlock()
+func (s *Service) deletedSnapshot(key string, st *docstore.Doc, readErr error) (*Snapshot, error) {
+	v, gone := st.Last()
 	if !gone {
 		return nil, readErr
 	}
-	text, ok, err := s.versionText(key, v)
+	text, ok, err := s.docs.Text(key, v)
 	if err != nil {
 		return nil, err
 	}
@@ -384,34 +379,27 @@ func (s *Service) ChangeSignal(id string) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.changeSignal(st), nil
+	return st.Changed(), nil
 }
 
 // docPlanState resolves a document id to its plan key and the document's state.
-func (s *Service) docPlanState(id string) (string, *docState, error) {
+func (s *Service) docPlanState(id string) (string, *docstore.Doc, error) {
 	key, err := s.docPlan(id)
 	if err != nil {
 		return "", nil, err
 	}
-	st, err := s.docState(key)
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		return "", nil, err
 	}
 	return key, st, nil
 }
 
-func (s *Service) changeSignal(st *docState) chan struct{} {
-	s.docs.mu.Lock()
-	defer s.docs.mu.Unlock()
-	return st.changed
-}
-
-func (s *Service) feed(ctx context.Context, key string, st *docState, since uint64, snap *Snapshot) (*ChangeFeed, error) {
+func (s *Service) feed(ctx context.Context, key string, st *docstore.Doc, since uint64, snap *Snapshot) (*ChangeFeed, error) {
 	cur := snap.Base.Revision
-	now := docText(snap.Text)
+	now := docstore.Normalize(snap.Text)
 	f := &ChangeFeed{CurrentVersion: cur, Events: []ChangeEvent{}}
-	s.docs.mu.Lock()
-	for _, r := range st.records {
+	for _, r := range st.Records() {
 		if r.Version > since && r.Version <= cur {
 			ev := ChangeEvent{Version: r.Version, ChangeType: r.ChangeType, ClientID: r.ClientID, DisplayName: r.DisplayName}
 			if r.ChangeType == ChangeRenamed {
@@ -420,15 +408,14 @@ func (s *Service) feed(ctx context.Context, key string, st *docState, since uint
 			f.Events = append(f.Events, ev)
 		}
 	}
-	s.docs.mu.Unlock()
 	if since > 0 {
-		d := s.feedDiff(ctx, key, st, since, cur, now)
-		if d.err != nil {
-			return nil, d.err
+		d := st.Diff(ctx, since, cur, s.feedDiff(key, now))
+		if d.Err != nil {
+			return nil, d.Err
 		}
-		if d.kept {
+		if d.Kept {
 			from := since
-			f.FromVersion, f.Ops = &from, d.ops
+			f.FromVersion, f.Ops = &from, d.Ops
 			return f, nil
 		}
 	}
@@ -436,78 +423,23 @@ func (s *Service) feed(ctx context.Context, key string, st *docState, since uint
 	return f, nil
 }
 
-// maxFeedDiffs bounds the diffs a plan's feed keeps: the waiters of one write nearly all
-// ask for the same one (from the version before it), a few late ones for older ones.
-const maxFeedDiffs = 8
-
-// feedDiffEntry is the feed's answer from version `from` to version `to`, shared by every
-// waiter that asks for it: a write wakes all waiters at once, and 1,000 editors that each
-// diffed the same two texts cost 1,000 diffs (measured: half a second to answer them all).
-// Versions never change, so the answer stays right; ops are shared and only encoded.
-type feedDiffEntry struct {
-	from, to uint64
-	done     chan struct{} // closed when the fields below are set
-	kept     bool          // the text of `from` is still kept (else the feed sends the content)
-	ops      []werkbaum.LineOp
-	err      error
-}
-
-// feedDiff returns the diff from version since to cur (whose text is now), computed once
-// for all the waiters asking at the same time. A failed computation is not kept; a waiter
-// that saw another's failure computes again under its own context.
-func (s *Service) feedDiff(ctx context.Context, key string, st *docState, since, cur uint64, now string) *feedDiffEntry {
-	s.docs.mu.Lock()
-	for _, d := range st.diffs {
-		if d.from == since && d.to == cur {
-			s.docs.mu.Unlock()
-			select {
-			case <-d.done:
-			case <-ctx.Done():
-				return &feedDiffEntry{err: ctx.Err()}
-			}
-			if d.err == nil {
-				return d
-			}
-			return s.computeFeedDiff(ctx, key, &feedDiffEntry{from: since, to: cur, done: make(chan struct{})}, now)
+// feedDiff computes the feed's diff from a kept version to now, the current text, once
+// for all the waiters asking for it (docstore.Doc.Diff).
+func (s *Service) feedDiff(key, now string) docstore.DiffFunc {
+	return func(ctx context.Context, from uint64) (bool, []werkbaum.LineOp, error) {
+		base, ok, err := s.docs.Text(key, from)
+		if err != nil || !ok {
+			return false, nil, err
 		}
-	}
-	d := &feedDiffEntry{from: since, to: cur, done: make(chan struct{})}
-	if len(st.diffs) == maxFeedDiffs {
-		st.diffs = append(st.diffs[:0], st.diffs[1:]...)
-	}
-	st.diffs = append(st.diffs, d)
-	s.docs.mu.Unlock()
-	s.computeFeedDiff(ctx, key, d, now)
-	if d.err != nil {
-		s.docs.mu.Lock()
-		for i, o := range st.diffs {
-			if o == d {
-				st.diffs = append(st.diffs[:i], st.diffs[i+1:]...)
-				break
-			}
+		ops, err := s.engine.DiffLines(ctx, base, now)
+		if err != nil {
+			return false, nil, fmt.Errorf("document feed: diff from version %d: %w", from, err)
 		}
-		s.docs.mu.Unlock()
+		if ops == nil {
+			ops = []werkbaum.LineOp{}
+		}
+		return true, ops, nil
 	}
-	return d
-}
-
-func (s *Service) computeFeedDiff(ctx context.Context, key string, d *feedDiffEntry, now string) *feedDiffEntry {
-	defer close(d.done)
-	base, ok, err := s.versionText(key, d.from)
-	if err != nil || !ok {
-		d.err = err
-		return d
-	}
-	ops, err := s.engine.DiffLines(ctx, base, now)
-	if err != nil {
-		d.err = fmt.Errorf("document feed: diff from version %d: %w", d.from, err)
-		return d
-	}
-	if ops == nil {
-		ops = []werkbaum.LineOp{}
-	}
-	d.kept, d.ops = true, ops
-	return d
 }
 
 // History lists the document's kept states oldest first, as retain picks them: its
@@ -527,16 +459,15 @@ func (s *Service) History(ctx context.Context, id string) ([]HistoryEntry, error
 	if err != nil {
 		return nil, err
 	}
-	s.docs.mu.Lock()
 	var picked []docs.Record
-	listed := docs.Retain(st.records).History
-	for _, r := range st.records {
+	recs := st.Records()
+	listed := docs.Retain(recs).History
+	for _, r := range recs {
 		if listed[r.Version] && r.Version <= snap.Base.Revision {
 			picked = append(picked, r)
 		}
 	}
-	s.docs.mu.Unlock()
-	texts, kept, err := s.versionTexts(key, picked)
+	texts, kept, err := s.docs.Texts(key, picked)
 	if err != nil {
 		return nil, err
 	}

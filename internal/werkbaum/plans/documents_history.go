@@ -10,6 +10,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/planfs"
 )
 
@@ -31,14 +32,12 @@ type DocAuthor struct {
 // authorName is the name a document change is shown under: the name sent, else the last
 // name its client id wrote under in this document (the editor sends none with a rename
 // or a restore), else the name claimed at admission, else "someone".
-func (s *Service) authorName(st *docState, who DocAuthor) string {
+func (s *Service) authorName(st *docstore.Doc, who DocAuthor) string {
 	if who.DisplayName != "" {
 		return who.DisplayName
 	}
 	if who.ClientID != "" {
-		s.docs.mu.Lock()
-		recs := st.records
-		s.docs.mu.Unlock()
+		recs := st.Records()
 		for i := len(recs) - 1; i >= 0; i-- {
 			switch r := recs[i]; {
 			case r.ClientID == who.ClientID && r.DisplayName != "":
@@ -58,19 +57,17 @@ func (s *Service) authorName(st *docState, who DocAuthor) string {
 // (the current one) becomes a milestone naming who asked, so the history keeps it like
 // any milestone. A version marked before keeps its first mark.
 func (s *Service) markMilestone(key string, rev uint64, who DocAuthor) (*alongside, error) {
-	st, err := s.docState(key)
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		return nil, err
 	}
 	name := s.authorName(st, who)
 	known, marked := false, false
-	s.docs.mu.Lock()
-	for _, r := range st.records {
+	for _, r := range st.Records() {
 		if r.Version == rev {
 			known, marked = true, r.MarkedBy != ""
 		}
 	}
-	s.docs.mu.Unlock()
 	if !known {
 		return nil, fmt.Errorf("document of plan %q: version %d has no record (it could not be saved); nothing was marked", key, rev)
 	}
@@ -80,34 +77,12 @@ func (s *Service) markMilestone(key string, rev uint64, who DocAuthor) (*alongsi
 	var rec docs.Record
 	return &alongside{
 		put: func(tx Tx) error {
-			b := tx.Bucket(docs.BucketName(key))
-			var raw []byte
-			if b != nil {
-				raw = b.Get(docs.VersionKey('v', rev))
-			}
-			if raw == nil {
-				return fmt.Errorf("document of plan %q: version %d has no record; nothing was marked", key, rev)
-			}
-			if err := json.Unmarshal(raw, &rec); err != nil {
-				return fmt.Errorf("version record %d: %w", rev, err)
-			}
-			rec.Milestone, rec.MarkedBy, rec.MarkedByClientID = true, name, who.ClientID
-			out, err := json.Marshal(rec)
-			if err != nil {
-				return err
-			}
-			return b.Put(docs.VersionKey('v', rev), out)
+			marked, err := docstore.MarkMilestone(tx, key, rev, name, who.ClientID)
+			rec = marked
+			return err
 		},
 		saved: func() {
-			s.docs.mu.Lock()
-			recs := append([]docs.Record(nil), st.records...) // readers may hold the old array
-			for i := range recs {
-				if recs[i].Version == rev {
-					recs[i] = rec
-				}
-			}
-			st.records = recs
-			s.docs.mu.Unlock()
+			st.Replace(rec)
 			s.log.Info("document version marked a milestone", "plan", key, "version", rev, "client_id", who.ClientID, "name", name)
 		},
 	}, nil
@@ -134,7 +109,7 @@ func (s *Service) Restore(ctx context.Context, id string, version uint64, who Do
 		return nil, fmt.Errorf("%w %q", ErrUnknownDocument, id)
 	}
 	defer pl.Release()
-	st, err := s.docState(key)
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +145,7 @@ type restoreChange struct {
 	reqID string
 
 	// Set by compute, for the settle of the same attempt.
-	doc  *docState
+	doc  *docstore.Doc
 	next string
 }
 
@@ -197,11 +172,11 @@ func (c *restoreChange) compute(ctx context.Context, snap *Snapshot, _ *journalE
 		s.log.Info("document restore refused: no such version", "plan", key, "version", v, "current", rev)
 		return "", nil, fmt.Errorf("%w: version %d; the document is at version %d (GET …/history lists the versions kept)", ErrNoSuchVersion, v, rev)
 	}
-	st, err := s.docState(key)
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		return "", nil, err
 	}
-	text, ok, err := s.versionText(key, v)
+	text, ok, err := s.docs.Text(key, v)
 	if err != nil {
 		return "", nil, err
 	}
@@ -210,7 +185,7 @@ func (c *restoreChange) compute(ctx context.Context, snap *Snapshot, _ *journalE
 		return "", nil, fmt.Errorf("%w: talkd no longer keeps the text of version %d (it keeps milestones, people's saves thinned to one per person per hour, and recent versions); GET …/history lists the versions that can be restored", ErrVersionNotKept, v)
 	}
 	res := &PatchResult{Version: rev, OpsSinceBase: []werkbaum.LineOp{}}
-	if text == docText(snap.Text) {
+	if text == docstore.Normalize(snap.Text) {
 		return snap.Text, res, nil
 	}
 	data := styleOf(snap.Text).encode(text)
@@ -227,9 +202,9 @@ func (c *restoreChange) unchanged(*PatchResult, *Snapshot) (*alongside, error) {
 func (c *restoreChange) changed(res *PatchResult, rev uint64, _ string) { res.Version = rev }
 
 // version is the RESTORED version, named after who restored, a milestone.
-func (c *restoreChange) version(entry *journalEntry, rev uint64, _ string) (*docState, *pendingVersion) {
-	return c.doc, &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ChangeRestored, ClientID: c.who.ClientID,
-		DisplayName: c.name, Client: c.who.Client, Milestone: true, RestoredFrom: c.from, At: entry.At}, text: c.next}
+func (c *restoreChange) version(entry *journalEntry, rev uint64, _ string) (*docstore.Doc, *docstore.Version) {
+	return c.doc, &docstore.Version{Rec: docs.Record{Version: rev, ChangeType: ChangeRestored, ClientID: c.who.ClientID,
+		DisplayName: c.name, Client: c.who.Client, Milestone: true, RestoredFrom: c.from, At: entry.At}, Text: c.next}
 }
 
 func (c *restoreChange) moved(_ context.Context, entry *journalEntry, werr error) error {

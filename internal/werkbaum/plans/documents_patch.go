@@ -11,6 +11,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/planfs"
 )
 
@@ -91,7 +92,7 @@ type patchChange struct {
 	reqID string
 
 	// Set by compute, for the settle of the same attempt.
-	doc  *docState
+	doc  *docstore.Doc
 	next string // the new text, normalised (the document's content)
 }
 
@@ -139,13 +140,13 @@ func replayPatch(e *journalEntry) (*PatchResult, error) {
 // and line ends and must fit the plan limit.
 func (c *patchChange) compute(ctx context.Context, snap *Snapshot, entry *journalEntry) (string, *PatchResult, error) {
 	s, key, p := c.s, c.p.Key, c.patch
-	st, err := s.docState(key)
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		return "", nil, err
 	}
 	rev := snap.Base.Revision
 	style := styleOf(snap.Text)
-	cur := docText(snap.Text)
+	cur := docstore.Normalize(snap.Text)
 	reject := func(reason string) error {
 		entry.State, entry.Error = StateRejected, reason
 		if err := s.record(key, entry); err != nil {
@@ -165,7 +166,7 @@ func (c *patchChange) compute(ctx context.Context, snap *Snapshot, entry *journa
 	case p.BaseVersion > rev:
 		return "", nil, reject(fmt.Sprintf("base version %d is unknown: the document is at version %d", p.BaseVersion, rev))
 	default:
-		base, ok, err := s.versionText(key, p.BaseVersion)
+		base, ok, err := s.docs.Text(key, p.BaseVersion)
 		if err != nil {
 			return "", nil, err
 		}
@@ -238,10 +239,10 @@ func (c *patchChange) unchanged(_ *PatchResult, snap *Snapshot) (*alongside, err
 func (c *patchChange) changed(res *PatchResult, rev uint64, _ string) { res.Version = rev }
 
 // version is the PATCH's document version, under the editor's clientId and name.
-func (c *patchChange) version(entry *journalEntry, rev uint64, _ string) (*docState, *pendingVersion) {
+func (c *patchChange) version(entry *journalEntry, rev uint64, _ string) (*docstore.Doc, *docstore.Version) {
 	p := c.patch
-	return c.doc, &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ChangeUpdated, ClientID: p.ClientID,
-		DisplayName: p.DisplayName, Milestone: p.Milestone, At: entry.At}, text: c.next}
+	return c.doc, &docstore.Version{Rec: docs.Record{Version: rev, ChangeType: ChangeUpdated, ClientID: p.ClientID,
+		DisplayName: p.DisplayName, Milestone: p.Milestone, At: entry.At}, Text: c.next}
 }
 
 // moved: the file was saved outside talkd; the patch is forgotten and runs again.

@@ -3,453 +3,21 @@ package plans
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"strings"
-	"sync"
-	"time"
 
-	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/journal"
 )
 
-// The document store: the ids and each plan's version log in the state database, in the
-// layout and under the retention rule of package docs (docs/versions.go), and what this
-// process keeps of them in memory.
-
-// pendingVersion is a version about to be recorded in a transaction.
-type pendingVersion struct {
-	rec   docs.Record
-	text  string  // normalised
-	title *string // set by a rename
-}
-
-// docState is what the store keeps in memory of one plan's document: loaded from the
-// database on first use, then changed only after a committed transaction.
-type docState struct {
-	title   string
-	created time.Time
-	records []docs.Record // oldest first, at most docs.MaxRecords
-	changed chan struct{} // closed and replaced when a version is recorded
-	failed  uint64        // the revision whose recording last failed (not retried on every read)
-	// writing is the revision a writer in the plan's lane is renaming into place and will
-	// record itself (0: none). A read that sees the new file before the writer's settle
-	// must not record that revision as a change made outside talkd.
-	writing uint64
-	// unsaved is the version of a write whose settle failed after its rename (the
-	// journal keeps the write in memory): the read that records its revision records
-	// this version, with its author, not a change made outside talkd.
-	unsaved *pendingVersion
-	// noting is closed when the read that records notingRev (noteVersion) is done.
-	noting    chan struct{}
-	notingRev uint64
-	// diffs are the feed's recent answers, shared by the waiters of one write (feedDiff).
-	diffs []*feedDiffEntry
-}
-
-func (st *docState) last() uint64 {
-	if len(st.records) == 0 {
-		return 0
-	}
-	return st.records[len(st.records)-1].Version
-}
-
-// deleted reports whether the newest version is a deletion (under docs.mu).
-func (st *docState) deleted() bool {
-	return len(st.records) > 0 && st.records[len(st.records)-1].ChangeType == ChangeDeleted
-}
-
-// docStore is the document store's memory: ids and the per-plan states.
-type docStore struct {
-	mu     sync.Mutex
-	ids    map[string]string // plan key → document id
-	keys   map[string]string // document id → plan key
-	states map[string]*docState
-}
-
-// known reports whether key has a document this process has seen (an id or versions).
-func (d *docStore) known(key string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	_, id := d.ids[key]
-	_, st := d.states[key]
-	return id || st
-}
-
-func newDocStore() *docStore {
-	return &docStore{ids: map[string]string{}, keys: map[string]string{}, states: map[string]*docState{}}
-}
+// The façade's side of the document store (package docstore): the version records its
+// writes get (an agent's, a deletion a read found, a write a crash left pending).
 
 // newAgentClientID is the document client id of this process's agent writes.
 func newAgentClientID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return "mcp-" + hex.EncodeToString(b[:])
-}
-
-// idOf returns the plan's document id, creating it on first use.
-func (d *docStore) idOf(s *Service, key string) (string, error) {
-	d.mu.Lock()
-	id, ok := d.ids[key]
-	d.mu.Unlock()
-	if ok {
-		return id, nil
-	}
-	err := s.db.View(func(tx Tx) error {
-		if b := tx.Bucket(docs.IndexBucket); b != nil {
-			id = string(b.Get([]byte("k:" + key)))
-		}
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("plan %s: read document id: %w", key, err)
-	}
-	if id == "" {
-		fresh := docs.NewUUID()
-		err = s.commit.Do(func(tx Tx) error {
-			b, err := tx.CreateBucket(docs.IndexBucket)
-			if err != nil {
-				return err
-			}
-			if cur := b.Get([]byte("k:" + key)); cur != nil {
-				id = string(cur) // created meanwhile
-				return nil
-			}
-			id = fresh
-			if err := b.Put([]byte("k:"+key), []byte(id)); err != nil {
-				return err
-			}
-			return b.Put([]byte("i:"+id), []byte(key))
-		})
-		if err != nil {
-			return "", fmt.Errorf("plan %s: create document id: %w", key, err)
-		}
-		if id == fresh {
-			s.log.Info("document id created", "plan", key, "document", id)
-		}
-	}
-	d.mu.Lock()
-	d.ids[key], d.keys[id] = id, key
-	d.mu.Unlock()
-	return id, nil
-}
-
-// keyOf returns the plan key that has the document id (lower case), if any.
-func (d *docStore) keyOf(s *Service, id string) (string, bool) {
-	d.mu.Lock()
-	key, ok := d.keys[id]
-	d.mu.Unlock()
-	if ok {
-		return key, true
-	}
-	err := s.db.View(func(tx Tx) error {
-		if b := tx.Bucket(docs.IndexBucket); b != nil {
-			key = string(b.Get([]byte("i:" + id)))
-		}
-		return nil
-	})
-	if err != nil {
-		s.log.Warn("document id lookup failed", "document", id, "err", err)
-		return "", false
-	}
-	if key == "" {
-		return "", false
-	}
-	d.mu.Lock()
-	d.ids[key], d.keys[id] = id, key
-	d.mu.Unlock()
-	return key, true
-}
-
-// docState returns the plan's document state, loading it from the database on first use.
-func (s *Service) docState(key string) (*docState, error) {
-	d := s.docs
-	d.mu.Lock()
-	st := d.states[key]
-	d.mu.Unlock()
-	if st != nil {
-		return st, nil
-	}
-	loaded := &docState{changed: make(chan struct{})}
-	err := s.db.View(func(tx Tx) error {
-		b := tx.Bucket(docs.BucketName(key))
-		if b == nil {
-			return nil
-		}
-		if raw := b.Get(docs.MetaKey); raw != nil {
-			var m docs.Meta
-			if err := json.Unmarshal(raw, &m); err != nil {
-				return fmt.Errorf("document meta: %w", err)
-			}
-			loaded.title, loaded.created = m.Title, m.CreatedAt
-		}
-		return b.Scan([]byte("v"), func(k, v []byte) error {
-			var r docs.Record
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("version record %x: %w", k, err)
-			}
-			loaded.records = append(loaded.records, r)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("plan %s: read the document's versions: %w", key, err)
-	}
-	loaded.records = docs.KeptRecords(loaded.records, docs.Retain(loaded.records))
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if st := d.states[key]; st != nil {
-		return st, nil // loaded meanwhile
-	}
-	d.states[key] = loaded
-	return loaded, nil
-}
-
-// putVersion records pv in tx: its record and text, the document meta (created on the
-// first version, renamed by a rename), and drops the records and texts the bounds no
-// longer keep. st must be the plan's loaded state; it is changed only by versionSaved,
-// after the commit (tx may run more than once).
-func (s *Service) putVersion(tx Tx, key string, st *docState, pv *pendingVersion) error {
-	b, err := tx.CreateBucket(docs.BucketName(key))
-	if err != nil {
-		return err
-	}
-	var m docs.Meta
-	if raw := b.Get(docs.MetaKey); raw != nil {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return fmt.Errorf("document meta: %w", err)
-		}
-	}
-	metaChanged := false
-	if m.CreatedAt.IsZero() {
-		m.CreatedAt, metaChanged = pv.rec.At, true
-	}
-	if pv.title != nil {
-		m.Title, metaChanged = *pv.title, true
-	}
-	if metaChanged {
-		raw, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		if err := b.Put(docs.MetaKey, raw); err != nil {
-			return err
-		}
-	}
-	rec := pv.rec
-	rec.Title = m.Title
-	rec.Size = len(pv.text)
-	rec.Checksum = werkbaum.DocumentChecksum(pv.text)
-	pv.rec = rec
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	if err := b.Put(docs.VersionKey('v', rec.Version), raw); err != nil {
-		return err
-	}
-	if err := b.Put(docs.VersionKey('t', rec.Version), []byte(pv.text)); err != nil {
-		return err
-	}
-
-	s.docs.mu.Lock()
-	old := st.records
-	s.docs.mu.Unlock()
-	all := make([]docs.Record, 0, len(old)+1)
-	all = append(all, old...)
-	all = append(all, rec)
-	before, after := docs.Retain(old), docs.Retain(all)
-	kept := docs.KeptRecords(all, after)
-	if len(kept) < len(all) {
-		stays := make(map[uint64]bool, len(kept))
-		for _, r := range kept {
-			stays[r.Version] = true
-		}
-		for _, r := range all {
-			if stays[r.Version] {
-				continue
-			}
-			if err := b.Delete(docs.VersionKey('v', r.Version)); err != nil {
-				return err
-			}
-			if err := b.Delete(docs.VersionKey('t', r.Version)); err != nil {
-				return err
-			}
-		}
-	}
-	for v := range before.Texts {
-		if !after.Texts[v] {
-			if err := b.Delete(docs.VersionKey('t', v)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// versionSaved updates the memory after pv's transaction committed and wakes the feed's
-// waiters. A version not newer than the last one known is already there.
-func (s *Service) versionSaved(key string, st *docState, pv *pendingVersion) {
-	s.docs.mu.Lock()
-	defer s.docs.mu.Unlock()
-	s.addRecord(st, pv.rec)
-	if pv.title != nil {
-		st.title = *pv.title
-	}
-}
-
-// addRecord appends r to st (under docs.mu) and wakes the waiters.
-func (s *Service) addRecord(st *docState, r docs.Record) {
-	if r.Version <= st.last() {
-		return
-	}
-	if st.created.IsZero() {
-		st.created = r.At
-	}
-	// Appending never changes an element a reader of the old slice sees; a mark replaces
-	// the slice (markMilestone).
-	all := append(st.records, r)
-	st.records = docs.KeptRecords(all, docs.Retain(all))
-	close(st.changed)
-	st.changed = make(chan struct{})
-}
-
-// versionText returns the normalised text of a version, if the store still keeps it.
-func (s *Service) versionText(key string, v uint64) (string, bool, error) {
-	var text string
-	var ok bool
-	err := s.db.View(func(tx Tx) error {
-		if b := tx.Bucket(docs.BucketName(key)); b != nil {
-			if raw := b.Get(docs.VersionKey('t', v)); raw != nil {
-				text, ok = string(raw), true
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", false, fmt.Errorf("plan %s: read version %d: %w", key, v, err)
-	}
-	return text, ok, nil
-}
-
-// versionTexts returns the texts of recs in one transaction, and whether each is kept (a
-// state file of an older talkd may lack a text the rule keeps today).
-func (s *Service) versionTexts(key string, recs []docs.Record) ([]string, []bool, error) {
-	out, ok := make([]string, len(recs)), make([]bool, len(recs))
-	err := s.db.View(func(tx Tx) error {
-		b := tx.Bucket(docs.BucketName(key))
-		if b == nil {
-			return nil
-		}
-		for i, r := range recs {
-			raw := b.Get(docs.VersionKey('t', r.Version))
-			out[i], ok[i] = string(raw), raw != nil
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("plan %s: read versions: %w", key, err)
-	}
-	return out, ok, nil
-}
-
-// noteVersion makes sure the revision a read found is a version of the document. A
-// revision that the store has no record of was given by the read to a change made outside
-// talkd (or is the first one seen, or was settled by a crash recovery): it is recorded as
-// such, and the feed's waiters wake. Writes inside talkd record their versions in their
-// own transaction, so a record found in the database (committed by another writer just
-// now) is taken as it is. It costs a map lookup when the revision is known. A failure to
-// record is logged and does not fail the read.
-func (s *Service) noteVersion(key string, rev uint64, text string) {
-	if rev == 0 {
-		return
-	}
-	st, err := s.docState(key)
-	if err != nil {
-		s.log.Warn("document: versions unreadable", "plan", key, "err", err)
-		return
-	}
-	s.docs.mu.Lock()
-	last, failed, writing, wasDeleted, kept := st.last(), st.failed, st.writing, st.deleted(), st.unsaved
-	if rev <= last || rev == failed || rev == writing {
-		s.docs.mu.Unlock()
-		return
-	}
-	if st.noting != nil && st.notingRev == rev {
-		// Another read records this revision right now: wait for it rather than commit the
-		// same record again (and so never leave a late commit behind this read).
-		ch := st.noting
-		s.docs.mu.Unlock()
-		<-ch
-		return
-	}
-	done := make(chan struct{})
-	st.noting, st.notingRev = done, rev
-	s.docs.mu.Unlock()
-	defer func() {
-		s.docs.mu.Lock()
-		if st.noting == done {
-			st.noting, st.notingRev = nil, 0
-		}
-		s.docs.mu.Unlock()
-		close(done)
-	}()
-	ct := ChangeUpdated
-	name := outsideName
-	switch {
-	case last == 0:
-		ct, name = ChangeCreated, ""
-	case wasDeleted:
-		ct = ChangeRestored
-	}
-	pv := &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ct, DisplayName: name, Milestone: true, At: s.now().UTC()},
-		text: docText(text)}
-	if kept != nil && kept.rec.Version == rev {
-		pv = kept
-	}
-	var found *docs.Record
-	skip := false
-	err = s.commit.Do(func(tx Tx) error {
-		found, skip = nil, false
-		if b := tx.Bucket(docs.BucketName(key)); b != nil {
-			if raw := b.Get(docs.VersionKey('v', rev)); raw != nil {
-				var r docs.Record
-				if err := json.Unmarshal(raw, &r); err != nil {
-					return err
-				}
-				found = &r
-				return nil
-			}
-			if b.Get(docs.VersionKey('v', rev+1)) != nil {
-				skip = true // a newer version is recorded already; this read was late
-				return nil
-			}
-		}
-		return s.putVersion(tx, key, st, pv)
-	})
-	s.docs.mu.Lock()
-	defer s.docs.mu.Unlock()
-	if err == nil && st.unsaved != nil && st.unsaved.rec.Version <= rev {
-		st.unsaved = nil // recorded now, or a newer version is (this one then has no record)
-	}
-	switch {
-	case err != nil:
-		st.failed = rev
-		s.log.Warn("document: recording a version failed; it has no record (its text is not kept for rebasing)", "plan", key, "version", rev, "err", err)
-	case found != nil:
-		s.addRecord(st, *found)
-	case !skip:
-		s.addRecord(st, pv.rec)
-		switch {
-		case pv == kept:
-			s.log.Info("document: the version of a write whose settle failed is recorded", "plan", key, "version", rev, "client_id", pv.rec.ClientID, "name", pv.rec.DisplayName)
-		case ct == ChangeUpdated:
-			s.log.Info("document: a change made outside talkd is a new version", "plan", key, "version", rev)
-		case ct == ChangeRestored:
-			s.log.Info("document: the plan's file is back; a new version", "plan", key, "version", rev)
-		}
-	}
 }
 
 // deletedChecksum is the plan checksum kept while its file is missing: no text has it, so
@@ -464,27 +32,25 @@ const deletedChecksum = "deleted"
 // nothing; the next read tries again. (A file back by the time this runs is a RESTORED
 // version at the next read: it was missing when the read looked.)
 func (s *Service) noteDeleted(key string) {
-	if !s.docs.known(key) {
+	if !s.docs.Known(key) {
 		return // no document (a mistyped key below a root has none): nothing to delete
 	}
-	st, err := s.docState(key)
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		s.log.Warn("document: versions unreadable", "plan", key, "err", err)
 		return
 	}
-	s.docs.mu.Lock()
-	last, gone := st.last(), st.deleted()
-	s.docs.mu.Unlock()
+	last, gone := st.Last()
 	if last == 0 || gone {
 		return
 	}
-	text, _, err := s.versionText(key, last)
+	text, _, err := s.docs.Text(key, last)
 	if err != nil {
 		s.log.Warn("document: versions unreadable", "plan", key, "err", err)
 		return
 	}
 	var meta journal.Meta
-	var pv *pendingVersion
+	var pv *docstore.Version
 	err = s.commit.Do(func(tx Tx) error {
 		pv = nil
 		b, err := tx.CreateBucket(journal.BucketName(key))
@@ -502,9 +68,9 @@ func (s *Service) noteDeleted(key string) {
 		if err := journal.WriteMeta(b, meta); err != nil {
 			return err
 		}
-		pv = &pendingVersion{rec: docs.Record{Version: meta.Revision, ChangeType: ChangeDeleted,
-			DisplayName: outsideName, Milestone: true, At: s.now().UTC()}, text: text}
-		return s.putVersion(tx, key, st, pv)
+		pv = &docstore.Version{Rec: docs.Record{Version: meta.Revision, ChangeType: ChangeDeleted,
+			DisplayName: outsideName, Milestone: true, At: s.now().UTC()}, Text: text}
+		return st.Put(tx, pv)
 	})
 	if err != nil {
 		s.log.Warn("document: recording the deletion failed", "plan", key, "err", err)
@@ -514,14 +80,8 @@ func (s *Service) noteDeleted(key string) {
 		return
 	}
 	s.mem.MetaSaved(key, meta)
-	s.versionSaved(key, st, pv)
-	s.log.Info("document: the plan's file is missing; its document reads as deleted until the file is back", "plan", key, "version", pv.rec.Version)
-}
-
-// docText is the document content of a plan file's text: without a byte order mark,
-// line endings normalised to LF.
-func docText(raw string) string {
-	return werkbaum.NormalizeLineEndings(strings.TrimPrefix(raw, "\ufeff"))
+	st.Saved(pv)
+	s.log.Info("document: the plan's file is missing; its document reads as deleted until the file is back", "plan", key, "version", pv.Rec.Version)
 }
 
 // fileStyle is how a plan file writes its lines: BOM and line ending. A PATCH's result
@@ -561,8 +121,8 @@ func (st fileStyle) encode(text string) []byte {
 // agent client id, the MCP host's name (or "Agent"), the authenticated client, a
 // milestone. doc is nil when the document's state cannot be read; the write then goes
 // on without a record (a later read records the revision as seen).
-func (s *Service) agentVersion(key string, who Author, rev uint64, text string) (*docState, *pendingVersion) {
-	st, err := s.docState(key)
+func (s *Service) agentVersion(key string, who Author, rev uint64, text string) (*docstore.Doc, *docstore.Version) {
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		s.log.Warn("document: versions unreadable; the agent write gets no version record", "plan", key, "err", err)
 		return nil, nil
@@ -571,65 +131,26 @@ func (s *Service) agentVersion(key string, who Author, rev uint64, text string) 
 	if name == "" {
 		name = agentName
 	}
-	return st, &pendingVersion{rec: docs.Record{Version: rev, ChangeType: ChangeUpdated, ClientID: s.agentClientID,
-		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, text: docText(text)}
-}
-
-// putAgentVersion records an agent write's version in its settle transaction.
-func (s *Service) putAgentVersion(tx Tx, key string, st *docState, pv *pendingVersion) error {
-	if st == nil {
-		return nil
-	}
-	return s.putVersion(tx, key, st, pv)
-}
-
-// keepVersion keeps the version of a write whose settle failed for the read that
-// records its revision (noteVersion). st may be nil (the versions are unreadable).
-func (s *Service) keepVersion(st *docState, pv *pendingVersion) {
-	if st == nil || pv == nil {
-		return
-	}
-	s.docs.mu.Lock()
-	defer s.docs.mu.Unlock()
-	if pv.rec.Version > st.last() {
-		st.unsaved = pv
-	}
-}
-
-// agentVersionSaved updates the memory once the settle committed.
-func (s *Service) agentVersionSaved(key string, st *docState, pv *pendingVersion) {
-	if st != nil {
-		s.versionSaved(key, st, pv)
-	}
+	return st, &docstore.Version{Rec: docs.Record{Version: rev, ChangeType: ChangeUpdated, ClientID: s.agentClientID,
+		DisplayName: name, Client: who.Client, Milestone: true, At: s.now().UTC()}, Text: docstore.Normalize(text)}
 }
 
 // docWriting marks rev as being written by a writer that records its version itself,
-// until the returned func is called (after the settle). The end wakes the feed's waiters,
-// which wait for the record of a revision being written (Changes) even when the settle
-// failed to record it.
+// until the returned func is called (after the settle): docstore.Doc.Writing, or nothing
+// when the document's state cannot be read.
 func (s *Service) docWriting(key string, rev uint64) func() {
-	st, err := s.docState(key)
+	st, err := s.docs.Doc(key)
 	if err != nil {
 		return func() {}
 	}
-	s.docs.mu.Lock()
-	st.writing = rev
-	s.docs.mu.Unlock()
-	return func() {
-		s.docs.mu.Lock()
-		defer s.docs.mu.Unlock()
-		if st.writing == rev {
-			st.writing = 0
-			close(st.changed)
-			st.changed = make(chan struct{})
-		}
-	}
+	return st.Writing(rev)
 }
 
 // settledVersion is the version record of a write that a crash left pending and the start
-// found applied: an editor's PATCH under its clientId and display name, an agent's write
-// under the MCP host's name (its process's agent client id is gone with it).
-func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
+// found applied, which the store's journal participant (docstore.Store.Participant)
+// records: an editor's PATCH under its clientId and display name, an agent's write under
+// the MCP host's name (its process's agent client id is gone with it).
+func (s *Service) settledVersion(e *journalEntry, text string) *docstore.Version {
 	rec := docs.Record{Version: e.Revision, ChangeType: ChangeUpdated, DisplayName: e.Author.Agent, Milestone: true, At: e.At}
 	switch e.Tool {
 	case patchTool:
@@ -642,52 +163,5 @@ func (s *Service) settledVersion(e *journalEntry, text string) *pendingVersion {
 			rec.DisplayName = agentName
 		}
 	}
-	return &pendingVersion{rec: rec, text: docText(text)}
-}
-
-// docParticipant is the document store's part in the journal's settles
-// (journal.Participant).
-type docParticipant struct{ s *Service }
-
-// Recovering loads the document's state before the settle's transaction; without it the
-// writes settled at start get no version record (a later read records their revision).
-func (d docParticipant) Recovering(key string) journal.RecoverStep {
-	st, err := d.s.docState(key)
-	if err != nil {
-		d.s.log.Warn("document: versions unreadable; a write settled at start gets no version record", "plan", key, "err", err)
-		return nil
-	}
-	return &docRecovery{s: d.s, key: key, st: st}
-}
-
-// docRecovery records the versions of the writes one start-up settle found applied.
-type docRecovery struct {
-	s       *Service
-	key     string
-	st      *docState
-	settled []*pendingVersion
-}
-
-// Begin starts the transaction afresh.
-func (r *docRecovery) Begin() { r.settled = nil }
-
-// Applied gives the write its version record with its author, as its own settle would
-// have, unless one is there already (then it is kept).
-func (r *docRecovery) Applied(tx Tx, e *journalEntry, text string) error {
-	if versions := tx.Bucket(docs.BucketName(r.key)); versions != nil && versions.Get(docs.VersionKey('v', e.Revision)) != nil {
-		return nil
-	}
-	pv := r.s.settledVersion(e, text)
-	if err := r.s.putVersion(tx, r.key, r.st, pv); err != nil {
-		return err
-	}
-	r.settled = append(r.settled, pv)
-	return nil
-}
-
-// Committed updates the memory once the settle committed.
-func (r *docRecovery) Committed() {
-	for _, pv := range r.settled {
-		r.s.versionSaved(r.key, r.st, pv)
-	}
+	return &docstore.Version{Rec: rec, Text: docstore.Normalize(text)}
 }

@@ -612,12 +612,12 @@ func TestReadBetweenRenameAndSettle(t *testing.T) {
 	if err := os.WriteFile(f.path, []byte(planText+"- new\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
+	st, _ := f.svc.docs.Doc("p")
 	if rev := f.read(t).Base.Revision; rev != 2 {
-		t.Fatalf("revision %d, file %q, recorded %+v", rev, f.fileText(t), f.svc.docs.states["p"].records)
+		t.Fatalf("revision %d, file %q, recorded %+v", rev, f.fileText(t), st.Records())
 	}
-	st, _ := f.svc.docState("p")
-	if st.last() != 1 {
-		t.Fatalf("a read recorded the writer's version: %+v", st.records)
+	if last, _ := st.Last(); last != 1 {
+		t.Fatalf("a read recorded the writer's version: %+v", st.Records())
 	}
 	if feed, err := f.svc.Changes(ctx, f.id, 1, 0); feed != nil || err != nil {
 		t.Fatalf("feed during the settle: %+v %v", feed, err)

@@ -9,6 +9,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 )
@@ -69,6 +70,8 @@ func (s *Service) openJournal(db Database, set *planfs.Set) error {
 	}
 	commit := journal.NewGroupCommit(db)
 	s.journalState = journalState{db: db, commit: commit, mem: journal.NewMemory(commit, s.log, config.LocalClientID, s.limit)}
+	s.docs = docstore.New(db, commit, s.log)
+	s.participants = []journal.Participant{s.docs.Participant(s.settledVersion)}
 	if err := s.createBuckets(set.Keys()); err != nil {
 		return err
 	}

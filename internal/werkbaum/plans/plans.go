@@ -10,19 +10,22 @@
 //
 // Where things live: commit.go is the one journalled commit every write runs (an agent's
 // verb or an editor's PATCH, over a file or a document server: a change over a target);
-// errors.go holds every error of the store with its Kind, which internal/api renders
-// once for both doors; journal.go the revisions, the start-up settle (journal.Recover,
-// which calls the registered participants, the document store, instead of their code)
-// and the settle of a pending entry whose writer is gone; documents*.go the live
-// documents; roots.go the store's side of the plan set (resolve, Reconfigure);
-// filecache.go the summaries; follow.go reading what the follower reports. Below it, and
-// importing nothing of it: plans/planfs (the plan set, roots and refs, file identity,
-// the folder lock and WriteAtomic, the text cache, the follower's file side),
-// plans/journal (the database interface, the bbolt adapter, the group commit, the
-// journal's layout, migration, entries and recovery, its memory and saver), plans/remote
-// (the document-server client) and plans/docs (the protocol's bounds, the version log's
-// layout and retention rule). The git mirror and the announcements are a WriteRecorder
-// told by WriteEvents.
+// errors.go holds every error of the store with its Kind, which internal/api renders once
+// for both doors; journal.go the revisions, the start-up settle (journal.Recover, which
+// calls the registered participants, the document store, instead of their code) and the
+// settle of a pending entry whose writer is gone; documents*.go the document doors over
+// plans/docstore (feed, history, titles, restore, the version record each kind of write
+// gets); roots.go the store's side of the plan set (resolve, Reconfigure); filecache.go
+// the summaries; follow.go reading what the follower reports. Below it, and importing
+// nothing of it: plans/planfs (the plan set, roots and refs, file identity, the folder
+// lock and WriteAtomic, the text cache, the follower's file side), plans/journal (the
+// database interface, the bbolt adapter, the group commit, the journal's layout,
+// migration, entries and recovery, its memory and saver), plans/remote (the
+// document-server client), plans/docs (the protocol's bounds, the version log's layout and
+// retention rule) and plans/docstore (the document ids, the version log's reads and writes
+// in the state database, and each document's memory under the one mutex that feed, history
+// and titles share, and its journal participant). The git mirror and the announcements are
+// a WriteRecorder told by WriteEvents.
 package plans
 
 import (
@@ -38,6 +41,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
@@ -135,10 +139,11 @@ type Service struct {
 	// reads the plan, and its first read records the revision).
 	warming sync.WaitGroup
 
-	// docs is the document store's memory (documents*.go); agentClientID is the document
-	// client id of this process's agent writes ("mcp-<random>", one per process), used
-	// for the plan's own document and for plans on document servers (remote.go).
-	docs          *docStore
+	// docs is the document store (package docstore; set when the journal opens);
+	// agentClientID is the document client id of this process's agent writes
+	// ("mcp-<random>", one per process), used for the plan's own document and for plans
+	// on document servers (remote.go).
+	docs          *docstore.Store
 	agentClientID string
 	remote        *remote.Client // HTTP client of plans kept on document servers (remote.go)
 	// participants take part in the journal's settles (journal.Recover): the document
@@ -155,8 +160,7 @@ func New(opts Options) (*Service, error) {
 		maxBytes: opts.MaxFileBytes, lockTimeout: opts.LockTimeout, texts: planfs.NewCache(), cache: newCache(),
 		remote: remote.NewClient(),
 	}
-	s.docs, s.agentClientID = newDocStore(), newAgentClientID()
-	s.participants = []journal.Participant{docParticipant{s}}
+	s.agentClientID = newAgentClientID()
 	if s.maxBytes <= 0 {
 		s.maxBytes = werkbaum.DefaultMaxInputBytes
 	}
@@ -277,7 +281,7 @@ func (s *Service) read(ctx context.Context, p planfs.Ref) (*Snapshot, error) {
 		}
 		s.texts.Forget(key)
 	}
-	s.noteVersion(key, rev, text)
+	s.docs.Note(key, rev, text, s.now)
 	return &Snapshot{Text: text, Base: Base{Revision: rev, Checksum: sum}, Lines: countLines(text)}, nil
 }
 

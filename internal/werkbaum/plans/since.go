@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docstore"
 )
 
 // ChangesSince returns the line operations that turn the plan's text at base into cur's
@@ -16,7 +17,7 @@ import (
 // gone or is not the one base names (its checksum differs), and the caller must then
 // fall back to the current text.
 func (s *Service) ChangesSince(ctx context.Context, key string, base Base, cur *Snapshot) (ops []werkbaum.LineOp, kept bool, err error) {
-	old, ok, err := s.versionText(key, base.Revision)
+	old, ok, err := s.docs.Text(key, base.Revision)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -25,7 +26,7 @@ func (s *Service) ChangesSince(ctx context.Context, key string, base Base, cur *
 	if sum := sha256.Sum256([]byte(old)); hex.EncodeToString(sum[:]) != base.Checksum {
 		return nil, false, nil
 	}
-	ops, err = s.engine.DiffLines(ctx, old, docText(cur.Text))
+	ops, err = s.engine.DiffLines(ctx, old, docstore.Normalize(cur.Text))
 	if err != nil {
 		return nil, false, fmt.Errorf("plan %s: changes since revision %d: %w", key, base.Revision, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"talkd/internal/werkbaum"
+	"talkd/internal/werkbaum/plans/docstore"
 	"talkd/internal/werkbaum/plans/journal"
 	"talkd/internal/werkbaum/plans/planfs"
 )
@@ -128,7 +129,7 @@ func (c *verbChange) changed(res *WriteResult, rev uint64, sum string) {
 
 // version is the write's document version: the process's agent client id, the MCP host's
 // name, a milestone.
-func (c *verbChange) version(_ *journalEntry, rev uint64, text string) (*docState, *pendingVersion) {
+func (c *verbChange) version(_ *journalEntry, rev uint64, text string) (*docstore.Doc, *docstore.Version) {
 	return c.s.agentVersion(c.p.Key, c.req.Author, rev, text)
 }
 
