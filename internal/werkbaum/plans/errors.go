@@ -192,8 +192,9 @@ func (e *PatchConflict) Error() string {
 // Storing a write.
 
 // errFileMoved says that the plan file no longer has the content a read hashed: a write
-// (or an outside edit) replaced it in between (planfs.ErrFileMoved). The read is simply
-// done again.
+// (or an outside edit) replaced it in between (planfs.ErrFileMoved, which is
+// journal.ErrFileMoved: the journal passes it on when it gives revisions). The read is
+// simply done again.
 var errFileMoved = planfs.ErrFileMoved
 
 // Creating a plan.

@@ -85,64 +85,16 @@ func (s *Service) openJournal(db Database, set *planfs.Set) error {
 	return nil
 }
 
-// revisionFor returns the revision of the content with this checksum, giving content the
-// daemon has not seen (an edit made outside) the next revision. A new revision is given
-// only to what the file holds now, checked inside the journal's write transaction (which
-// a write's settling also takes): otherwise a read that hashed the file just before a
-// write's rename would, once the write settled, take the old text for an outside edit and
-// spend revisions on it (errFileMoved instead). When the new revision cannot be saved
-// (the state disk is full or read-only) it is kept in memory and saved later: a read
-// must not fail because the state cannot be written.
+// revisions gives the contents of the plans' files their revisions (journal.Revisions).
+func (s *Service) revisions() journal.Revisions {
+	return journal.Revisions{DB: s.db, Commit: s.commit, Mem: s.mem, Log: s.log}
+}
+
+// revisionFor returns the revision of the plan's content with this checksum
+// (journal.Revisions.For), a new one given only when the file still has it (fileIs,
+// checked inside the journal's write transaction; errFileMoved otherwise).
 func (s *Service) revisionFor(p planfs.Ref, sum string) (uint64, error) {
-	key := p.Key
-	meta, err := s.latestMeta(key)
-	if err != nil {
-		return 0, fmt.Errorf("plan %s: read revision: %w", key, err)
-	}
-	if meta.Checksum == sum && meta.Revision > 0 {
-		return meta.Revision, nil
-	}
-	wrote := false // meta is saved now (else it may be one kept in memory only)
-	err = s.commit.Do(func(tx Tx) error {
-		wrote = false
-		b := tx.Bucket(journal.BucketName(key))
-		if err := journal.ReadMeta(b, &meta); err != nil {
-			return err
-		}
-		meta = s.mem.NewerMeta(key, meta)
-		if meta.Checksum != sum || meta.Revision == 0 {
-			if err := fileIs(p, sum); err != nil {
-				return err
-			}
-			meta, wrote = journal.Meta{Revision: meta.Revision + 1, Checksum: sum}, true
-			return journal.WriteMeta(b, meta)
-		}
-		return nil
-	})
-	switch {
-	case errors.Is(err, errFileMoved):
-		return 0, err
-	case err == nil:
-		if wrote {
-			s.mem.MetaSaved(key, meta)
-		}
-		return meta.Revision, nil
-	}
-	var saved journal.Meta
-	merr := s.db.View(func(tx Tx) error { return journal.ReadMeta(tx.Bucket(journal.BucketName(key)), &saved) })
-	var rev uint64
-	if merr == nil {
-		rev, merr = s.mem.Bump(key, sum, saved, func() error { return fileIs(p, sum) })
-	}
-	if merr != nil {
-		if errors.Is(merr, errFileMoved) {
-			return 0, merr
-		}
-		return 0, fmt.Errorf("plan %s: record revision: %w", key, err)
-	}
-	s.log.Warn("journal: the plan's new revision cannot be saved now; kept in memory and saved in the background", "plan", key, "revision", rev, "err", err)
-	s.mem.StartSaver()
-	return rev, nil
+	return s.revisions().For(p.Key, sum, func() error { return fileIs(p, sum) })
 }
 
 // fileIs reports errFileMoved unless the plan's file has the checksum sum.
@@ -158,16 +110,9 @@ func fileIs(p planfs.Ref, sum string) error {
 }
 
 // latestMeta is the plan's latest revision and checksum: the saved one, or a newer one
-// kept in memory.
+// kept in memory (journal.Revisions.Latest).
 func (s *Service) latestMeta(key string) (journal.Meta, error) {
-	var meta journal.Meta
-	err := s.db.View(func(tx Tx) error {
-		return journal.ReadMeta(tx.Bucket(journal.BucketName(key)), &meta)
-	})
-	if err != nil {
-		return journal.Meta{}, err
-	}
-	return s.mem.NewerMeta(key, meta), nil
+	return s.revisions().Latest(key)
 }
 
 // entry returns the journal's entry of a request: an applied write not yet saved first,

@@ -11,7 +11,8 @@
 // Where things live: commit.go is the one journalled commit every write runs (an agent's
 // verb or an editor's PATCH, over a file or a document server: a change over a target);
 // errors.go holds every error of the store with its Kind, which internal/api renders once
-// for both doors; journal.go the revisions, the start-up settle (journal.Recover, which
+// for both doors; journal.go the revisions' file check (revisionFor, over
+// journal.Revisions), the start-up settle (journal.Recover, which
 // calls the registered participants, the document store, instead of their code) and the
 // settle of a pending entry whose writer is gone; documents*.go the document doors over
 // plans/docstore (feed, history, titles, restore, the version record each kind of write
@@ -20,7 +21,7 @@
 // nothing of it: plans/planfs (the plan set, roots and refs, file identity, the folder
 // lock and WriteAtomic, the text cache, the follower's file side), plans/journal (the
 // database interface, the bbolt adapter, the group commit, the journal's layout,
-// migration, entries and recovery, its memory and saver), plans/remote (the
+// migration, entries and recovery, its memory and saver, the revisions), plans/remote (the
 // document-server client), plans/docs (the protocol's bounds, the version log's layout and
 // retention rule) and plans/docstore (the document ids, the version log's reads and writes
 // in the state database, and each document's memory under the one mutex that feed, history

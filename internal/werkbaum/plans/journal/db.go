@@ -7,9 +7,10 @@
 // whose write-specific parts are bytes their owner decodes), the settle of what a crash
 // left pending, with the participants the store registers (recover.go: Recover,
 // Participant), and the memory of what is applied but not saved yet, with its background
-// saver (memory.go: Memory). It imports nothing of talkd: the store (package plans)
-// keeps its revisions and documents on top of it, and passes in what the journal needs
-// to know of talkd (the local client's name).
+// saver (memory.go: Memory), and the revision each content of a plan file gets
+// (revision.go: Revisions, ErrFileMoved). It imports nothing of talkd: the store (package
+// plans) keeps its documents on top of it, and passes in what the journal needs to know
+// of talkd (the local client's name, the check that a plan's file has a content).
 package journal
 
 // Database runs the transactions that keep revisions and the request journal. It is the

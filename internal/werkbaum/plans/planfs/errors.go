@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"talkd/internal/werkbaum/plans/journal"
 )
 
 // Resolving a plan.
@@ -108,8 +110,9 @@ func (e *readOnlyError) Error() string {
 func (e *readOnlyError) Unwrap() error { return ErrReadOnly }
 
 // ErrFileMoved says that the plan file no longer has the content a read hashed: a write
-// (or an outside edit) replaced it in between. The read is simply done again.
-var ErrFileMoved = errors.New("the plan file changed while it was read")
+// (or an outside edit) replaced it in between. The read is simply done again. It is the
+// journal's (journal.ErrFileMoved), which passes it on when it gives revisions.
+var ErrFileMoved = journal.ErrFileMoved
 
 // Unpath drops the path from an *fs.PathError, keeping the operation and the cause: the
 // errors reach clients (in shared mode over the network), and the folders of the
