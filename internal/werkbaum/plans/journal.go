@@ -160,7 +160,6 @@ func (s *Service) recover(p planfs.Ref) error {
 // produced, else not applied (nil). The applied settle is saved, or kept in memory and
 // saved in the background when the database cannot be written now.
 func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, error) {
-	key := p.Key
 	_, sum, err := s.texts.Load(p, s.maxBytes)
 	if err != nil {
 		return nil, err
@@ -168,44 +167,7 @@ func (s *Service) settleByFile(p planfs.Ref, e *journalEntry) (*journalEntry, er
 	if sum != e.NewChecksum {
 		return nil, nil
 	}
-	applied := *e
-	applied.State = StateApplied
-	var meta journal.Meta
-	settled := false // by this call, not by someone else meanwhile
-	wrote := false   // meta is saved now (else it may be one kept in memory only)
-	err = s.commit.Do(func(tx Tx) error {
-		settled, wrote = false, false
-		b := tx.Bucket(journal.BucketName(key))
-		cur, err := journal.GetEntry(b, keyOf(e))
-		if err != nil || cur == nil || cur.State != statePending || cur.Seq != e.Seq {
-			return err // settled or replaced meanwhile: nothing to do
-		}
-		settled = true
-		if err := s.putEntry(b, &applied); err != nil {
-			return err
-		}
-		if err := journal.ReadMeta(b, &meta); err != nil {
-			return err
-		}
-		if meta = s.mem.NewerMeta(key, meta); meta.Checksum == sum || meta.Revision >= e.Revision {
-			// Known already, or a later revision was given since (a later write, or an
-			// edit): the file may hold that text by now, and a read gives the file's
-			// content its revision with the file checked, which this settle cannot.
-			return nil
-		}
-		meta, wrote = journal.Meta{Revision: e.Revision, Checksum: sum}, true
-		return journal.WriteMeta(b, meta)
-	})
-	if err != nil {
-		s.log.Error("journal: settling a write whose writer is gone failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
-		s.mem.KeepApplied(key, &applied, journal.Meta{Revision: e.Revision, Checksum: sum})
-	} else if settled {
-		if wrote {
-			s.mem.MetaSaved(key, meta)
-		}
-		s.log.Info("journal: pending write of a writer that is gone settled as applied", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
-	}
-	return &applied, nil
+	return s.revisions().SettleApplied(p.Key, e, sum, journal.Settle{Local: config.LocalClientID, Limit: s.limit}), nil
 }
 
 // OperationStatus is the answer of operation_get.

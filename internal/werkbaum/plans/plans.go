@@ -14,7 +14,8 @@
 // for both doors; journal.go the revisions' file check (revisionFor, over
 // journal.Revisions), the start-up settle (journal.Recover, which
 // calls the registered participants, the document store, instead of their code) and the
-// settle of a pending entry whose writer is gone; documents*.go the document doors over
+// file check of a pending entry whose writer is gone (settleByFile, over
+// journal.Revisions.SettleApplied); documents*.go the document doors over
 // plans/docstore (feed, history, titles, restore, the version record each kind of write
 // gets); roots.go the store's side of the plan set (resolve, Reconfigure); filecache.go
 // the summaries; follow.go reading what the follower reports. Below it, and importing

@@ -93,3 +93,56 @@ func (r Revisions) For(key, sum string, fileIs func() error) (uint64, error) {
 	r.Mem.StartSaver()
 	return rev, nil
 }
+
+// Settle says how SettleApplied settles an entry: the local client's name and the
+// journal's bound, as PutEntry takes them.
+type Settle struct {
+	Local string
+	Limit int
+}
+
+// SettleApplied settles e, a pending entry whose writer is gone (it failed, or its settle
+// was lost), as applied: the caller found the plan file holding the text the write
+// produced (sum, its checksum). Unless the entry was settled or replaced meanwhile, the
+// applied entry is saved with the revision e was given, or, when the database cannot be
+// written now, kept in memory and saved in the background. The file's content is not
+// given e's revision when the journal knows it already or gave a later revision since:
+// the file may hold that text by now, and a read gives it its revision with the file
+// checked, which this settle cannot.
+func (r Revisions) SettleApplied(key string, e *Entry, sum string, how Settle) *Entry {
+	applied := *e
+	applied.State = StateApplied
+	var meta Meta
+	settled := false // by this call, not by someone else meanwhile
+	wrote := false   // meta is saved now (else it may be one kept in memory only)
+	err := r.Commit.Do(func(tx Tx) error {
+		settled, wrote = false, false
+		b := tx.Bucket(BucketName(key))
+		cur, err := GetEntry(b, EntryKey(e.Author.Client, how.Local, e.RequestID))
+		if err != nil || cur == nil || cur.State != StatePending || cur.Seq != e.Seq {
+			return err // settled or replaced meanwhile: nothing to do
+		}
+		settled = true
+		if err := PutEntry(b, &applied, how.Local, how.Limit); err != nil {
+			return err
+		}
+		if err := ReadMeta(b, &meta); err != nil {
+			return err
+		}
+		if meta = r.Mem.NewerMeta(key, meta); meta.Checksum == sum || meta.Revision >= e.Revision {
+			return nil
+		}
+		meta, wrote = Meta{Revision: e.Revision, Checksum: sum}, true
+		return WriteMeta(b, meta)
+	})
+	if err != nil {
+		r.Log.Error("journal: settling a write whose writer is gone failed; kept in memory and saved in the background", "plan", key, "request_id", e.RequestID, "err", err)
+		r.Mem.KeepApplied(key, &applied, Meta{Revision: e.Revision, Checksum: sum})
+	} else if settled {
+		if wrote {
+			r.Mem.MetaSaved(key, meta)
+		}
+		r.Log.Info("journal: pending write of a writer that is gone settled as applied", "plan", key, "client", e.Author.Client, "request_id", e.RequestID, "revision", e.Revision)
+	}
+	return &applied
+}

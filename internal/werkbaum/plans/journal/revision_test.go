@@ -135,3 +135,66 @@ func TestRevisionsKeptInMemoryWhenTheDiskIsFull(t *testing.T) {
 		t.Fatalf("log does not say the revision was kept in memory:\n%s", logs.String())
 	}
 }
+
+// TestSettleAppliedSavesOrKeepsInMemory: a pending entry whose writer is gone is settled
+// as applied with its revision; with the disk full it is kept in memory (said in the log)
+// and saved once the disk has room; an entry no longer pending is left as it is.
+func TestSettleAppliedSavesOrKeepsInMemory(t *testing.T) {
+	r, db, logs := newRevisions(t)
+	const key = "pläne/jörg"
+	how := Settle{Local: "local", Limit: 100}
+	pending := func(id string, rev uint64) *Entry {
+		e := &Entry{RequestID: id, Tool: "werkbaum_set_status", State: StatePending, Seq: rev,
+			Revision: rev, NewChecksum: "sum-" + id, Author: Author{Client: "@jörg"}}
+		if err := db.Update(func(tx Tx) error { return PutEntry(tx.Bucket(BucketName(key)), e, how.Local, how.Limit) }); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	stored := func(id string) (*Entry, Meta) {
+		var e *Entry
+		var meta Meta
+		if err := db.View(func(tx Tx) error {
+			b := tx.Bucket(BucketName(key))
+			var err error
+			if e, err = GetEntry(b, EntryKey("@jörg", how.Local, id)); err != nil {
+				return err
+			}
+			return ReadMeta(b, &meta)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return e, meta
+	}
+
+	a := pending("a", 1)
+	if got := r.SettleApplied(key, a, "sum-a", how); got.State != StateApplied {
+		t.Fatalf("settled %+v, want applied", got)
+	}
+	if e, meta := stored("a"); e.State != StateApplied || meta != (Meta{Revision: 1, Checksum: "sum-a"}) {
+		t.Fatalf("after the settle: entry %+v, meta %+v", e, meta)
+	}
+	// Settled already: nothing is written again, nor said.
+	logs.Reset()
+	r.SettleApplied(key, a, "sum-a", how)
+	if strings.Contains(logs.String(), "settled as applied") {
+		t.Errorf("a settled entry was settled again: %s", logs)
+	}
+
+	b := pending("b", 2)
+	db.full.Store(true)
+	if got := r.SettleApplied(key, b, "sum-b", how); got.State != StateApplied {
+		t.Fatalf("settled with a full disk %+v, want applied", got)
+	}
+	if !strings.Contains(logs.String(), "kept in memory and saved in the background") {
+		t.Errorf("the log does not say the settle was kept in memory: %s", logs)
+	}
+	if e, ok := r.Mem.Unsaved(key, EntryKey("@jörg", how.Local, "b")); !ok || e.State != StateApplied {
+		t.Fatalf("with a full disk the applied entry is not kept in memory: %+v %v", e, ok)
+	}
+	db.full.Store(false)
+	_ = r.Mem.Close()
+	if e, meta := stored("b"); e.State != StateApplied || meta != (Meta{Revision: 2, Checksum: "sum-b"}) {
+		t.Fatalf("after the disk had room: entry %+v, meta %+v", e, meta)
+	}
+}
