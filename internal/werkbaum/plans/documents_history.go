@@ -134,8 +134,9 @@ func (s *Service) Restore(ctx context.Context, id string, version uint64, who Do
 }
 
 // restoreChange is a restore: the text of a kept version, written in the file's style.
-// Its journal client is "restore:" and the editor's client id, its request id random (a
-// restore repeated restores the same text, which changes nothing).
+// Its journal client is the editor's, as a PATCH's (patchClient), its request id random
+// hex, which no PATCH's seq can be (a restore repeated restores the same text, which
+// changes nothing).
 type restoreChange struct {
 	s     *Service
 	p     planfs.Ref
@@ -149,7 +150,7 @@ type restoreChange struct {
 	next string
 }
 
-func (c *restoreChange) entryKey() []byte { return entryKey("restore:"+c.who.ClientID, c.reqID) }
+func (c *restoreChange) entryKey() []byte { return entryKey(patchClient(c.who.ClientID), c.reqID) }
 
 // retries: a file saved outside talkd meanwhile is a version of its own; the restore
 // then runs on top of it.

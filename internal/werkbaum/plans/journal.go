@@ -210,7 +210,7 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 		}
 		if e != nil && e.State == statePending {
 			// Its writer is gone without settling it: the file says what happened.
-			if e, err = s.settle(ctx, p, e); err != nil {
+			if e, err = s.targetOf(p).settle(ctx, e); err != nil {
 				return nil, err
 			}
 		}

@@ -19,7 +19,6 @@ import (
 	"talkd/internal/config"
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/journal"
-	"talkd/internal/werkbaum/plans/planfs"
 	"talkd/internal/werkbaum/plans/remote"
 )
 
@@ -103,16 +102,6 @@ func (s *Service) recordRemotePending(key string, e *journalEntry) error {
 	}
 	s.mem.ForgetKept(kept)
 	return nil
-}
-
-// settle settles a pending entry whose writer is gone: by the file for a file plan, by
-// sending the same PATCH again for a document plan. nil means "not applied" (the entry is
-// gone and the request id unknown again).
-func (s *Service) settle(ctx context.Context, p planfs.Ref, e *journalEntry) (*journalEntry, error) {
-	if p.Remote() {
-		return s.settleRemote(ctx, p.Key, p.Plan, e)
-	}
-	return s.settleByFile(p, e)
 }
 
 // settleRemote sends a pending entry's PATCH (again: the same body, the same (clientId,

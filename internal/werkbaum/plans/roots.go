@@ -36,11 +36,6 @@ func (s *Service) lookup(key string) (planfs.Ref, error) {
 	return ref, nil
 }
 
-// ref names the plan of key in the current plan set without touching the disk.
-func (s *Service) ref(key string) (planfs.Ref, error) {
-	return s.set.Load().Ref(key, s.log)
-}
-
 // ensureJournal gives a root plan its journal bucket and settles what a crash left
 // pending in it, once per process and before its first request uses it (configured plans
 // get theirs at New and Reconfigure).

@@ -2,8 +2,6 @@ package plans
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
 	"talkd/internal/werkbaum"
@@ -23,7 +21,7 @@ func (s *Service) ChangesSince(ctx context.Context, key string, base Base, cur *
 	}
 	// The store keeps texts normalised (no BOM, LF line ends); such a file's checksum is
 	// the text's own, any other cannot be matched and takes the fallback.
-	if sum := sha256.Sum256([]byte(old)); hex.EncodeToString(sum[:]) != base.Checksum {
+	if werkbaum.Checksum([]byte(old)) != base.Checksum {
 		return nil, false, nil
 	}
 	ops, err = s.engine.DiffLines(ctx, old, docstore.Normalize(cur.Text))
