@@ -208,11 +208,4 @@ func shortenPlain(text string, max int) string {
 }
 
 // shorten puts text on one line and cuts it to max characters.
-func shorten(text string, max int) string {
-	text = strings.Join(strings.Fields(text), " ")
-	r := []rune(text)
-	if len(r) <= max {
-		return strconv.Quote(text)
-	}
-	return strconv.Quote(string(r[:max-1]) + "…")
-}
+func shorten(text string, max int) string { return strconv.Quote(shortenPlain(text, max)) }

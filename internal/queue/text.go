@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -61,7 +62,7 @@ func CutKeepingEnd(s string, limit int) (kept, leftOut string) {
 		}
 	}
 	if start < 0 {
-		start = max(0, slicesIndexFunc(window, unicode.IsSpace))
+		start = max(0, slices.IndexFunc(window, unicode.IsSpace))
 	}
 	dropped := string(r[:offset+start])
 	kept = strings.TrimSpace(string(window[start:]))
@@ -74,14 +75,4 @@ func CutKeepingEnd(s string, limit int) (kept, leftOut string) {
 		return kept, fmt.Sprintf("the first %d lines (%d characters)", lines, chars)
 	}
 	return kept, fmt.Sprintf("the first %d characters", chars)
-}
-
-// slicesIndexFunc is the index of the first rune of r for which f holds, or -1.
-func slicesIndexFunc(r []rune, f func(rune) bool) int {
-	for i, c := range r {
-		if f(c) {
-			return i
-		}
-	}
-	return -1
 }

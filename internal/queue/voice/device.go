@@ -54,16 +54,17 @@ func deviceFailure(program string, err error) (string, bool) {
 
 // shortFailure is a failed run's error as one short line for the history: the program's
 // raw output is for the debug log, not for a person reading talk history.
-func shortFailure(err error) string {
-	line := err.Error()
-	if i := strings.IndexAny(line, "\n"); i >= 0 {
-		line = line[:i]
+func shortFailure(err error) string { return firstLine(err.Error(), 120) }
+
+// firstLine is s's first line, cut to limit characters.
+func firstLine(s string, limit int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
 	}
-	const limit = 120
-	if r := []rune(line); len(r) > limit {
-		line = string(r[:limit]) + "…"
+	if r := []rune(s); len(r) > limit {
+		s = string(r[:limit]) + "…"
 	}
-	return line
+	return s
 }
 
 // shortError is an engine's error as a person reads it in the history: its first line,
@@ -71,16 +72,7 @@ func shortFailure(err error) string {
 // the original, so errors.Is still sees what happened.
 type shortError struct{ err error }
 
-func (e shortError) Error() string {
-	line := e.err.Error()
-	if i := strings.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	if r := []rune(line); len(r) > 200 {
-		line = string(r[:200]) + "…"
-	}
-	return line
-}
+func (e shortError) Error() string { return firstLine(e.err.Error(), 200) }
 
 func (e shortError) Unwrap() error { return e.err }
 

@@ -3,7 +3,6 @@ package voice
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -167,6 +166,3 @@ func (c *voiceCache) forLang(ctx context.Context, lang string, load func(context
 	}
 	return ""
 }
-
-// isNotFound reports whether err means the binary does not exist.
-func isNotFound(err error) bool { return errors.Is(err, exec.ErrNotFound) }
