@@ -244,7 +244,6 @@ func (p *pollParker) abandon(poll *parkedPoll) {
 func (p *pollParker) revoke(auth *authenticator) {
 	type ended struct {
 		poll *parkedPoll
-		key  string
 		e    *Error
 	}
 	var ends []ended
@@ -259,7 +258,7 @@ func (p *pollParker) revoke(auth *authenticator) {
 				continue
 			}
 			if e := auth.stillReads(poll.caller, g.key); e != nil && p.claimLocked(poll) {
-				ends = append(ends, ended{poll, g.key, e})
+				ends = append(ends, ended{poll, e})
 			}
 		}
 	}
@@ -267,10 +266,7 @@ func (p *pollParker) revoke(auth *authenticator) {
 	p.busy.Add(len(ends))
 	p.mu.Unlock()
 	for _, x := range ends {
-		p.s.logRefusalOf(clipHeader(x.poll.path), x.poll.origin, x.poll.host, x.e)
-		r := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: x.poll.path}}
-		e := x.e
-		a := renderAnswer(func(w http.ResponseWriter) { writeProblem(w, r, e, nil) })
+		a := p.refusalAnswer(x.poll, x.e)
 		go func() {
 			defer p.busy.Done()
 			p.write(x.poll, a)
@@ -414,7 +410,11 @@ func (p *pollParker) round(g *pollGroup, polls []*parkedPoll, signalErr error) {
 // refusal renders the store's error for poll as the other doors would (problem details,
 // one log line).
 func (p *pollParker) refusal(g *pollGroup, poll *parkedPoll, err error) *pollAnswer {
-	e := p.s.documentError(p.ctx, g.key, err)
+	return p.refusalAnswer(poll, p.s.documentError(p.ctx, g.key, err))
+}
+
+// refusalAnswer is e as poll's answer, with the refusal's log line.
+func (p *pollParker) refusalAnswer(poll *parkedPoll, e *Error) *pollAnswer {
 	p.s.logRefusalOf(clipHeader(poll.path), poll.origin, poll.host, e)
 	r := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: poll.path}}
 	return renderAnswer(func(w http.ResponseWriter) { writeProblem(w, r, e, nil) })
