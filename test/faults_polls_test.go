@@ -372,9 +372,13 @@ refusals:
 	if counts[http.StatusServiceUnavailable] == 0 || counts[http.StatusInternalServerError] > 0 || counts[http.StatusOK] > 0 {
 		t.Errorf("answers while parked: %v, want 503s and no 500", counts)
 	}
+	// At most ¾ of the descriptors park. How many reach that bound depends on timing:
+	// during the flood each poll's read of the plan file competes for the same
+	// descriptors, and a read that meets EMFILE is a 503 (busy), not a parked poll
+	// (seen: 74 parked on a loaded CI run, 192 on a quiet one).
 	parked := n - got
-	if parked < 100 || parked > 192 {
-		t.Errorf("%d polls parked under a limit of 256 descriptors, want 100…192", parked)
+	if parked < 1 || parked > 192 {
+		t.Errorf("%d polls parked under a limit of 256 descriptors, want 1…192", parked)
 	}
 
 	// The daemon still serves everything else promptly.
