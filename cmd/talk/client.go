@@ -60,7 +60,7 @@ func (a *app) client() *client {
 // started with the same config and environment without flags. Peek skips the checks that
 // need the daemon's secrets (client tokens), which a user's shell usually does not hold.
 func (a *app) configURL() (base, source string) {
-	cfg, err := config.Peek(a.getenv)
+	cfg, err := a.config()
 	if err != nil {
 		a.warnf("the talkd config cannot be read, using %s (set TALK_URL or --url to choose):\n  %s",
 			fallbackURL, strings.ReplaceAll(err.Error(), "\n", "\n  "))

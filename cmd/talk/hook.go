@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"talkd/internal/agenttext"
-	"talkd/internal/config"
 	"talkd/internal/hostsetup"
 )
 
@@ -159,7 +158,7 @@ func (a *app) sessionPitch(agent, session string) int {
 	if session == "" {
 		return 0
 	}
-	if cfg, err := config.Peek(a.getenv); err == nil {
+	if cfg, err := a.config(); err == nil {
 		if _, ok := cfg.Voice.Agents[agent]; ok {
 			return 0
 		}

@@ -39,8 +39,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"talkd/internal/config"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -71,6 +74,19 @@ type app struct {
 	stderr io.Writer
 	opts   options
 	cl     *client // built on first use by client()
+
+	// The daemon's config as talk sees it, read once per run: the hook, the URL and the
+	// editor link all derive from it, and the hook's budget is 0.8 s.
+	peekOnce sync.Once
+	peeked   *config.Config
+	peekErr  error
+}
+
+// config returns the daemon's configuration without its secrets (config.Peek), read on
+// first use.
+func (a *app) config() (*config.Config, error) {
+	a.peekOnce.Do(func() { a.peeked, a.peekErr = config.Peek(a.getenv) })
+	return a.peeked, a.peekErr
 }
 
 // command is one subcommand. define registers the command's own flags on fs and returns

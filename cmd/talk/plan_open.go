@@ -67,7 +67,7 @@ func (a *app) planOpen(ctx context.Context, key string, o *openFlags) int {
 		a.warnf("plan %q has no document URL; the daemon's log says why", key)
 		return exitRefused
 	}
-	cfg, cfgErr := config.Peek(a.getenv)
+	cfg, cfgErr := a.config()
 	editor := config.Editor{URL: config.DefaultEditorURL}
 	switch {
 	case o.editor != "":

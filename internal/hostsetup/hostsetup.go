@@ -327,8 +327,7 @@ func isTalkHook(cmd, host string) bool {
 	if !ok {
 		return false
 	}
-	prog = strings.Trim(prog, `'"`)
-	return prog == "talk" || strings.HasSuffix(prog, "/talk") || strings.HasSuffix(prog, `\talk.exe`)
+	return isTalkProgram(strings.Trim(prog, `'"`))
 }
 
 // isTalkProgram reports whether argv[0] of an MCP entry or notify program is a talk.
