@@ -22,18 +22,21 @@ const (
 	// thousand are a large team; each costs a descriptor and about 1.5 KB once parked.
 	DefaultMaxParkedPolls          = 4096
 	DefaultMaxParkedPollsPerClient = 256
-	DefaultProvider                = "auto"
-	DefaultSink                    = "auto"
-	DefaultLang                    = "en"
-	DefaultVoiceTimeout            = 30 * time.Second
-	DefaultFakeDuration            = 50 * time.Millisecond
-	DefaultMaxChars                = 400
-	DefaultIntervalLow             = 30 * time.Second
-	DefaultIntervalNormal          = 5 * time.Second
-	DefaultIntervalHigh            = 0
-	DefaultMaxWait                 = 2 * time.Minute
-	DefaultQueueSize               = 100
-	DefaultHistorySize             = 500
+	// DefaultAnalysisCacheBytes keeps the analyses of a few dozen large plans (a
+	// 10,000-node plan's inspect is about 5 MB) on disk.
+	DefaultAnalysisCacheBytes = 128 << 20
+	DefaultProvider           = "auto"
+	DefaultSink               = "auto"
+	DefaultLang               = "en"
+	DefaultVoiceTimeout       = 30 * time.Second
+	DefaultFakeDuration       = 50 * time.Millisecond
+	DefaultMaxChars           = 400
+	DefaultIntervalLow        = 30 * time.Second
+	DefaultIntervalNormal     = 5 * time.Second
+	DefaultIntervalHigh       = 0
+	DefaultMaxWait            = 2 * time.Minute
+	DefaultQueueSize          = 100
+	DefaultHistorySize        = 500
 
 	// RateLimitDiscard and RateLimitDefer are the values of rules.on_rate_limit.
 	RateLimitDiscard = "discard"
@@ -68,6 +71,8 @@ func defaults(stateDir string) Config {
 			ShutdownTimeout: Duration{DefaultShutdownTimeout},
 			MaxBodyBytes:    DefaultMaxBodyBytes,
 
+			AnalysisCacheBytes: DefaultAnalysisCacheBytes,
+
 			MaxParkedPolls:          DefaultMaxParkedPolls,
 			MaxParkedPollsPerClient: DefaultMaxParkedPollsPerClient,
 		},
@@ -101,6 +106,10 @@ func defaults(stateDir string) Config {
 
 // Shared reports shared mode: clients are configured, so every request needs a bearer token.
 func (c *Config) Shared() bool { return len(c.Clients) > 0 }
+
+// AnalysisCacheDir is where the plans' analyses are kept across restarts:
+// <cache_dir>/analyses.
+func (c *Config) AnalysisCacheDir() string { return filepath.Join(c.Server.CacheDir, "analyses") }
 
 // DBPath is the state database: <state_dir>/talkd.db.
 func (c *Config) DBPath() string { return filepath.Join(c.Server.StateDir, DBName) }
