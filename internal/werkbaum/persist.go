@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -196,7 +197,11 @@ func (p *Persist) open(build string) {
 	p.log.Debug("analysis cache opened", "dir", p.dir, "entries", p.order.Len(), "bytes", p.bytes)
 }
 
-// executableSum is the SHA-256 of the running program's file.
+// executableSum identifies the running program: the SHA-256 of its Go build ID when it
+// has one, else of its whole file. The build ID is a hash of everything the link read
+// (every package's sources and embedded files, the toolchain, the flags), so it changes
+// whenever the code can; it is read from the file's first pages, where hashing the whole
+// file (25 MB) took 80 ms of CPU at every start.
 func executableSum() ([32]byte, error) {
 	path, err := os.Executable()
 	if err != nil {
@@ -207,11 +212,67 @@ func executableSum() ([32]byte, error) {
 		return [32]byte{}, err
 	}
 	defer f.Close()
+	if id := goBuildID(f); id != "" {
+		return sha256.Sum256([]byte("go build ID " + id)), nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return [32]byte{}, fmt.Errorf("read %s: %w", path, err)
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return [32]byte{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	return [32]byte(h.Sum(nil)), nil
+}
+
+// goBuildID reads the Go build ID of an executable ("" when it has none, e.g. linked with
+// -buildid=): from the ELF note .note.go.buildid, else from the marker the linker puts at
+// the start of the text of every other format, within the first 32 KiB as cmd/go looks
+// for it.
+func goBuildID(f *os.File) string {
+	if ef, err := elf.NewFile(f); err == nil {
+		if sec := ef.Section(".note.go.buildid"); sec != nil {
+			if data, err := sec.Data(); err == nil {
+				return elfGoNote(data, ef.ByteOrder)
+			}
+		}
+		return ""
+	}
+	head := make([]byte, 32<<10)
+	n, _ := f.ReadAt(head, 0)
+	head = head[:n]
+	const marker = "\xff Go build ID: \""
+	i := bytes.Index(head, []byte(marker))
+	if i < 0 {
+		return ""
+	}
+	rest := head[i+len(marker):]
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 {
+		return ""
+	}
+	return string(rest[:end])
+}
+
+// elfGoNote is the description of the note named "Go" of type 4 (the build ID).
+func elfGoNote(data []byte, order binary.ByteOrder) string {
+	for len(data) >= 12 {
+		namesz, descsz, typ := order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:])
+		data = data[12:]
+		nameEnd := int(namesz+3) &^ 3
+		descEnd := nameEnd + int(descsz+3)&^3
+		if nameEnd > len(data) || nameEnd+int(descsz) > len(data) {
+			return ""
+		}
+		if typ == 4 && namesz == 4 && string(data[:4]) == "Go\x00\x00" {
+			return string(data[nameEnd : nameEnd+int(descsz)])
+		}
+		if descEnd > len(data) {
+			return ""
+		}
+		data = data[descEnd:]
+	}
+	return ""
 }
 
 // scan builds the index from the folder's entries, oldest use last, and removes a crash's
@@ -380,9 +441,6 @@ func decodeEntry(d [32]byte, b []byte) ([]byte, error) {
 	}
 	if sum := sha256.Sum256(payload); !bytes.Equal(sum[:], rest[40:72]) {
 		return nil, errors.New("checksum mismatch")
-	}
-	if !json.Valid(payload) {
-		return nil, errors.New("the payload is not JSON")
 	}
 	return payload, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -359,5 +360,55 @@ func TestPersistOffWhenTheFolderCannotBeMade(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "analysis cache off") {
 		t.Errorf("no warning: %q", logs.String())
+	}
+}
+
+// The program's identity is its Go build ID, as the go command reads it.
+func TestGoBuildIDOfTheRunningProgram(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to compare with")
+	}
+	out, err := exec.Command(goTool, "tool", "buildid", exe).Output()
+	if err != nil {
+		t.Skipf("go tool buildid: %v", err)
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got, want := goBuildID(f), strings.TrimSpace(string(out)); got != want || got == "" {
+		t.Errorf("build ID %q, go tool buildid says %q", got, want)
+	}
+	// A file without one (here: a text file, not ELF) has none: the whole file is hashed.
+	plain := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(plain, []byte("no build ID here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := os.Open(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	if id := goBuildID(pf); id != "" {
+		t.Errorf("a plain file has build ID %q", id)
+	}
+	// The raw marker other formats carry.
+	marked := filepath.Join(t.TempDir(), "marked")
+	if err := os.WriteFile(marked, []byte("\x00\x00\xff Go build ID: \"abc/def\"\n \xff rest"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mf, err := os.Open(marked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mf.Close()
+	if id := goBuildID(mf); id != "abc/def" {
+		t.Errorf("marked file: build ID %q", id)
 	}
 }
