@@ -40,9 +40,11 @@ import (
 //   - An entry is never trusted blindly: its header names its digest, its length and the
 //     SHA-256 of its bytes. An entry that fails any check is a miss, logged, and removed.
 //   - Writes are off the request path: a bounded queue (persistPending answers, the
-//     oldest dropped first) that one goroutine writes once an answer has waited
-//     persistSettle, so a stream of writes to a large plan, whose every text is analysed
-//     once and replaced at once, costs no disk traffic until it stops. Each entry is
+//     oldest dropped first) that one goroutine writes once the engine has handed in no
+//     answer for persistSettle, and at Close. A stream of writes to a large plan, whose
+//     every text is analysed once and replaced at once, so costs no disk traffic (and
+//     no fsync beside the journal's) until it stops; then its newest texts are written,
+//     and that is what a restart needs. Each entry is
 //     written to a temporary file, synced and renamed: a crash leaves the old entry, none,
 //     or a stray temporary file (removed at the next open), never a torn entry under a
 //     real name.
@@ -72,9 +74,11 @@ type Persist struct {
 	bytes   int64
 	pending []pendingWrite // oldest first
 	settle  time.Duration  // persistSettle (tests hold answers in the queue longer)
-	closing bool
-	wake    chan struct{} // capacity 1: the writer has something to look at
-	done    chan struct{} // closed when the writer has ended
+	// lastStore is when the last answer was handed in: the writer waits for quiet.
+	lastStore time.Time
+	closing   bool
+	wake      chan struct{} // capacity 1: the writer has something to look at
+	done      chan struct{} // closed when the writer has ended
 
 	fromDisk, misses, written, skipped, corrupt, writeErrors, evicted atomic.Int64
 }
@@ -96,7 +100,8 @@ type PersistOptions struct {
 const (
 	// persistPending bounds the answers waiting to be written: a few plans' worth.
 	persistPending = 4
-	// persistSettle is how long an answer waits before it is written (see Persist).
+	// persistSettle is how long the engine must hand in no answer before the waiting
+	// ones are written (see Persist).
 	persistSettle = time.Second
 	// entrySuffix ends an entry's file name (its digest in hex before it).
 	entrySuffix = ".analysis"
@@ -121,7 +126,6 @@ type diskEntry struct {
 type pendingWrite struct {
 	digest [32]byte
 	raw    []byte // shared with the memory cache, which never changes it
-	at     time.Time
 }
 
 // PersistStats are the disk cache's counters, for /status.
@@ -491,50 +495,46 @@ func (p *Persist) store(k diskKey, raw []byte) {
 		p.pending = append(p.pending[:0], p.pending[1:]...)
 		p.skipped.Add(1)
 	}
-	p.pending = append(p.pending, pendingWrite{digest: d, raw: raw, at: time.Now()})
+	p.pending = append(p.pending, pendingWrite{digest: d, raw: raw})
+	p.lastStore = time.Now()
 	select {
 	case p.wake <- struct{}{}:
 	default:
 	}
 }
 
-// run is the writer: it writes each waiting answer once it has waited persistSettle, or
-// at once when the cache is closing, and ends when closing finds nothing left.
+// run is the writer: once no answer has come for persistSettle (the engine is quiet), or
+// when the cache is closing, it writes the waiting answers, oldest first; it ends when
+// closing finds nothing left.
 func (p *Persist) run() {
 	defer close(p.done)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		p.mu.Lock()
-		var due *pendingWrite
-		wait := time.Duration(-1)
-		if len(p.pending) > 0 {
-			if age := time.Since(p.pending[0].at); p.closing || age >= p.settle {
-				w := p.pending[0]
-				p.pending = p.pending[1:]
-				due = &w
-			} else {
-				wait = p.settle - age
-			}
-		} else if p.closing {
+		if len(p.pending) == 0 {
+			closing := p.closing
 			p.mu.Unlock()
-			return
-		}
-		p.mu.Unlock()
-		if due != nil {
-			p.write(*due)
+			if closing {
+				return
+			}
+			<-p.wake
 			continue
 		}
-		if wait >= 0 {
-			timer.Reset(wait)
+		if quiet := time.Since(p.lastStore); !p.closing && quiet < p.settle {
+			p.mu.Unlock()
+			timer.Reset(p.settle - quiet)
 			select {
 			case <-p.wake:
 			case <-timer.C:
 			}
 			timer.Stop()
-		} else {
-			<-p.wake
+			continue
 		}
+		w := p.pending[0]
+		p.pending = p.pending[1:]
+		p.mu.Unlock()
+		p.write(w)
 	}
 }
 
