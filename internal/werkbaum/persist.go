@@ -33,10 +33,11 @@ import (
 // holds disposable data, so the rules are those of a cache, not of the state database:
 //
 //   - An answer is stored under a digest of everything that decides it: the build (the
-//     running executable's SHA-256: Go writes part of the inspect view, view.go, and goja
-//     runs the scripts), the scripts (Engine.scriptID, which covers the vocabulary they
-//     export), the method, its options and the text's SHA-256. An upgraded binary or
-//     changed scripts find nothing of the old one's answers; those age out.
+//     running executable's Go build ID, see executableSum: Go writes part of the inspect
+//     view, view.go, and goja runs the scripts), the scripts (Engine.scriptID, which
+//     covers the vocabulary they export), the method, its options and the text's
+//     SHA-256. An upgraded binary or changed scripts find nothing of the old one's
+//     answers; those age out.
 //   - An entry is never trusted blindly: its header names its digest, its length and the
 //     SHA-256 of its bytes. An entry that fails any check is a miss, logged, and removed.
 //   - Writes are off the request path: a bounded queue (persistPending answers, the
@@ -44,10 +45,9 @@ import (
 //     answer for persistSettle, and at Close. A stream of writes to a large plan, whose
 //     every text is analysed once and replaced at once, so costs no disk traffic (and
 //     no fsync beside the journal's) until it stops; then its newest texts are written,
-//     and that is what a restart needs. Each entry is
-//     written to a temporary file, synced and renamed: a crash leaves the old entry, none,
-//     or a stray temporary file (removed at the next open), never a torn entry under a
-//     real name.
+//     and that is what a restart needs. Each entry is written to a temporary file,
+//     synced and renamed: a crash leaves the old entry, none, or a stray temporary file
+//     (removed at the next open), never a torn entry under a real name.
 //   - The folder is bounded in bytes: the least recently used entries are removed when a
 //     write takes it over MaxBytes. The order survives restarts through the files'
 //     modification times (a hit touches its file).
@@ -62,7 +62,7 @@ type Persist struct {
 	log      *slog.Logger
 
 	// ready is closed once build and the index are known (open runs in the background:
-	// hashing the executable takes tens of milliseconds). disabled is then set when the
+	// it reads the executable and lists the folder). disabled is then set when the
 	// folder cannot be used; every lookup is a miss and nothing is written.
 	ready    chan struct{}
 	build    [32]byte
@@ -91,7 +91,7 @@ type PersistOptions struct {
 	// a quarter of it is not kept: it would push out everything else.
 	MaxBytes int64
 	// Build names the code that produces the answers besides the scripts; empty = the
-	// SHA-256 of the running executable (the daemon). Tests pass their own.
+	// running executable's identity (executableSum). Tests pass their own.
 	Build string
 	// Logger receives the cache's warnings (default slog.Default()).
 	Logger *slog.Logger
