@@ -2,6 +2,7 @@ package test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -144,5 +145,32 @@ func writeAtomically(t *testing.T, path, text string) {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckConfigAnalysisCache: talkd --check-config accepts the cache's keys and names
+// the key of a bad size.
+func TestCheckConfigAnalysisCache(t *testing.T) {
+	t.Parallel()
+	talkd, _ := binaries(t)
+	home := t.TempDir()
+	dir := filepath.Join(home, ".config", "talk")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	check := func(body string) (string, int) {
+		if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(talkd, "--check-config")
+		cmd.Env = daemonEnv(home, nil)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := check("version = 1\n[server]\ncache_dir = \"~/cache\"\nanalysis_cache_bytes = 0\n"); code != 0 {
+		t.Errorf("the cache's keys: %d %q", code, out)
+	}
+	if out, code := check("version = 1\n[server]\nanalysis_cache_bytes = -1\n"); code != 1 || !strings.Contains(out, "server.analysis_cache_bytes") {
+		t.Errorf("a negative size: %d %q", code, out)
 	}
 }
