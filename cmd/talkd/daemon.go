@@ -254,7 +254,8 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 			if err := p.store.Close(); err != nil {
 				log.Error("plan journal", "err", err)
 			}
-			// After an early return: the shutdown below has closed it already.
+			// Closed already after a graceful stop (then this returns at once); not yet
+			// after an early return.
 			closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			p.closeAnalyses(closeCtx, log)

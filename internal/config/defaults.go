@@ -22,21 +22,22 @@ const (
 	// thousand are a large team; each costs a descriptor and about 1.5 KB once parked.
 	DefaultMaxParkedPolls          = 4096
 	DefaultMaxParkedPollsPerClient = 256
-	// DefaultAnalysisCacheBytes keeps the analyses of a few dozen large plans (a
-	// 10,000-node plan's inspect is about 5 MB) on disk.
+	DefaultProvider                = "auto"
+	DefaultSink                    = "auto"
+	DefaultLang                    = "en"
+	DefaultVoiceTimeout            = 30 * time.Second
+	DefaultFakeDuration            = 50 * time.Millisecond
+	DefaultMaxChars                = 400
+	DefaultIntervalLow             = 30 * time.Second
+	DefaultIntervalNormal          = 5 * time.Second
+	DefaultIntervalHigh            = 0
+	DefaultMaxWait                 = 2 * time.Minute
+	DefaultQueueSize               = 100
+	DefaultHistorySize             = 500
+
+	// DefaultAnalysisCacheBytes keeps the analyses of a few dozen large plans on disk (a
+	// 10,000-node plan's whole view is 3.5 MB).
 	DefaultAnalysisCacheBytes = 128 << 20
-	DefaultProvider           = "auto"
-	DefaultSink               = "auto"
-	DefaultLang               = "en"
-	DefaultVoiceTimeout       = 30 * time.Second
-	DefaultFakeDuration       = 50 * time.Millisecond
-	DefaultMaxChars           = 400
-	DefaultIntervalLow        = 30 * time.Second
-	DefaultIntervalNormal     = 5 * time.Second
-	DefaultIntervalHigh       = 0
-	DefaultMaxWait            = 2 * time.Minute
-	DefaultQueueSize          = 100
-	DefaultHistorySize        = 500
 
 	// RateLimitDiscard and RateLimitDefer are the values of rules.on_rate_limit.
 	RateLimitDiscard = "discard"
