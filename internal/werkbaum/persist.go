@@ -492,7 +492,7 @@ func (p *Persist) store(k diskKey, raw []byte) {
 		}
 	}
 	if len(p.pending) == persistPending {
-		p.pending = append(p.pending[:0], p.pending[1:]...)
+		p.pending = dropFirst(p.pending)
 		p.skipped.Add(1)
 	}
 	p.pending = append(p.pending, pendingWrite{digest: d, raw: raw})
@@ -501,6 +501,14 @@ func (p *Persist) store(k diskKey, raw []byte) {
 	case p.wake <- struct{}{}:
 	default:
 	}
+}
+
+// dropFirst removes the oldest waiting answer in place, clearing the slot it frees so
+// that the backing array does not keep an answer of megabytes alive.
+func dropFirst(ws []pendingWrite) []pendingWrite {
+	n := copy(ws, ws[1:])
+	ws[n] = pendingWrite{}
+	return ws[:n]
 }
 
 // run is the writer: once no answer has come for persistSettle (the engine is quiet), or
@@ -532,7 +540,7 @@ func (p *Persist) run() {
 			continue
 		}
 		w := p.pending[0]
-		p.pending = p.pending[1:]
+		p.pending = dropFirst(p.pending)
 		p.mu.Unlock()
 		p.write(w)
 	}
