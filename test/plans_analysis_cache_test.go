@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,6 +105,10 @@ func TestAnalysisCacheAcrossRestarts(t *testing.T) {
 	off.terminate(t)
 	if code := d2.terminate(t); code != 0 {
 		t.Fatalf("talkd exited %d", code)
+	}
+	// The stop says what the cache did, for a user reading the log.
+	if want := fmt.Sprintf(`msg="analysis cache closed" from_disk=%d`, fromDisk); !strings.Contains(d2.logs(), want) {
+		t.Fatalf("no %s in the log:\n%s", want, d2.logs())
 	}
 
 	// Every entry damaged in the middle of its answer: misses, logged, the right answer.

@@ -632,6 +632,7 @@ func (p *Persist) isOpen() bool {
 // writer then finishes the write under way on its own).
 func (p *Persist) Close(ctx context.Context) error {
 	p.mu.Lock()
+	already := p.closing
 	p.closing = true
 	p.mu.Unlock()
 	select {
@@ -640,10 +641,16 @@ func (p *Persist) Close(ctx context.Context) error {
 	}
 	select {
 	case <-p.done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("analysis cache: answers still waiting to be written: %w", ctx.Err())
 	}
+	if !already {
+		// What the cache did for this run, for someone reading the daemon's log.
+		st := p.Stats()
+		p.log.Info("analysis cache closed", "from_disk", st.FromDisk, "misses", st.Misses, "written", st.Written,
+			"corrupt", st.Corrupt, "entries", st.Entries, "bytes", st.Bytes)
+	}
+	return nil
 }
 
 // Stats returns the counters and the folder's size now.
