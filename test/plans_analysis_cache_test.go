@@ -34,7 +34,7 @@ func analysisCache(t *testing.T, d *daemon) map[string]any {
 	return ac
 }
 
-func count(ac map[string]any, name string) int {
+func cacheCount(ac map[string]any, name string) int {
 	n, _ := ac[name].(float64)
 	return int(n)
 }
@@ -54,7 +54,7 @@ func TestAnalysisCacheAcrossRestarts(t *testing.T) {
 		t.Fatalf("first inspect: %.400s", first)
 	}
 	firstSub, _ := inspectRaw(t, d, sub, nil, "")
-	if ac := analysisCache(t, d); count(ac, "from_disk") != 0 || count(ac, "misses") < 2 {
+	if ac := analysisCache(t, d); cacheCount(ac, "from_disk") != 0 || cacheCount(ac, "misses") < 2 {
 		t.Fatalf("a fresh daemon's cache: %v", ac)
 	}
 	if code := d.terminate(t); code != 0 {
@@ -75,19 +75,19 @@ func TestAnalysisCacheAcrossRestarts(t *testing.T) {
 		t.Fatalf("the restarted daemon's subtree differs:\n%.400s\n%.400s", got, firstSub)
 	}
 	ac := analysisCache(t, d2)
-	if count(ac, "from_disk") < 2 || count(ac, "misses") != 0 || count(ac, "corrupt") != 0 {
+	if cacheCount(ac, "from_disk") < 2 || cacheCount(ac, "misses") != 0 || cacheCount(ac, "corrupt") != 0 {
 		t.Fatalf("after the restart: %v, want both answers from disk and no analysis", ac)
 	}
-	fromDisk := count(ac, "from_disk")
+	fromDisk := cacheCount(ac, "from_disk")
 
 	// An edit outside talkd: the first inspect is the new text's, analysed.
 	edited := strings.Replace(analysisCachePlan, "[ ] #a:", "[x] #a:", 1)
-	writeAtomically(t, paths["p"], edited)
+	replaceFile(t, paths["p"], edited)
 	afterEdit, view := inspectRaw(t, d2, full, nil, "")
 	if nodeStatus(t, view, "a") != "done" || view["base"].(map[string]any)["checksum"] != sha([]byte(edited)) {
 		t.Fatalf("after the edit: %.400s", afterEdit)
 	}
-	if ac := analysisCache(t, d2); count(ac, "from_disk") != fromDisk || count(ac, "misses") < 1 {
+	if ac := analysisCache(t, d2); cacheCount(ac, "from_disk") != fromDisk || cacheCount(ac, "misses") < 1 {
 		t.Fatalf("after the edit: %v, want a miss and nothing more from disk", ac)
 	}
 	// What a daemon without the cache answers on the same file.
@@ -125,7 +125,7 @@ func TestAnalysisCacheAcrossRestarts(t *testing.T) {
 		t.Fatalf("the answer after damaged entries differs:\n%.400s\n%.400s", got, afterEdit)
 	}
 	ac = analysisCache(t, d3)
-	if count(ac, "from_disk") != 0 || count(ac, "corrupt") < 1 || count(ac, "misses") < 1 {
+	if cacheCount(ac, "from_disk") != 0 || cacheCount(ac, "corrupt") < 1 || cacheCount(ac, "misses") < 1 {
 		t.Fatalf("after damaged entries: %v, want a corrupt entry, a miss, nothing from disk", ac)
 	}
 	if logs := d3.logs(); !strings.Contains(logs, "analysis cache: entry unusable") {
@@ -140,9 +140,9 @@ var revisionRe = regexp.MustCompile(`\\?"revision\\?":\d+`)
 // state database numbers the same text differently.
 func withoutRevision(raw string) string { return revisionRe.ReplaceAllString(raw, "revision") }
 
-// writeAtomically replaces a file as an editor that saves safely does, so the plan
+// replaceFile replaces a file as an editor that saves safely does, so the plan
 // follower never reads half a text.
-func writeAtomically(t *testing.T, path, text string) {
+func replaceFile(t *testing.T, path, text string) {
 	t.Helper()
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {

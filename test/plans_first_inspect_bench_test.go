@@ -69,11 +69,11 @@ func BenchmarkFirstInspect10k(b *testing.B) {
 				d2.terminate(b)
 			}
 			b.Logf("cold %v ms (cpu %v); persisted %v ms (cpu %v); hit %v ms", cold, coldCPU, persisted, persistedCPU, hit)
-			b.ReportMetric(mean(cold), "cold-ms")
-			b.ReportMetric(mean(persisted), "persisted-ms")
-			b.ReportMetric(mean(hit), "hit-ms")
-			b.ReportMetric(mean(coldCPU), "cold-cpu-ms")
-			b.ReportMetric(mean(persistedCPU), "persisted-cpu-ms")
+			b.ReportMetric(meanOf(cold), "cold-ms")
+			b.ReportMetric(meanOf(persisted), "persisted-ms")
+			b.ReportMetric(meanOf(hit), "hit-ms")
+			b.ReportMetric(meanOf(coldCPU), "cold-cpu-ms")
+			b.ReportMetric(meanOf(persistedCPU), "persisted-cpu-ms")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -89,11 +89,11 @@ func firstInspect(b *testing.B, d *daemon, args string) (ms, cpuMS float64) {
 	if r.status != 200 || !strings.Contains(r.raw, `"structuredContent"`) || strings.Contains(r.raw, `"isError":true`) {
 		b.Fatalf("inspect: %d %.300s", r.status, r.raw)
 	}
-	return ms, processCPU(b, d.cmd.Process.Pid)
+	return ms, daemonCPUms(b, d.cmd.Process.Pid)
 }
 
-// processCPU is a process's user + system time in ms (Linux /proc; 0 elsewhere).
-func processCPU(b *testing.B, pid int) float64 {
+// daemonCPUms is a process's user + system time in ms (Linux /proc; 0 elsewhere).
+func daemonCPUms(b *testing.B, pid int) float64 {
 	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
@@ -105,7 +105,7 @@ func processCPU(b *testing.B, pid int) float64 {
 	return (ut + st) * 10 // USER_HZ is 100 on Linux
 }
 
-func mean(xs []float64) float64 {
+func meanOf(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}

@@ -23,14 +23,14 @@ func BenchmarkFirstInspectPersisted10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	want, err := newBenchEngine(b, Options{Persist: fill}).InspectJSON(ctx, text, InspectOptions{})
+	want, err := newPersistBenchEngine(b, Options{Persist: fill}).InspectJSON(ctx, text, InspectOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := fill.Close(ctx); err != nil {
 		b.Fatal(err)
 	}
-	cold := newBenchEngine(b, Options{CacheEntries: -1})
+	cold := newPersistBenchEngine(b, Options{CacheEntries: -1})
 	if _, err := cold.InspectJSON(ctx, text, InspectOptions{}); err != nil { // warm the runtime
 		b.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func BenchmarkFirstInspectPersisted10k(b *testing.B) {
 		if !p.waitReady(ctx) {
 			b.Fatal(p.disabled)
 		}
-		e := newBenchEngine(b, Options{Persist: p})
+		e := newPersistBenchEngine(b, Options{Persist: p})
 		b.StartTimer()
 		start, startCPU = time.Now(), cpuNow()
 		got, err := e.InspectJSON(ctx, text, InspectOptions{})
@@ -74,7 +74,7 @@ func BenchmarkFirstInspectPersisted10k(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-func newBenchEngine(b *testing.B, opts Options) *Engine {
+func newPersistBenchEngine(b *testing.B, opts Options) *Engine {
 	opts.Runtimes, opts.Timeout = 1, benchTimeout
 	e, err := NewEngine(opts)
 	if err != nil {
