@@ -38,19 +38,19 @@ func closePersist(t *testing.T, p *Persist) {
 	}
 }
 
-// lockedBuffer is a log destination the writer goroutine and the test share.
-type lockedBuffer struct {
+// persistLog is a log destination the writer goroutine and the test share.
+type persistLog struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *persistLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *persistLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
@@ -202,7 +202,7 @@ func TestPersistCorruptEntryIsAMissWithALogLine(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			var logs lockedBuffer
+			var logs persistLog
 			p2 := openTestPersist(t, dir, 64<<20, slog.New(slog.NewTextHandler(&logs, nil)))
 			e2 := newTestEngine(t, Options{Runtimes: 1, Persist: p2})
 			got, err := e2.InspectJSON(ctx, smallPlan, InspectOptions{})
@@ -240,8 +240,8 @@ func mustDigest(t *testing.T, file string) [32]byte {
 	return d
 }
 
-// testKey is a key for direct stores.
-func testKey(i int) diskKey {
+// persistTestKey is a key for direct stores.
+func persistTestKey(i int) diskKey {
 	return diskKey{method: "inspect", opts: []byte("null"), textSum: sha256.Sum256([]byte{byte(i)})}
 }
 
@@ -252,21 +252,21 @@ func TestPersistStaysWithinItsBytesDroppingTheLeastRecentlyUsed(t *testing.T) {
 	entry := int64(entryHeaderLen + len(payload))
 	p := openTestPersist(t, dir, 4*entry, nil)
 	for i := range 4 {
-		p.write(pendingWrite{digest: p.digest(testKey(i)), raw: payload})
+		p.write(pendingWrite{digest: p.digest(persistTestKey(i)), raw: payload})
 	}
 	// A use makes entry 0 the most recent: entries 1 and 2 go first.
-	if _, ok := p.load(ctx, testKey(0)); !ok {
+	if _, ok := p.load(ctx, persistTestKey(0)); !ok {
 		t.Fatal("entry 0 is not there")
 	}
 	for i := 4; i < 6; i++ {
-		p.write(pendingWrite{digest: p.digest(testKey(i)), raw: payload})
+		p.write(pendingWrite{digest: p.digest(persistTestKey(i)), raw: payload})
 	}
 	st := p.Stats()
 	if st.Entries != 4 || st.Bytes != 4*entry || st.Evicted != 2 {
 		t.Errorf("stats: %+v, want 4 entries of %d bytes, 2 evicted", st, entry)
 	}
 	for i, want := range []bool{true, false, false, true, true, true} {
-		_, err := os.Stat(p.path(p.digest(testKey(i))))
+		_, err := os.Stat(p.path(p.digest(persistTestKey(i))))
 		if (err == nil) != want {
 			t.Errorf("entry %d on disk: %v, want %v", i, err == nil, want)
 		}
@@ -296,10 +296,10 @@ func TestPersistQueueIsBoundedAndSkipsLargeAnswers(t *testing.T) {
 	p.mu.Unlock()
 	small := []byte(`{"a":1}`)
 	for i := range persistPending + 2 {
-		p.store(testKey(i), small)
+		p.store(persistTestKey(i), small)
 	}
-	p.store(testKey(100), bytes.Repeat([]byte(" "), 1<<20/4)) // over a quarter of the bound
-	p.store(testKey(2), small)                                // waiting already
+	p.store(persistTestKey(100), bytes.Repeat([]byte(" "), 1<<20/4)) // over a quarter of the bound
+	p.store(persistTestKey(2), small)                                // waiting already
 	if st := p.Stats(); st.Skipped != 3 || st.Written != 0 {
 		t.Errorf("before close: %+v, want 3 skipped (two oldest, one too large), none written", st)
 	}
@@ -308,7 +308,7 @@ func TestPersistQueueIsBoundedAndSkipsLargeAnswers(t *testing.T) {
 		t.Errorf("after close: %+v, want %d written", st, persistPending)
 	}
 	for i := range persistPending + 2 {
-		_, err := os.Stat(p.path(p.digest(testKey(i))))
+		_, err := os.Stat(p.path(p.digest(persistTestKey(i))))
 		if want := i >= 2; (err == nil) != want {
 			t.Errorf("answer %d on disk: %v, want %v", i, err == nil, want)
 		}
@@ -345,7 +345,7 @@ func TestPersistOffWhenTheFolderCannotBeMade(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs persistLog
 	p, err := OpenPersist(PersistOptions{Dir: filepath.Join(file, "below"), MaxBytes: 1 << 20, Build: "b", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
