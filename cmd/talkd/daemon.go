@@ -69,6 +69,7 @@ type serving struct {
 // plans or roots is applied (at start or by a reload), kept until the daemon stops.
 type planParts struct {
 	engine   *werkbaum.Engine
+	analyses *werkbaum.Persist // nil when off
 	mirror   *mirror.Mirror
 	recorder *mirror.Recorder
 	store    *plans.Service
@@ -108,7 +109,11 @@ func (d *daemon) use(srv *api.Server) {
 func (d *daemon) openPlans(cfg *config.Config, srv *api.Server) (*planParts, error) {
 	// A large plan (thousands of nodes) needs a few hundred ms per call on a busy two-core
 	// machine; 5 s keeps such plans usable while a runaway input still costs only one error.
-	engine, err := werkbaum.NewEngine(werkbaum.Options{Timeout: 5 * time.Second})
+	analyses, err := d.openAnalyses(cfg)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := werkbaum.NewEngine(werkbaum.Options{Timeout: 5 * time.Second, Persist: analyses})
 	if err != nil {
 		return nil, fmt.Errorf("notation engine: %w", err)
 	}
@@ -124,7 +129,36 @@ func (d *daemon) openPlans(cfg *config.Config, srv *api.Server) (*planParts, err
 	}
 	srv.RegisterPlans(store, engine.Vocabulary())
 	srv.RegisterDocuments(store)
-	return &planParts{engine: engine, mirror: gitMirror, recorder: recorder, store: store}, nil
+	if analyses != nil {
+		srv.SetAnalysisCache(func() any { return analyses.Stats() })
+	}
+	return &planParts{engine: engine, analyses: analyses, mirror: gitMirror, recorder: recorder, store: store}, nil
+}
+
+// openAnalyses opens the disk cache of the plans' analyses (nil when
+// server.analysis_cache_bytes is 0): a restarted daemon then answers the first inspect
+// of a plan it analysed before without the analysis.
+func (d *daemon) openAnalyses(cfg *config.Config) (*werkbaum.Persist, error) {
+	if cfg.Server.AnalysisCacheBytes == 0 {
+		d.log.Info("analysis cache off (server.analysis_cache_bytes = 0): plans are analysed again after every restart")
+		return nil, nil
+	}
+	p, err := werkbaum.OpenPersist(werkbaum.PersistOptions{Dir: cfg.AnalysisCacheDir(), MaxBytes: cfg.Server.AnalysisCacheBytes, Logger: d.log})
+	if err != nil {
+		return nil, fmt.Errorf("analysis cache: %w", err)
+	}
+	return p, nil
+}
+
+// closeAnalyses ends what the plan parts run besides the store: the analysis cache's writer
+// (the answers it still holds are written, within ctx).
+func (p *planParts) closeAnalyses(ctx context.Context, log *slog.Logger) {
+	if p.analyses == nil {
+		return
+	}
+	if err := p.analyses.Close(ctx); err != nil {
+		log.Warn("analysis cache", "err", err)
+	}
 }
 
 // planParts returns the plan store's parts (nil without plans).
@@ -220,6 +254,11 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 			if err := p.store.Close(); err != nil {
 				log.Error("plan journal", "err", err)
 			}
+			// Closed already after a graceful stop (then this returns at once); not yet
+			// after an early return.
+			closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			p.closeAnalyses(closeCtx, log)
 		}
 	}()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
@@ -276,6 +315,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 		if err := p.mirror.Wait(shutdownCtx); err != nil {
 			log.Warn("mirror commits did not finish in time", "err", err)
 		}
+		p.closeAnalyses(shutdownCtx, log)
 	}
 	log.Info("stopped")
 	return nil

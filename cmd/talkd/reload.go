@@ -133,8 +133,8 @@ func (d *daemon) reload(ctx context.Context) (api.ReloadReport, error) {
 }
 
 // restartNeeded names the settings that differ between old and next but are fixed for
-// the daemon's lifetime: the socket, the database and the fake log's directory, and the
-// body limit the doors were built with.
+// the daemon's lifetime: the socket, the database and the fake log's directory, the
+// body limit the doors were built with, and the analysis cache the engine was built with.
 func restartNeeded(old, next *config.Config) []string {
 	var out []string
 	if old.Server.Listen != next.Server.Listen {
@@ -146,6 +146,12 @@ func restartNeeded(old, next *config.Config) []string {
 	if old.Server.MaxBodyBytes != next.Server.MaxBodyBytes {
 		out = append(out, "server.max_body_bytes")
 	}
+	if old.Server.CacheDir != next.Server.CacheDir {
+		out = append(out, "server.cache_dir")
+	}
+	if old.Server.AnalysisCacheBytes != next.Server.AnalysisCacheBytes {
+		out = append(out, "server.analysis_cache_bytes")
+	}
 	return out
 }
 
@@ -154,5 +160,6 @@ func restartNeeded(old, next *config.Config) []string {
 func keepFixed(old, next *config.Config) *config.Config {
 	c := *next
 	c.Server.Listen, c.Server.StateDir, c.Server.MaxBodyBytes = old.Server.Listen, old.Server.StateDir, old.Server.MaxBodyBytes
+	c.Server.CacheDir, c.Server.AnalysisCacheBytes = old.Server.CacheDir, old.Server.AnalysisCacheBytes
 	return &c
 }

@@ -18,12 +18,14 @@ func TestRestartNeeded(t *testing.T) {
 		t.Errorf("only live settings changed, restart needed for %v", got)
 	}
 	next.Server.Listen, next.Server.StateDir, next.Server.MaxBodyBytes = "127.0.0.1:9999", "/s/new", 1<<20
+	next.Server.CacheDir, next.Server.AnalysisCacheBytes = "/c/new", 1<<20
 	got := restartNeeded(old, &next)
-	if want := []string{"server.listen", "server.state_dir", "server.max_body_bytes"}; !slices.Equal(got, want) {
+	if want := []string{"server.listen", "server.state_dir", "server.max_body_bytes", "server.cache_dir", "server.analysis_cache_bytes"}; !slices.Equal(got, want) {
 		t.Errorf("restart needed for %v, want %v", got, want)
 	}
 	kept := keepFixed(old, &next)
-	if kept.Server.Listen != old.Server.Listen || kept.Server.StateDir != old.Server.StateDir || kept.Server.MaxBodyBytes != old.Server.MaxBodyBytes {
+	if kept.Server.Listen != old.Server.Listen || kept.Server.StateDir != old.Server.StateDir || kept.Server.MaxBodyBytes != old.Server.MaxBodyBytes ||
+		kept.Server.CacheDir != old.Server.CacheDir || kept.Server.AnalysisCacheBytes != old.Server.AnalysisCacheBytes {
 		t.Errorf("keepFixed: %+v", kept.Server)
 	}
 	if len(kept.Server.AllowedOrigins) != 1 || next.Server.Listen != "127.0.0.1:9999" {

@@ -145,6 +145,9 @@ type statusResponse struct {
 	MCP     bool         `json:"mcp"`
 	Plans   []any        `json:"plans"`
 	Caller  string       `json:"caller"`
+	// AnalysisCache is the plans' analysis cache on disk (werkbaum.PersistStats),
+	// absent without plans or with the cache off.
+	AnalysisCache any `json:"analysis_cache,omitempty"`
 }
 
 type quietStatus struct {
@@ -186,6 +189,9 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, a admitted
 	}
 	if s.engines != nil {
 		resp.Voice = s.engines.Describe()
+	}
+	if s.analysisCache != nil {
+		resp.AnalysisCache = s.analysisCache()
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -98,6 +98,10 @@ type Server struct {
 
 	// reloader serves POST /reload (SetReloader); nil = the door answers 501.
 	reloader Reloader
+
+	// analysisCache reports the plans' analysis cache for /status (SetAnalysisCache);
+	// nil = no such cache.
+	analysisCache func() any
 }
 
 // New builds the server from its dependencies.
@@ -139,6 +143,10 @@ func New(opts Options) *Server {
 // SetListenAddr tells the server the address it is actually bound to (for Host and Origin
 // checks when the configured port was 0).
 func (s *Server) SetListenAddr(addr string) { s.listenAddr = addr }
+
+// SetAnalysisCache makes /status show the plans' analysis cache (how many analyses were
+// read back from disk, its size): stats is called per request. Call it before serving.
+func (s *Server) SetAnalysisCache(stats func() any) { s.analysisCache = stats }
 
 func quoteHost(h string) string { return `"` + clipHeader(h) + `"` }
 

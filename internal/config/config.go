@@ -37,6 +37,14 @@ type Server struct {
 	// StateDir holds the database and the fake provider's log; default
 	// $XDG_STATE_HOME/talk, else $HOME/.local/state/talk. Load makes it absolute.
 	StateDir string `toml:"state_dir" json:"state_dir"`
+	// CacheDir holds what talkd can compute again (the plans' analyses, kept across
+	// restarts); default $XDG_CACHE_HOME/talk, else $HOME/.cache/talk, else
+	// <state_dir>/cache. Load makes it absolute. Deleting it loses nothing but time.
+	CacheDir string `toml:"cache_dir" json:"cache_dir"`
+	// AnalysisCacheBytes bounds the plans' analyses kept in CacheDir so that a restarted
+	// daemon answers the first inspect of a plan it analysed before without analysing it
+	// again; the least recently used go first. 0 turns it off; default 128 MiB.
+	AnalysisCacheBytes int64 `toml:"analysis_cache_bytes" json:"analysis_cache_bytes"`
 	// ShutdownTimeout bounds a graceful stop; default 10s.
 	ShutdownTimeout Duration `toml:"shutdown_timeout" json:"shutdown_timeout"`
 	// MaxBodyBytes is the request body limit of every door; default 65536.

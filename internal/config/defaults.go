@@ -35,6 +35,10 @@ const (
 	DefaultQueueSize               = 100
 	DefaultHistorySize             = 500
 
+	// DefaultAnalysisCacheBytes keeps the analyses of a few dozen large plans on disk (a
+	// 10,000-node plan's whole view is 3.5 MB).
+	DefaultAnalysisCacheBytes = 128 << 20
+
 	// RateLimitDiscard and RateLimitDefer are the values of rules.on_rate_limit.
 	RateLimitDiscard = "discard"
 	RateLimitDefer   = "defer"
@@ -67,6 +71,8 @@ func defaults(stateDir string) Config {
 			StateDir:        stateDir,
 			ShutdownTimeout: Duration{DefaultShutdownTimeout},
 			MaxBodyBytes:    DefaultMaxBodyBytes,
+
+			AnalysisCacheBytes: DefaultAnalysisCacheBytes,
 
 			MaxParkedPolls:          DefaultMaxParkedPolls,
 			MaxParkedPollsPerClient: DefaultMaxParkedPollsPerClient,
@@ -101,6 +107,10 @@ func defaults(stateDir string) Config {
 
 // Shared reports shared mode: clients are configured, so every request needs a bearer token.
 func (c *Config) Shared() bool { return len(c.Clients) > 0 }
+
+// AnalysisCacheDir is where the plans' analyses are kept across restarts:
+// <cache_dir>/analyses.
+func (c *Config) AnalysisCacheDir() string { return filepath.Join(c.Server.CacheDir, "analyses") }
 
 // DBPath is the state database: <state_dir>/talkd.db.
 func (c *Config) DBPath() string { return filepath.Join(c.Server.StateDir, DBName) }

@@ -56,6 +56,7 @@ func load(getenv func(string) string, check bool) (*Config, error) {
 	}
 	l := &loader{getenv: getenv, check: check, home: getenv("HOME"), envKeys: map[string][]string{}}
 	cfg := defaults(defaultStateDir(getenv))
+	cfg.Server.CacheDir = defaultCacheDir(getenv)
 	cfg.Source = SourceDefaults
 
 	path, explicit := configPath(getenv)
@@ -110,6 +111,18 @@ func defaultStateDir(getenv func(string) string) string {
 	}
 	if h := getenv("HOME"); h != "" {
 		return filepath.Join(h, ".local", "state", "talk")
+	}
+	return ""
+}
+
+// defaultCacheDir follows the XDG base directory spec like defaultStateDir; empty when
+// neither variable helps (validate then puts it below the state dir).
+func defaultCacheDir(getenv func(string) string) string {
+	if x := getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "talk")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "talk")
 	}
 	return ""
 }

@@ -99,6 +99,19 @@ func (l *loader) validateServer(c *Config) {
 	} else {
 		s.StateDir = abs
 	}
+	if s.CacheDir == "" && s.StateDir != "" {
+		s.CacheDir = filepath.Join(s.StateDir, "cache")
+	}
+	if s.CacheDir != "" {
+		if abs, err := filepath.Abs(l.expandHome(s.CacheDir)); err != nil {
+			l.fail("server.cache_dir", "%q: %v", s.CacheDir, err)
+		} else {
+			s.CacheDir = abs
+		}
+	}
+	if s.AnalysisCacheBytes < 0 {
+		l.fail("server.analysis_cache_bytes", "%d must not be negative (0 turns the cache off; default %d)", s.AnalysisCacheBytes, DefaultAnalysisCacheBytes)
+	}
 	if s.ShutdownTimeout.Duration <= 0 {
 		l.fail("server.shutdown_timeout", "%s must be greater than 0", s.ShutdownTimeout.Duration)
 	}

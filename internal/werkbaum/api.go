@@ -269,7 +269,8 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, 
 	}
 	h := sha256.New()
 	io.WriteString(h, text) // hashes the string in place, no copy of a large text
-	key := method + "\x00" + string(o) + "\x00" + string(h.Sum(nil))
+	sum := h.Sum(nil)
+	key := method + "\x00" + string(o) + "\x00" + string(sum)
 	for {
 		if ent, ok := e.cache.get(key); ok {
 			return ent, nil
@@ -289,7 +290,8 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, 
 			}
 			continue // its caller gave up (its context ended): produce it here
 		}
-		return e.fly(ctx, key, f, produce, decode)
+		// Behind the memory cache, the disk's (Options.Persist): one lookup per flight.
+		return e.fly(ctx, key, f, e.persisted(ctx, method, o, sum, produce), decode)
 	}
 }
 

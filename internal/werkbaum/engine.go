@@ -10,10 +10,14 @@ package werkbaum
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"io/fs"
 	"log/slog"
 	"sort"
@@ -127,6 +131,10 @@ type Options struct {
 	CacheEntries int
 	// Logger receives debug and warning records (default slog.Default()).
 	Logger *slog.Logger
+	// Persist, when set, keeps the read results of the result cache across restarts
+	// (persist.go). It needs the result cache (CacheEntries >= 0). The caller owns it
+	// and closes it after the engine's last call.
+	Persist *Persist
 }
 
 func (o Options) withDefaults() Options {
@@ -160,6 +168,9 @@ type Engine struct {
 	log      *slog.Logger
 	cache    *lru    // nil when disabled
 	flights  flights // cached calls being produced (cachedCall)
+	// scriptID is the SHA-256 of the scripts run (names and sources, in order): part of
+	// the disk cache's key, so changed scripts never find an old answer.
+	scriptID [32]byte
 
 	created  atomic.Int64  // runtimes built so far (tests and debugging)
 	memoIdle time.Duration // memoIdle, shortened by tests
@@ -209,11 +220,13 @@ func newEngine(opts Options, extra ...string) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{opts: opts, log: opts.Logger, slots: make(chan struct{}, opts.Runtimes), memoIdle: memoIdle}
+	id := sha256.New()
 	for _, name := range names {
 		src, err := scripts.ReadFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("werkbaum: read %s: %w", name, err)
 		}
+		writeScriptID(id, name, string(src))
 		p, err := goja.Compile(name, string(src), false)
 		if err != nil {
 			return nil, fmt.Errorf("werkbaum: compile %s: %w", name, err)
@@ -222,6 +235,7 @@ func newEngine(opts Options, extra ...string) (*Engine, error) {
 		e.names = append(e.names, name)
 	}
 	for i, src := range extra {
+		writeScriptID(id, fmt.Sprintf("extra-%d.js", i), src)
 		p, err := goja.Compile(fmt.Sprintf("extra-%d.js", i), src, false)
 		if err != nil {
 			return nil, fmt.Errorf("werkbaum: compile extra script %d: %w", i, err)
@@ -229,6 +243,7 @@ func newEngine(opts Options, extra ...string) (*Engine, error) {
 		e.programs = append(e.programs, p)
 		e.names = append(e.names, fmt.Sprintf("extra-%d.js", i))
 	}
+	e.scriptID = [32]byte(id.Sum(nil))
 	if opts.CacheEntries > 0 {
 		e.cache = newLRU(opts.CacheEntries, DefaultCacheBytes)
 	}
@@ -242,6 +257,18 @@ func newEngine(opts Options, extra ...string) (*Engine, error) {
 	}
 	e.idle = append(e.idle, rt)
 	return e, nil
+}
+
+// writeScriptID adds one script to the scripts' identity, its name and source each
+// preceded by its length so that no two lists of scripts hash alike.
+func writeScriptID(h hash.Hash, name, src string) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(name)))
+	h.Write(n[:])
+	io.WriteString(h, name)
+	binary.BigEndian.PutUint64(n[:], uint64(len(src)))
+	h.Write(n[:])
+	io.WriteString(h, src)
 }
 
 // newRuntime makes a fresh VM and runs every compiled program in it.
