@@ -11,6 +11,9 @@
 //   parse    {text}                                   → parsed roots (debugging aid)
 //   apply    {text, verb, args}                       → {text}  (verbs of 60_edit.js)
 //   guard    {old, new, allowWarnings?, allowProd?}   → guard verdict (70_guard.js)
+//   edit     {text, verb, args, allowWarnings?, allowProd?}
+//                                                     → {text, row, content, same, guard}
+//                                                       (apply's change, then guard's verdict)
 // Werkbaum.callParts(argsJSON, "text", text) is inspect for the Go host, which writes the node
 // records itself: it returns inspectParts' object (55_inspect.js), not JSON. Werkbaum.callValue
 // is call returning the answer itself (the Go host's apply).
@@ -37,11 +40,21 @@
       return { text: W.edit.apply(str(a, 'text'), str(a, 'verb'), a.args || {}) };
     },
     guard: function (a) {
-      return W.guard(str(a, 'old'), str(a, 'new'), {
-        allowWarnings: !!a.allowWarnings, allowProd: !!a.allowProd
-      });
+      return W.guard(str(a, 'old'), str(a, 'new'), guardOpts(a));
+    },
+    // edit is apply and then guard of the old text against the new one in one call: the
+    // write path's (Go: Engine.Edit). The new text never leaves the script between the two,
+    // and its change tells a host that holds the old text how to build it from one line.
+    edit: function (a) {
+      var text = str(a, 'text');
+      var c = W.edit.change(text, str(a, 'verb'), a.args || {});
+      return { text: c.text, row: c.row, content: c.content, same: c.same, guard: W.guard(text, c.text, guardOpts(a)) };
     }
   };
+
+  function guardOpts(a) {
+    return { allowWarnings: !!a.allowWarnings, allowProd: !!a.allowProd };
+  }
 
   // inspectWith checks the arguments of inspect/inspectParts and runs fn (W.inspect or
   // W.inspectParts).

@@ -161,7 +161,9 @@ func (c *verbChange) logs() commitLogs {
 // the one place that does so for file and document plans. Bad input and a guard refusal
 // are recorded in the journal as rejected (entry) and answered as errors.
 func (s *Service) runVerb(ctx context.Context, key string, snap *Snapshot, req WriteRequest, entry *journalEntry) (string, *werkbaum.GuardResult, error) {
-	newText, err := s.engine.Apply(ctx, snap.Text, req.Verb)
+	// One call of the engine for the verb and its guards (Engine.Edit: the new text stays
+	// in the script between the two).
+	ed, err := s.engine.Edit(ctx, snap.Text, req.Verb, req.Guard)
 	if err != nil {
 		if errors.Is(err, werkbaum.ErrBadInput) {
 			entry.State, entry.Error = StateRejected, err.Error()
@@ -171,10 +173,7 @@ func (s *Service) runVerb(ctx context.Context, key string, snap *Snapshot, req W
 		}
 		return "", nil, err
 	}
-	verdict, err := s.engine.Guard(ctx, snap.Text, newText, req.Guard)
-	if err != nil {
-		return "", nil, err
-	}
+	newText, verdict := ed.Text, ed.Guard
 	if !verdict.OK && verdict.Refused != nil {
 		refused := &RefusedError{Refusal: *verdict.Refused}
 		entry.State, entry.Error = StateRejected, refused.Error()
