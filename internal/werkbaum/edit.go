@@ -11,23 +11,22 @@ import (
 
 // Edited is what Edit made of a write: the new text and the guards' verdict on it.
 type Edited struct {
-	// Text is the new plan text (the old one, the same string, when the verb changed
-	// nothing).
-	Text string
-	// Same is set when the verb left the text as it was.
-	Same  bool
+	// Text is the new plan text (equal to the old one when the verb changed nothing).
+	Text  string
 	Guard *GuardResult
 }
 
 // Edit is Apply and then Guard of the old text against the new one, in one call of the
 // script: the write path's (plans.Service.runVerb). The answer is the one the two calls
-// give (TestEditEqualsApplyThenGuard holds it to them on many generated edits); what it
-// saves on a large plan is the new text's round trip: Apply copies it out of the script
-// (converting goja's UTF-16 to Go's UTF-8, about 7 ms and 10 MB on a 10,000-node plan) and
-// Guard hands it back in (scanned and converted again). Here it stays in the script, and
-// a verb that replaced one line (set_status, set_size) tells which and with what, so the
-// new text is built from the old one in Go (spliceRow). A verb the text does not allow
-// fails with an *InputError, as in Apply.
+// give (TestEditEqualsApplyThenGuard holds it to them on many generated edits). What it
+// saves is the new text's crossings: Apply copied it out of the script (goja's UTF-16 to
+// Go's UTF-8, about 7 ms and 10 MB on a 10,000-node plan) and Guard handed it back in to be
+// scanned again. And a verb that replaces one row of a text without CR (set_status,
+// set_size) has the host build the new text (the script's host.splice, spliceRow): a Go
+// string reaches the script as itself, while a text the script built is UTF-16 that goja
+// converted in full for the split of the edit's parse (10 MB and a third of the engine's
+// time of a write on the example plan), and that the memo compared with every text handed
+// in. A verb the text does not allow fails with an *InputError, as in Apply.
 func (e *Engine) Edit(ctx context.Context, text string, v Verb, opts GuardOptions) (*Edited, error) {
 	call, err := e.verbArgs(text, v)
 	if err != nil {
@@ -41,6 +40,7 @@ func (e *Engine) Edit(ctx context.Context, text string, v Verb, opts GuardOption
 	var out Edited
 	// Two calls' work (the verb, then the analyses of the guard), so two calls' time.
 	_, err = e.runWithin(ctx, 2*e.timeoutFor(texts), "edit", args, texts, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
+		callArgs = append(callArgs, rt.vm.ToValue("host"), spliceHost(rt.vm, callArgs[3], text))
 		res, err := rt.callValue(goja.Undefined(), callArgs...)
 		if err != nil {
 			return nil, err
@@ -49,7 +49,7 @@ func (e *Engine) Edit(ctx context.Context, text string, v Verb, opts GuardOption
 		if !ok { // a failure: the JSON error answer
 			return []byte(res.String()), nil
 		}
-		if err := readEdit(rt, text, obj, &out); err != nil {
+		if err := readEdit(rt, obj, &out); err != nil {
 			return nil, fmt.Errorf("%w: edit: %v", ErrEngine, err)
 		}
 		return []byte("{}"), nil // run reads only failures from the JSON; the answer went above
@@ -63,30 +63,35 @@ func (e *Engine) Edit(ctx context.Context, text string, v Verb, opts GuardOption
 	return &out, nil
 }
 
-// readEdit reads the script's edit answer {text, row, content, same, guard} into out.
-func readEdit(rt *jsRuntime, old string, obj *goja.Object, out *Edited) error {
-	out.Same = obj.Get("same").ToBoolean()
-	row := obj.Get("row").ToInteger()
-	switch {
-	case out.Same:
-		out.Text = old
-	case row >= 0:
-		content := obj.Get("content")
-		if content == nil || !goja.IsString(content) {
-			return fmt.Errorf("row %d without its content", row)
-		}
-		t, err := spliceRow(old, int(row), content.String())
+// spliceHost is the script's host for one edit of text, whose value in the script is val
+// (js/60_edit.js replaceRow): owns(t) is true for that very value when text has no CR,
+// splice(i, content) is text with row i replaced, made in Go.
+func spliceHost(vm *goja.Runtime, val goja.Value, text string) goja.Value {
+	noCR := strings.IndexByte(text, '\r') < 0
+	host := vm.NewObject()
+	_ = host.Set("owns", func(c goja.FunctionCall) goja.Value {
+		// val is what ToValue made of a Go string (a pointer, or a short ASCII string), so
+		// the comparison is one of identity and never compares an uncomparable value.
+		return vm.ToValue(noCR && c.Argument(0) == val)
+	})
+	_ = host.Set("splice", func(c goja.FunctionCall) goja.Value {
+		t, err := spliceRow(text, int(c.Argument(0).ToInteger()), c.Argument(1).String())
 		if err != nil {
-			return err
+			panic(vm.NewGoError(err))
 		}
-		out.Text = t
-	default:
-		t := obj.Get("text")
-		if t == nil || !goja.IsString(t) {
-			return fmt.Errorf("the answer has no text")
-		}
-		out.Text = t.String()
+		return vm.ToValue(t)
+	})
+	return host
+}
+
+// readEdit reads the script's edit answer {text, guard} into out.
+func readEdit(rt *jsRuntime, obj *goja.Object, out *Edited) error {
+	t := obj.Get("text")
+	if t == nil || !goja.IsString(t) {
+		return fmt.Errorf("the answer has no text")
 	}
+	// A text the host made (or was handed) comes back as the Go string it was: no copy.
+	out.Text = t.String()
 	pieces, ok := goja.AssertFunction(rt.vm.Get("Werkbaum").ToObject(rt.vm).Get("_pieces"))
 	if !ok {
 		return fmt.Errorf("Werkbaum._pieces is not a function")

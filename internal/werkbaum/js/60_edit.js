@@ -5,7 +5,8 @@
 // byte-identical, including its line ending (CRLF, CR and LF are kept per line; lines the
 // verb creates get the document's most common ending), and the document keeps ending — or
 // not ending — with a line break. Werkbaum.edit.apply(text, verb, args) dispatches by name
-// (the shape the Go host uses).
+// (the shape the Go host uses); its optional fourth argument is a host that builds one-row
+// edits of its own text (see replaceRow).
 //
 // A leading byte-order mark (U+FEFF) belongs to the file, not to line 1 (NOTATION.md §1):
 // the parser drops it, splitDoc keeps it aside (doc.bom) and joinRows writes it back, so a
@@ -228,58 +229,56 @@
     return m[1] + m[2] + (code === null ? '' : '[' + code + '] ') + line.slice(m[0].length);
   }
 
-  // ---- changes ------------------------------------------------------------------------
-  // Every verb answers a change: the new text, and when the new text is the old one with
-  // the content of one row replaced (a text without CR, so rows are the parser's lines),
-  // that row and its new content. A host that holds the old text can then build the new
-  // one itself from a single line instead of copying the whole text out of the script
-  // (the Go engine: converting a 10,000-node plan out of goja's UTF-16 cost 7 ms and 10 MB
-  // per write). same marks a verb that changed nothing.
-  function wholeText(text, out) {
-    return { text: out, row: -1, content: null, same: out === text };
+  // A host that handed the script its plan text may offer to build a one-row edit of it
+  // itself: host.owns(text) is true when text is the host's own text and has no CR (its
+  // rows are then the parser's lines), and host.splice(idx, content) is that text with the
+  // content of row idx replaced. The Go engine does so (edit.go, Engine.Edit): a text built
+  // in the script is UTF-16, and every later use of it cost a whole conversion in goja (the
+  // split of the edit's parse alone 10 MB and a third of an example plan's write); the
+  // host's text reaches the script as its own UTF-8 string and is converted once, if at
+  // all. The result is the same text (TestEditEqualsApplyThenGuard, write_path.test.js).
+  function hostOwns(host, text) {
+    return host !== undefined && host !== null && host.owns(text) === true;
   }
 
-  function unchanged(text) {
-    return { text: text, row: -1, content: null, same: true };
-  }
-
-  // replaceRow is the change that replaces the content of row idx (0-based), keeping every
-  // line ending. Text without CR is spliced around the row (found through the parsed lines)
-  // instead of being split into one object per line: a verb that changes one line of a
-  // large plan then costs a few calls, not a few thousand.
-  function replaceRow(text, pd, idx, content) {
+  // replaceRow returns the text with the content of row idx (0-based) replaced, keeping
+  // every line ending. Text without CR is spliced around the row (found through the parsed
+  // lines) instead of being split into one object per line: a verb that changes one line
+  // of a large plan then costs a few calls, not a few thousand.
+  function replaceRow(text, pd, idx, content, host) {
+    if (hostOwns(host, text)) return host.splice(idx, content);
     if (text.indexOf('\r') < 0) {
       var L = pd.lines;
       var off = text.charCodeAt(0) === 0xfeff ? 1 : 0; // the BOM is not part of line 1
       for (var i = 0; i < idx; i++) off += L[i].length + 1;
-      var out = text.slice(0, off) + content + text.slice(off + L[idx].length);
-      return { text: out, row: idx, content: content, same: content === L[idx] };
+      return text.slice(0, off) + content + text.slice(off + L[idx].length);
     }
     var doc = splitDoc(text);
     var rows = doc.rows.slice();
     rows[idx] = { c: content, e: doc.rows[idx].e };
-    return wholeText(text, finish(doc, rows));
+    return finish(doc, rows);
   }
 
   // rowContent is row idx's content: the parsed line when the text has no CR (then the
   // parser's lines are the rows), else the row of splitDoc.
-  function rowContent(text, pd, idx) {
-    return text.indexOf('\r') < 0 ? pd.lines[idx] : splitDoc(text).rows[idx].c;
+  function rowContent(text, pd, idx, host) {
+    return hostOwns(host, text) || text.indexOf('\r') < 0 ? pd.lines[idx] : splitDoc(text).rows[idx].c;
   }
 
-  function setStatus(text, ref, status) {
+  function setStatus(text, ref, status, host) {
     var code = statusCode(status);
     var pd = W.parse(text);
     var node = resolve(pd, ref, 'id');
     var have = node.box === null ? null : T.BOX_ALIASES[node.box] || node.box;
-    if (have === code) return unchanged(text);
-    var change = replaceRow(text, pd, node.line - 1, setStatusBox(rowContent(text, pd, node.line - 1), code));
-    var after = W._nodeAtLine(W.parseBoxEdit(text, change.text, node.index), node.line);
+    if (have === code) return text;
+    var row = node.line - 1;
+    var out = replaceRow(text, pd, row, setStatusBox(rowContent(text, pd, row, host), code), host);
+    var after = W._nodeAtLine(W.parseBoxEdit(text, out, node.index), node.line);
     if (!after || after.label !== node.label || after.parent !== node.parent ||
         (code === null ? after.box !== null : after.box !== code)) {
       throw unsupported('set the status of', node);
     }
-    return change;
+    return out;
   }
 
   // ---- setSize ------------------------------------------------------------------------
@@ -325,12 +324,12 @@
     return trimmed + ' ' + tok + code.slice(trimmed.length) + tail + comment;
   }
 
-  function setSize(text, ref, size) {
+  function setSize(text, ref, size, host) {
     var want = sizeArg(size);
     var pd = W.parse(text);
     var node = resolve(pd, ref, 'id');
-    if (node.size === want) return unchanged(text);
-    var noCR = text.indexOf('\r') < 0;
+    if (node.size === want) return text;
+    var noCR = hostOwns(host, text) || text.indexOf('\r') < 0;
     var contents = noCR ? pd.lines : splitDoc(text).rows.map(function (r) {
       return r.c;
     });
@@ -372,12 +371,12 @@
         break;
       }
     }
-    var change = done ? replaceRow(text, pd, changed, changedTo) : unchanged(text);
-    var after = done ? W._nodeAtLine(W.parse(change.text), node.line) : null;
+    var out = done ? replaceRow(text, pd, changed, changedTo, host) : text;
+    var after = done ? W._nodeAtLine(W.parse(out), node.line) : null;
     if (!after || after.size !== want || after.label !== node.label || after.parent !== node.parent) {
       throw unsupported('set the size of', node);
     }
-    return change;
+    return out;
   }
 
   // ---- addNode ------------------------------------------------------------------------
@@ -502,7 +501,7 @@
   // ---- removeNode ---------------------------------------------------------------------
 
   function removeNode(text, ref, discard) {
-    if (discard) return setStatus(text, ref, '-').text;
+    if (discard) return setStatus(text, ref, '-');
     var pd = W.parse(text);
     var node = resolve(pd, ref, 'id');
     var last = subtreeEnd(pd, node);
@@ -572,39 +571,33 @@
 
   // ---- dispatch -----------------------------------------------------------------------
 
-  // Each verb answers its change (see "changes" above).
+  // host (optional) may build one-row edits (see replaceRow).
   var verbs = {
-    setStatus: function (t, a) { return setStatus(t, a.id, a.status); },
-    setSize: function (t, a) { return setSize(t, a.id, a.size); },
-    addNode: function (t, a) { return wholeText(t, addNode(t, a.parent, a.line, a.after)); },
-    moveNode: function (t, a) { return wholeText(t, moveNode(t, a.id, a.parent, a.after)); },
-    removeNode: function (t, a) { return wholeText(t, removeNode(t, a.id, !!a.discard)); },
-    applyOps: function (t, a) { return wholeText(t, applyOps(t, a.ops)); },
-    write: function (t, a) { return wholeText(t, write(t, a.text)); }
+    setStatus: function (t, a, host) { return setStatus(t, a.id, a.status, host); },
+    setSize: function (t, a, host) { return setSize(t, a.id, a.size, host); },
+    addNode: function (t, a) { return addNode(t, a.parent, a.line, a.after); },
+    moveNode: function (t, a) { return moveNode(t, a.id, a.parent, a.after); },
+    removeNode: function (t, a) { return removeNode(t, a.id, !!a.discard); },
+    applyOps: function (t, a) { return applyOps(t, a.ops); },
+    write: function (t, a) { return write(t, a.text); }
   };
 
-  // change runs a verb by name and answers its change {text, row, content, same}.
-  function change(text, verb, args) {
+  function apply(text, verb, args, host) {
     if (!Object.prototype.hasOwnProperty.call(verbs, verb)) {
       throw inputError('badVerb', 'unknown verb "' + verb + '"; use one of ' + Object.keys(verbs).join(', '));
     }
-    return verbs[verb](text, args || {});
-  }
-
-  function apply(text, verb, args) {
-    return change(text, verb, args).text;
+    return verbs[verb](text, args || {}, host);
   }
 
   W.edit = {
-    setStatus: function (text, ref, status) { return setStatus(text, ref, status).text; },
-    setSize: function (text, ref, size) { return setSize(text, ref, size).text; },
+    setStatus: setStatus,
+    setSize: setSize,
     addNode: addNode,
     moveNode: moveNode,
     removeNode: removeNode,
     applyOps: applyOps,
     write: write,
     apply: apply,
-    change: change,
     setStatusBox: setStatusBox,
     appendToken: appendToken,
     splitDoc: splitDoc

@@ -1,7 +1,7 @@
 'use strict';
 // The write path's shortcuts, each held to its plain path on generated edits:
-// * a verb's change (60_edit.js W.edit.change): a row and its content rebuild the new text
-//   from the old one exactly as the Go host does (internal/werkbaum/edit.go spliceRow);
+// * a host's one-row edits (60_edit.js replaceRow; the Go engine's edit.go spliceHost and
+//   spliceRow, mirrored here) give the text the script builds itself;
 // * the guard's status-edit count of nodes newly in production (70_guard.js newlyProd)
 //   equals the plain count over both documents.
 const test = require('node:test');
@@ -53,8 +53,19 @@ function plans() {
   return out;
 }
 
-test('a verb\'s row and content rebuild its new text from the old one', () => {
-  const counts = { rows: 0, whole: 0, same: 0 };
+// hostOf is a host as the Go engine makes it (edit.go spliceHost) for text.
+function hostOf(text, used) {
+  return {
+    owns: (t) => t === text && text.indexOf('\r') < 0,
+    splice: (row, content) => {
+      used.n++;
+      return spliceRow(text, row, content);
+    }
+  };
+}
+
+test('a host\'s one-row edits give the text the script builds', () => {
+  const counts = { hosted: 0, plain: 0, unchanged: 0 };
   for (const [what, text] of plans()) {
     const doc = W._parseFresh(text);
     const r = rng(text.length);
@@ -64,29 +75,27 @@ test('a verb\'s row and content rebuild its new text from the old one', () => {
       const verb = size ? 'setSize' : 'setStatus';
       const args = size ? { id: 'line:' + n.line, size: SIZES[Math.floor(r() * SIZES.length)] }
         : { id: 'line:' + n.line, status: STATUSES[Math.floor(r() * STATUSES.length)] };
-      let c;
+      let want;
       try {
-        c = W.edit.change(text, verb, args);
+        want = W.edit.apply(text, verb, args);
       } catch (e) {
         assert.ok(e.werkbaumCode, what + ': ' + e.message);
+        assert.throws(() => W.edit.apply(text, verb, args, hostOf(text, { n: 0 })), { message: e.message });
         continue;
       }
-      assert.strictEqual(c.text, W.edit.apply(text, verb, args), what + ': change and apply');
-      assert.strictEqual(c.same, c.text === text, what + ': same');
-      if (c.same) counts.same++;
-      if (c.row >= 0) {
-        counts.rows++;
-        assert.strictEqual(spliceRow(text, c.row, c.content), c.text, what + ': ' + verb + ' of line ' + n.line);
-      } else {
-        counts.whole++;
-      }
+      const used = { n: 0 };
+      assert.strictEqual(W.edit.apply(text, verb, args, hostOf(text, used)), want, what + ': ' + verb + ' of line ' + n.line);
+      if (want === text) counts.unchanged++;
+      else if (used.n) counts.hosted++;
+      else counts.plain++;
     }
   }
-  // The verbs that rewrite more than a line answer the whole text.
+  // A host is asked only about its own text: the verbs that rewrite more build it here.
   const t = '- [ ] A #a\n- [ ] B #b\n';
-  assert.strictEqual(W.edit.change(t, 'addNode', { line: '- C' }).row, -1);
-  assert.strictEqual(W.edit.change(t, 'write', { text: t }).same, true);
-  assert.ok(counts.rows > 1000 && counts.whole > 20 && counts.same > 50, JSON.stringify(counts));
+  const used = { n: 0 };
+  assert.strictEqual(W.edit.apply(t, 'addNode', { line: '- C' }, hostOf(t, used)), '- [ ] A #a\n- [ ] B #b\n- C\n');
+  assert.strictEqual(used.n, 0);
+  assert.ok(counts.hosted > 1000 && counts.plain > 20 && counts.unchanged > 50, JSON.stringify(counts));
 });
 
 test('the guard\'s count of nodes newly in production equals the plain count on status edits', () => {
