@@ -171,3 +171,33 @@ func TestSpliceRow(t *testing.T) {
 		t.Error("row 2 of a two-row text: no error")
 	}
 }
+
+// BenchmarkGuardStatusEdit pays for the guard's status-edit count of nodes newly in
+// production (js/70_guard.js newlyProd): the guard of a set_status on the 10,000-node plan
+// whose analyses are remembered, so that what is left is the guard's own work; "plain" is
+// the count over both documents.
+//
+//	go test ./internal/werkbaum -run '^$' -bench GuardStatusEdit -benchtime 200x
+func BenchmarkGuardStatusEdit(b *testing.B) {
+	e := newTestEngine(b, Options{Runtimes: 1}, plainGuardScript)
+	ctx := context.Background()
+	text := gen.Plan(10000, 1)
+	next, err := e.Apply(ctx, text, SetStatus{ID: "area0", Status: "highrisk"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Both texts' analyses are made once, before the timing.
+	if _, err := e.Guard(ctx, text, next, GuardOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	for _, method := range []string{"guard", "plainGuard"} {
+		name := map[string]string{"guard": "statusEdit", "plainGuard": "plain"}[method]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.call(ctx, method, GuardOptions{}, textArg{"old", text}, textArg{"new", next}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
