@@ -20,7 +20,7 @@ type Edited struct {
 // script: the write path's (plans.Service.runVerb). The answer is the one the two calls
 // give (TestEditEqualsApplyThenGuard holds it to them on many generated edits). What it
 // saves is the new text's crossings: Apply copied it out of the script (goja's UTF-16 to
-// Go's UTF-8, about 7 ms and 10 MB on a 10,000-node plan) and Guard handed it back in to be
+// Go's UTF-8, 7-12 ms and 10 MB on a 10,000-node plan) and Guard handed it back in to be
 // scanned again. And a verb that replaces one row of a text without CR (set_status,
 // set_size) has the host build the new text (the script's host.splice, spliceRow): a Go
 // string reaches the script as itself, while a text the script built is UTF-16 that goja

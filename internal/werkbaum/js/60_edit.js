@@ -234,7 +234,7 @@
   // rows are then the parser's lines), and host.splice(idx, content) is that text with the
   // content of row idx replaced. The Go engine does so (edit.go, Engine.Edit): a text built
   // in the script is UTF-16, and every later use of it cost a whole conversion in goja (the
-  // split of the edit's parse alone 10 MB and a third of an example plan's write); the
+  // split of the edit's parse alone 10 MB on a 10,000-node plan); the
   // host's text reaches the script as its own UTF-8 string and is converted once, if at
   // all. The result is the same text (TestEditEqualsApplyThenGuard, write_path.test.js).
   function hostOwns(host, text) {
