@@ -389,25 +389,35 @@ func (v Write) verb() (string, any)      { return "write", v }
 // Apply runs one verb on a plan text and returns the new text. A verb the text does not
 // allow (unknown id, bad status…) fails with an *InputError.
 func (e *Engine) Apply(ctx context.Context, text string, v Verb) (string, error) {
+	args, err := e.verbArgs(text, v)
+	if err != nil {
+		return "", err
+	}
+	return e.callText(ctx, "apply", args, textArg{"text", text})
+}
+
+// verbArgs checks a verb and the text it edits before any JavaScript runs and returns the
+// arguments of the script's apply (and edit): {verb, args}.
+func (e *Engine) verbArgs(text string, v Verb) (verbCall, error) {
 	if v == nil {
-		return "", &InputError{Code: "badVerb", Message: "no verb given"}
+		return verbCall{}, &InputError{Code: "badVerb", Message: "no verb given"}
 	}
 	if err := e.checkSize("plan text", len(text)); err != nil {
-		return "", err
+		return verbCall{}, err
 	}
 	// The scripts see text as UTF-16: invalid UTF-8 would come back with U+FFFD in lines
 	// the verb does not own. Edits therefore take valid UTF-8 only.
 	if err := checkUTF8("the plan text", text); err != nil {
-		return "", err
+		return verbCall{}, err
 	}
 	name, params := v.verb()
 	switch p := params.(type) {
 	case Write:
 		if err := e.checkSize("new text", len(p.Text)); err != nil {
-			return "", err
+			return verbCall{}, err
 		}
 		if err := checkUTF8("the new text", p.Text); err != nil {
-			return "", err
+			return verbCall{}, err
 		}
 	case ApplyOps:
 		n := 0
@@ -415,26 +425,28 @@ func (e *Engine) Apply(ctx context.Context, text string, v Verb) (string, error)
 			for j, l := range op.Lines {
 				n += len(l) + 1
 				if err := checkUTF8(fmt.Sprintf("op %d line %d", i+1, j+1), l); err != nil {
-					return "", err
+					return verbCall{}, err
 				}
 			}
 		}
 		if err := e.checkSize("inserted lines", n); err != nil {
-			return "", err
+			return verbCall{}, err
 		}
 	case AddNode:
 		if err := e.checkSize("node line", len(p.Line)); err != nil {
-			return "", err
+			return verbCall{}, err
 		}
 		if err := checkUTF8("the node line", p.Line); err != nil {
-			return "", err
+			return verbCall{}, err
 		}
 	}
-	args := struct {
-		Verb string `json:"verb"`
-		Args any    `json:"args"`
-	}{name, params}
-	return e.callText(ctx, "apply", args, textArg{"text", text})
+	return verbCall{Verb: name, Args: params}, nil
+}
+
+// verbCall is the arguments of the script's apply: the verb's name and its parameters.
+type verbCall struct {
+	Verb string `json:"verb"`
+	Args any    `json:"args"`
 }
 
 // checkUTF8 rejects text that is not valid UTF-8, naming the first bad line.

@@ -498,6 +498,11 @@ func (e *Engine) callParts(ctx context.Context, args any, text string) (json.Raw
 // returns the answer's JSON; JavaScript-side input errors in it become *InputError. A body
 // that fails (interrupted, crashed, or malformed data) drops its runtime.
 func (e *Engine) run(ctx context.Context, method string, args any, texts []textArg, body func(*jsRuntime, []goja.Value) ([]byte, error)) (json.RawMessage, error) {
+	return e.runWithin(ctx, e.timeoutFor(texts), method, args, texts, body)
+}
+
+// runWithin is run with the script's time given (a call that does the work of several).
+func (e *Engine) runWithin(ctx context.Context, timeout time.Duration, method string, args any, texts []textArg, body func(*jsRuntime, []goja.Value) ([]byte, error)) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("werkbaum %s: %w", method, err)
 	}
@@ -512,7 +517,7 @@ func (e *Engine) run(ctx context.Context, method string, args any, texts []textA
 	// The deadline bounds the script, so it starts once a runtime is in hand: the wait for a
 	// slot and the build of a fresh runtime (all scripts loaded, tens of milliseconds on a
 	// busy machine) are not the call's fault. The wait is bounded by ctx alone.
-	deadline := time.Now().Add(e.timeoutFor(texts))
+	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}

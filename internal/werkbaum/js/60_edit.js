@@ -5,7 +5,8 @@
 // byte-identical, including its line ending (CRLF, CR and LF are kept per line; lines the
 // verb creates get the document's most common ending), and the document keeps ending — or
 // not ending — with a line break. Werkbaum.edit.apply(text, verb, args) dispatches by name
-// (the shape the Go host uses).
+// (the shape the Go host uses); its optional fourth argument is a host that builds one-row
+// edits of its own text (see replaceRow).
 //
 // A leading byte-order mark (U+FEFF) belongs to the file, not to line 1 (NOTATION.md §1):
 // the parser drops it, splitDoc keeps it aside (doc.bom) and joinRows writes it back, so a
@@ -228,11 +229,24 @@
     return m[1] + m[2] + (code === null ? '' : '[' + code + '] ') + line.slice(m[0].length);
   }
 
+  // A host that handed the script its plan text may offer to build a one-row edit of it
+  // itself: host.owns(text) is true when text is the host's own text and has no CR (its
+  // rows are then the parser's lines), and host.splice(idx, content) is that text with the
+  // content of row idx replaced. The Go engine does so (edit.go, Engine.Edit): a text built
+  // in the script is UTF-16, and every later use of it cost a whole conversion in goja (the
+  // split of the edit's parse alone 10 MB on a 10,000-node plan); the
+  // host's text reaches the script as its own UTF-8 string and is converted once, if at
+  // all. The result is the same text (TestEditEqualsApplyThenGuard, write_path.test.js).
+  function hostOwns(host, text) {
+    return host !== undefined && host !== null && host.owns(text) === true;
+  }
+
   // replaceRow returns the text with the content of row idx (0-based) replaced, keeping
   // every line ending. Text without CR is spliced around the row (found through the parsed
   // lines) instead of being split into one object per line: a verb that changes one line
   // of a large plan then costs a few calls, not a few thousand.
-  function replaceRow(text, pd, idx, content) {
+  function replaceRow(text, pd, idx, content, host) {
+    if (hostOwns(host, text)) return host.splice(idx, content);
     if (text.indexOf('\r') < 0) {
       var L = pd.lines;
       var off = text.charCodeAt(0) === 0xfeff ? 1 : 0; // the BOM is not part of line 1
@@ -247,17 +261,18 @@
 
   // rowContent is row idx's content: the parsed line when the text has no CR (then the
   // parser's lines are the rows), else the row of splitDoc.
-  function rowContent(text, pd, idx) {
-    return text.indexOf('\r') < 0 ? pd.lines[idx] : splitDoc(text).rows[idx].c;
+  function rowContent(text, pd, idx, host) {
+    return hostOwns(host, text) || text.indexOf('\r') < 0 ? pd.lines[idx] : splitDoc(text).rows[idx].c;
   }
 
-  function setStatus(text, ref, status) {
+  function setStatus(text, ref, status, host) {
     var code = statusCode(status);
     var pd = W.parse(text);
     var node = resolve(pd, ref, 'id');
     var have = node.box === null ? null : T.BOX_ALIASES[node.box] || node.box;
     if (have === code) return text;
-    var out = replaceRow(text, pd, node.line - 1, setStatusBox(rowContent(text, pd, node.line - 1), code));
+    var row = node.line - 1;
+    var out = replaceRow(text, pd, row, setStatusBox(rowContent(text, pd, row, host), code), host);
     var after = W._nodeAtLine(W.parseBoxEdit(text, out, node.index), node.line);
     if (!after || after.label !== node.label || after.parent !== node.parent ||
         (code === null ? after.box !== null : after.box !== code)) {
@@ -309,12 +324,12 @@
     return trimmed + ' ' + tok + code.slice(trimmed.length) + tail + comment;
   }
 
-  function setSize(text, ref, size) {
+  function setSize(text, ref, size, host) {
     var want = sizeArg(size);
     var pd = W.parse(text);
     var node = resolve(pd, ref, 'id');
     if (node.size === want) return text;
-    var noCR = text.indexOf('\r') < 0;
+    var noCR = hostOwns(host, text) || text.indexOf('\r') < 0;
     var contents = noCR ? pd.lines : splitDoc(text).rows.map(function (r) {
       return r.c;
     });
@@ -356,7 +371,7 @@
         break;
       }
     }
-    var out = done ? replaceRow(text, pd, changed, changedTo) : text;
+    var out = done ? replaceRow(text, pd, changed, changedTo, host) : text;
     var after = done ? W._nodeAtLine(W.parse(out), node.line) : null;
     if (!after || after.size !== want || after.label !== node.label || after.parent !== node.parent) {
       throw unsupported('set the size of', node);
@@ -556,9 +571,10 @@
 
   // ---- dispatch -----------------------------------------------------------------------
 
+  // host (optional) may build one-row edits (see replaceRow).
   var verbs = {
-    setStatus: function (t, a) { return setStatus(t, a.id, a.status); },
-    setSize: function (t, a) { return setSize(t, a.id, a.size); },
+    setStatus: function (t, a, host) { return setStatus(t, a.id, a.status, host); },
+    setSize: function (t, a, host) { return setSize(t, a.id, a.size, host); },
     addNode: function (t, a) { return addNode(t, a.parent, a.line, a.after); },
     moveNode: function (t, a) { return moveNode(t, a.id, a.parent, a.after); },
     removeNode: function (t, a) { return removeNode(t, a.id, !!a.discard); },
@@ -566,11 +582,11 @@
     write: function (t, a) { return write(t, a.text); }
   };
 
-  function apply(text, verb, args) {
+  function apply(text, verb, args, host) {
     if (!Object.prototype.hasOwnProperty.call(verbs, verb)) {
       throw inputError('badVerb', 'unknown verb "' + verb + '"; use one of ' + Object.keys(verbs).join(', '));
     }
-    return verbs[verb](text, args || {});
+    return verbs[verb](text, args || {}, host);
   }
 
   W.edit = {

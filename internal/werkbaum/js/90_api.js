@@ -11,6 +11,8 @@
 //   parse    {text}                                   → parsed roots (debugging aid)
 //   apply    {text, verb, args}                       → {text}  (verbs of 60_edit.js)
 //   guard    {old, new, allowWarnings?, allowProd?}   → guard verdict (70_guard.js)
+//   edit     {text, verb, args, allowWarnings?, allowProd?, host?}
+//                                                     → {text, guard} (apply, then guard)
 // Werkbaum.callParts(argsJSON, "text", text) is inspect for the Go host, which writes the node
 // records itself: it returns inspectParts' object (55_inspect.js), not JSON. Werkbaum.callValue
 // is call returning the answer itself (the Go host's apply).
@@ -37,11 +39,22 @@
       return { text: W.edit.apply(str(a, 'text'), str(a, 'verb'), a.args || {}) };
     },
     guard: function (a) {
-      return W.guard(str(a, 'old'), str(a, 'new'), {
-        allowWarnings: !!a.allowWarnings, allowProd: !!a.allowProd
-      });
+      return W.guard(str(a, 'old'), str(a, 'new'), guardOpts(a));
+    },
+    // edit is apply and then guard of the old text against the new one in one call: the
+    // write path's (Go: Engine.Edit). The new text does not cross to the host and back
+    // between the two; a.host (optional, passed by the host as a value of its own) builds
+    // one-row edits of the host's text (60_edit.js replaceRow).
+    edit: function (a) {
+      var text = str(a, 'text');
+      var out = W.edit.apply(text, str(a, 'verb'), a.args || {}, a.host);
+      return { text: out, guard: W.guard(text, out, guardOpts(a)) };
     }
   };
+
+  function guardOpts(a) {
+    return { allowWarnings: !!a.allowWarnings, allowProd: !!a.allowProd };
+  }
 
   // inspectWith checks the arguments of inspect/inspectParts and runs fn (W.inspect or
   // W.inspectParts).

@@ -161,7 +161,9 @@ func (c *verbChange) logs() commitLogs {
 // the one place that does so for file and document plans. Bad input and a guard refusal
 // are recorded in the journal as rejected (entry) and answered as errors.
 func (s *Service) runVerb(ctx context.Context, key string, snap *Snapshot, req WriteRequest, entry *journalEntry) (string, *werkbaum.GuardResult, error) {
-	newText, err := s.engine.Apply(ctx, snap.Text, req.Verb)
+	// One call of the engine for the verb and its guards (Engine.Edit: the new text stays
+	// in the script between the two).
+	ed, err := s.engine.Edit(ctx, snap.Text, req.Verb, req.Guard)
 	if err != nil {
 		if errors.Is(err, werkbaum.ErrBadInput) {
 			entry.State, entry.Error = StateRejected, err.Error()
@@ -171,10 +173,7 @@ func (s *Service) runVerb(ctx context.Context, key string, snap *Snapshot, req W
 		}
 		return "", nil, err
 	}
-	verdict, err := s.engine.Guard(ctx, snap.Text, newText, req.Guard)
-	if err != nil {
-		return "", nil, err
-	}
+	newText, verdict := ed.Text, ed.Guard
 	if !verdict.OK && verdict.Refused != nil {
 		refused := &RefusedError{Refusal: *verdict.Refused}
 		entry.State, entry.Error = StateRejected, refused.Error()
@@ -229,6 +228,12 @@ func (s *Service) conflictDuringWrite(ctx context.Context, p planfs.Ref, entry *
 // which checks everything again.
 func (s *Service) staleBase(ctx context.Context, p planfs.Ref, req WriteRequest) error {
 	key := p.Key
+	// The common case, a base that is the content talkd last read or wrote, goes on to the
+	// lane without reading the file here (a 10,000-node plan: 470 KB read, copied and
+	// hashed): the lane reads it and checks the base again.
+	if sum, ok := s.texts.Known(key); ok && sum == req.Base.Checksum {
+		return nil
+	}
 	ek := entryKey(req.Author.Client, req.RequestID)
 	if prior, err := s.entry(key, ek); err != nil || prior != nil {
 		return nil

@@ -96,6 +96,27 @@ func (c *Cache) Distrust(key string) {
 	c.mu.Unlock()
 }
 
+// Wrote records that this process just replaced the plan's file with text (checksum sum).
+// The entry has no identity, so the next Load still reads and hashes the file, as after
+// any change; when the content is the same it keeps this string instead of a copy of the
+// bytes. Until then Known reports sum.
+func (c *Cache) Wrote(key, text, sum string) {
+	c.mu.Lock()
+	c.files[key] = &cached{sum: sum, text: text}
+	c.mu.Unlock()
+}
+
+// Known is the checksum of the content last read or written for the plan, without looking
+// at the file: a hint (the file may have changed since), never an answer about the file.
+func (c *Cache) Known(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fc := c.files[key]; fc != nil {
+		return fc.sum, true
+	}
+	return "", false
+}
+
 // Ident is the identity of the file the plan's cached text was read from.
 func (c *Cache) Ident(key string) (Ident, bool) {
 	c.mu.Lock()
