@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
 )
 
@@ -53,25 +51,22 @@ type compactReading struct {
 	More         []string `json:"more,omitempty" desc:"what was left out and the arguments that get it"`
 }
 
-// compactModel is the part of a plan's full inspect view the compact reading is made of,
-// decoded once per store answer (compactCache) and then rendered per request.
+// compactModel is a plan's outline (plans.Outline: the part of the whole plan's inspect
+// view the compact reading shows) with its indexes, built once per outline (compactCache)
+// and then rendered per request.
 type compactModel struct {
-	nodes    []werkbaum.Node
-	warnings []werkbaum.Warning
-	path     *werkbaum.Path
+	nodes    []plans.OutlineNode
+	warnings []plans.OutlineWarning
+	path     *plans.OutlinePath
 	index    map[string]int // node id → index in nodes
 	lineIdx  map[int]int    // line → index in nodes
 	below    []int          // per node: nodes in its subtree, itself excluded
 }
 
-func newCompactModel(view json.RawMessage) (*compactModel, error) {
-	var v werkbaum.Inspection
-	if err := json.Unmarshal(view, &v); err != nil {
-		return nil, fmt.Errorf("decoding the inspect view: %w", err)
-	}
-	m := &compactModel{nodes: v.Nodes, warnings: v.Warnings, path: v.Path,
-		index: make(map[string]int, len(v.Nodes)), lineIdx: make(map[int]int, len(v.Nodes)), below: make([]int, len(v.Nodes))}
-	for i, n := range v.Nodes {
+func newCompactModel(o *plans.Outline) *compactModel {
+	m := &compactModel{nodes: o.Nodes, warnings: o.Warnings, path: o.Path,
+		index: make(map[string]int, len(o.Nodes)), lineIdx: make(map[int]int, len(o.Nodes)), below: make([]int, len(o.Nodes))}
+	for i, n := range o.Nodes {
 		if n.ID != "" {
 			if _, dup := m.index[n.ID]; !dup {
 				m.index[n.ID] = i
@@ -81,8 +76,8 @@ func newCompactModel(view json.RawMessage) (*compactModel, error) {
 	}
 	// Nodes are in document order, so a node's subtree is the run after it of deeper nodes.
 	stack := []int{}
-	for i, n := range v.Nodes {
-		for len(stack) > 0 && v.Nodes[stack[len(stack)-1]].Depth >= n.Depth {
+	for i, n := range o.Nodes {
+		for len(stack) > 0 && o.Nodes[stack[len(stack)-1]].Depth >= n.Depth {
 			stack = stack[:len(stack)-1]
 		}
 		for _, a := range stack {
@@ -90,7 +85,7 @@ func newCompactModel(view json.RawMessage) (*compactModel, error) {
 		}
 		stack = append(stack, i)
 	}
-	return m, nil
+	return m
 }
 
 // compactArgs are the arguments that shape a compact answer.
@@ -120,7 +115,7 @@ func (m *compactModel) render(base plans.Base, a compactArgs) (*compactReading, 
 		return ok && i >= lo && i < hi
 	}
 	r := &compactReading{Nodes: hi - lo}
-	var warns []werkbaum.Warning
+	var warns []plans.OutlineWarning
 	for _, w := range m.warnings {
 		if a.id == "" || inView(w.Line) {
 			warns = append(warns, w)
@@ -352,44 +347,41 @@ func (m *compactModel) text(base plans.Base, a compactArgs, r *compactReading) s
 	return b.String()
 }
 
-// compactCache keeps the decoded compact model of the latest full view per plan, valid
-// only for the very slice it was decoded from (see resultCache: the store never changes
-// a slice it handed out, so equal identity means equal bytes).
+// compactCache keeps the compact model of the latest outline per plan, valid only for the
+// very outline it was built from (the store hands out one outline per content and never
+// changes it).
 type compactCache struct {
 	mu    sync.Mutex
 	plans map[string]compactEntry
 }
 
 type compactEntry struct {
-	view  json.RawMessage
-	model *compactModel
+	outline *plans.Outline
+	model   *compactModel
 }
 
-// compactCachePlans bounds the plans whose model is kept (a 2 MiB plan's model is a few
-// MB); a plan beyond it is decoded again on its next call.
+// compactCachePlans bounds the plans whose model is kept (its indexes hold an entry per
+// node); a plan beyond it is indexed again on its next call.
 const compactCachePlans = 8
 
 func newCompactCache() *compactCache { return &compactCache{plans: map[string]compactEntry{}} }
 
-func (c *compactCache) model(plan string, view json.RawMessage) (*compactModel, error) {
+func (c *compactCache) model(plan string, o *plans.Outline) *compactModel {
 	c.mu.Lock()
 	e, ok := c.plans[plan]
 	c.mu.Unlock()
-	if ok && sameSlice(e.view, view) {
-		return e.model, nil
+	if ok && e.outline == o {
+		return e.model
 	}
-	m, err := newCompactModel(view)
-	if err != nil {
-		return nil, err
-	}
+	m := newCompactModel(o)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.plans) >= compactCachePlans {
 		for k := range c.plans {
-			delete(c.plans, k) // any one: the cache only spares decoding
+			delete(c.plans, k) // any one: the cache only spares indexing
 			break
 		}
 	}
-	c.plans[plan] = compactEntry{view: view, model: m}
-	return m, nil
+	c.plans[plan] = compactEntry{outline: o, model: m}
+	return m
 }

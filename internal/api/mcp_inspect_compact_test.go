@@ -42,7 +42,7 @@ func TestCompactReadingFitsAndSaysHow(t *testing.T) {
 	base := plans.Base{Revision: 3, Checksum: strings.Repeat("a", 64)}
 	all := compactArgs{plan: "p", tree: true, warnings: true, path: true}
 
-	m, err := newCompactModel(compactView(t, 3, 4))
+	m, err := compactModelOf(compactView(t, 3, 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestCompactReadingFitsAndSaysHow(t *testing.T) {
 		t.Errorf("a small view reads:\n%s", text)
 	}
 
-	m, _ = newCompactModel(compactView(t, 20, 200)) // 4,020 nodes: the roots fit, not their children
+	m, _ = compactModelOf(compactView(t, 20, 200)) // 4,020 nodes: the roots fit, not their children
 	r, text, _ = m.render(base, all)
 	if len(r.Tree) != 20 || r.Depth == nil || *r.Depth != 0 || !strings.Contains(r.Tree[0], "(+200 below)") ||
 		!strings.Contains(text, "4000 nodes deeper than depth 0 are hidden") || len(text) > compactBudget+2000 {
@@ -67,7 +67,7 @@ func TestCompactReadingFitsAndSaysHow(t *testing.T) {
 		t.Errorf("the subtree of r5: %d nodes, %d lines, %q", r.Nodes, len(r.Tree), r.Tree[:1])
 	}
 
-	m, _ = newCompactModel(compactView(t, 2000, 0)) // 2,000 roots: even depth 0 is cut
+	m, _ = compactModelOf(compactView(t, 2000, 0)) // 2,000 roots: even depth 0 is cut
 	r, text, _ = m.render(base, all)
 	if len(r.More) == 0 || !strings.Contains(text, "call with from ") || len(text) > compactBudget+2000 {
 		t.Fatalf("a wide view: %d lines, more %q, %d bytes", len(r.Tree), r.More, len(text))
@@ -90,7 +90,7 @@ func TestSubtreeLines(t *testing.T) {
 		{Line: 1, ID: "a"}, {Line: 2, ParentLine: 1, Depth: 1, ID: "b"}, {Line: 4, ID: "c"}, {Line: 5, ParentLine: 4, Depth: 1, ID: "d"},
 	}}
 	raw, _ := json.Marshal(view)
-	m, err := newCompactModel(raw)
+	m, err := compactModelOf(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,4 +101,14 @@ func TestSubtreeLines(t *testing.T) {
 			t.Errorf("#%s: lines %d-%d (%v), want %d-%d", id, from, to, ok, want[0], want[1])
 		}
 	}
+}
+
+// compactModelOf is the compact model of a whole plan's view, as the store's outline
+// and the compact cache make it.
+func compactModelOf(view json.RawMessage) (*compactModel, error) {
+	o, err := plans.DecodeOutline(view)
+	if err != nil {
+		return nil, err
+	}
+	return newCompactModel(o), nil
 }

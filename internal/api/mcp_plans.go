@@ -19,6 +19,8 @@ type Plans interface {
 	Lookup(key string) error
 	Read(ctx context.Context, key string) (*plans.Snapshot, error)
 	Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*plans.Inspected, error)
+	// Outline is the whole plan's outline, which the compact reading is made of.
+	Outline(ctx context.Context, key string) (*plans.Outlined, error)
 	Summarize(ctx context.Context, key string) plans.Summary
 	Write(ctx context.Context, key string, req plans.WriteRequest) (*plans.WriteResult, error)
 	// ChangesSince diffs the text at base (when still kept) to cur: what a conflict sends.

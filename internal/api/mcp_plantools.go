@@ -412,14 +412,11 @@ func (pt planTools) inspectCompact(ctx context.Context, in inspectIn, id string)
 	if in.From < 0 {
 		return inspectOut{}, "", toolErrorOf(fieldError("from", `field "from" must be a plan line (1 or more)`))
 	}
-	got, err := pt.p.Inspect(ctx, in.Plan, werkbaum.InspectOptions{})
+	got, err := pt.p.Outline(ctx, in.Plan)
 	if err != nil {
 		return inspectOut{}, "", planFailure(err)
 	}
-	m, err := pt.compact.model(in.Plan, got.JSON)
-	if err != nil {
-		return inspectOut{}, "", &ToolError{Error: "failed", Message: err.Error()}
-	}
+	m := pt.compact.model(in.Plan, got.Outline)
 	a := compactArgs{plan: in.Plan, id: id, depth: in.Depth, from: in.From, tree: len(in.Include) == 0,
 		warnings: len(in.Include) == 0, path: len(in.Include) == 0}
 	for _, inc := range in.Include {

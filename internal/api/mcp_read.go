@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans"
 )
 
@@ -63,14 +62,11 @@ func (pt planTools) read(ctx context.Context, caller Caller, in readIn, _ json.R
 	from, to := max(in.From, 1), in.To
 	if in.ID != "" {
 		id := strings.TrimPrefix(in.ID, "#")
-		got, err := pt.p.Inspect(ctx, in.Plan, werkbaum.InspectOptions{})
+		got, err := pt.p.Outline(ctx, in.Plan)
 		if err != nil {
 			return readOut{}, "", planFailure(err)
 		}
-		m, err := pt.compact.model(in.Plan, got.JSON)
-		if err != nil {
-			return readOut{}, "", &ToolError{Error: "failed", Message: err.Error()}
-		}
+		m := pt.compact.model(in.Plan, got.Outline)
 		if got.Base != snap.Base {
 			// The plan changed between the two calls: the lines would not be the node's.
 			return readOut{}, "", &ToolError{Error: "failed", Message: "the plan changed while it was read; read again"}

@@ -18,7 +18,9 @@ import (
 //   - the inspect answers per option set, with the base spliced in, ready to send (views
 //     of planfs.Cache, dropped with the content they were made of);
 //   - the summary of plans_list and /status (nodes, warnings, or the engine's failure),
-//     computed in the background, so those doors never run the engine themselves.
+//     computed in the background, so those doors never run the engine themselves;
+//   - the outline of the whole plan's view (outline.go), which the summary counts and the
+//     compact reading shows, decoded once per content for both.
 //
 // Everything cached is immutable once stored and handed out without copying.
 
@@ -34,12 +36,14 @@ type summaryEntry struct {
 	nodes    int
 	warnings int
 	err      string
+	outline  outlineSlot // the content's outline, while kept
 }
 
 // cache holds the summaries of a Service.
 type cache struct {
 	mu        sync.Mutex
 	summaries map[string]*summaryEntry // by plan key, the latest content's only
+	outlines  []*summaryEntry          // the entries whose outline is kept, oldest first
 }
 
 func newCache() *cache {
@@ -138,7 +142,8 @@ func (s *Service) startSummary(key string, snap *Snapshot) *summaryEntry {
 }
 
 // computeSummary runs the engine's inspect (the full view, which werkbaum_inspect of the
-// whole plan then finds cached) and counts nodes and warnings.
+// whole plan then finds cached) and counts nodes and warnings in its outline, which the
+// compact reading of the same content then finds decoded.
 func (s *Service) computeSummary(key string, snap *Snapshot, ent *summaryEntry) {
 	defer close(ent.done)
 	// Not the caller's context: the summary outlives the request that asked first.
@@ -148,15 +153,12 @@ func (s *Service) computeSummary(key string, snap *Snapshot, ent *summaryEntry) 
 		s.log.Warn("plan summary failed; cached until the plan changes", "plan", key, "checksum", snap.Base.Checksum, "err", err)
 		return
 	}
-	var counts struct {
-		Nodes    []struct{} `json:"nodes"`
-		Warnings []struct{} `json:"warnings"`
-	}
-	if err := json.Unmarshal(raw, &counts); err != nil {
+	o, err := s.outlineOf(ent, raw)
+	if err != nil {
 		ent.err = "summary: " + err.Error()
 		return
 	}
-	ent.nodes, ent.warnings = len(counts.Nodes), len(counts.Warnings)
+	ent.nodes, ent.warnings = len(o.Nodes), len(o.Warnings)
 }
 
 // warm computes the summary of these plans in the background (the configured ones at

@@ -1,0 +1,152 @@
+package plans
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"talkd/internal/werkbaum"
+)
+
+// The whole plan's inspect view is several MB of JSON for a large plan (3.5 MB at 10,000
+// nodes), and two readers of it want only a little: the summary (plans_list, /status)
+// counts nodes and warnings, and the MCP compact reading shows a few fields per node. Each
+// decoding the whole view into werkbaum.Inspection cost 60–200 ms (the compact model) and
+// 24–44 ms (the count) on that plan, on top of each other on the first inspect. The
+// Outline is the one decoded form of a content both read: only the fields they use,
+// decoded once per content (checksum) and shared.
+
+// Outline is the part of a plan's whole inspect view that the summary and the compact
+// reading use. Nodes are in document order, as in the view. It is shared and must not be
+// modified.
+type Outline struct {
+	Nodes    []OutlineNode    `json:"nodes"`
+	Warnings []OutlineWarning `json:"warnings"`
+	Path     *OutlinePath     `json:"path"`
+}
+
+// OutlineNode is what the compact reading shows of a node (werkbaum.Node has the rest).
+type OutlineNode struct {
+	Line            int      `json:"line"`
+	Depth           int      `json:"depth"`
+	ID              string   `json:"id"`
+	Label           string   `json:"label"`
+	Status          string   `json:"status"`
+	EffectiveStatus string   `json:"effectiveStatus"`
+	Size            string   `json:"size"`
+	People          []string `json:"people"`
+	Deps            []string `json:"deps"`
+}
+
+// OutlineWarning is a warning's type, line and text (werkbaum.Warning has the rest).
+type OutlineWarning struct {
+	Type string `json:"type"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// OutlinePath is the cheapest path without its needed lines and station counts.
+type OutlinePath struct {
+	Exact              bool               `json:"exact"`
+	Stations           []int              `json:"stations"`
+	Cost               float64            `json:"cost"`
+	AssigneeLoads      map[string]float64 `json:"assigneeLoads"`
+	OverloadedAssignee *werkbaum.Overload `json:"overloadedAssignee"`
+}
+
+// DecodeOutline decodes the outline of a whole plan's inspect view (the engine's, or the
+// store's answer with the base in front: fields it does not name are skipped).
+func DecodeOutline(view []byte) (*Outline, error) {
+	var o Outline
+	if err := json.Unmarshal(view, &o); err != nil {
+		return nil, fmt.Errorf("decoding the inspect view: %w", err)
+	}
+	return &o, nil
+}
+
+// Outlined is a plan's outline with the base it was read at.
+type Outlined struct {
+	Base    Base
+	Outline *Outline
+}
+
+// Outline returns the outline of the plan's current content. It runs the engine's inspect
+// of the whole plan like Inspect (cached, and joined with the summary's analysis of the
+// same content when that is under way), and decodes it at most once per content while
+// the content's outline is kept (outlinesKept).
+func (s *Service) Outline(ctx context.Context, key string) (*Outlined, error) {
+	p, err := s.resolve(key)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Release()
+	snap, err := s.read(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	// The answer with the caller's context, so its deadline and errors are Inspect's.
+	raw, err := s.inspectAnswer(ctx, key, snap, werkbaum.InspectOptions{})
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.outlineOf(s.startSummary(key, snap), raw)
+	if err != nil {
+		return nil, err
+	}
+	return &Outlined{Base: snap.Base, Outline: o}, nil
+}
+
+// outlinesKept bounds the contents whose outline is kept (a 10,000-node plan's is a few
+// MB): a plan whose outline was dropped is decoded again when next asked for.
+const outlinesKept = 8
+
+// outlineSlot holds the outline of one content (a summaryEntry's), decoded by the first
+// reader that needs it while the others wait for it.
+type outlineSlot struct {
+	decoding sync.Mutex
+	outline  atomic.Pointer[Outline] // nil until decoded, and again once dropped
+}
+
+// outlineOf returns the outline of ent's content, decoding raw (that content's whole view)
+// unless it is kept.
+func (s *Service) outlineOf(ent *summaryEntry, raw []byte) (*Outline, error) {
+	if o := ent.outline.outline.Load(); o != nil {
+		return o, nil
+	}
+	ent.outline.decoding.Lock()
+	o := ent.outline.outline.Load()
+	if o == nil {
+		var err error
+		if o, err = DecodeOutline(raw); err != nil {
+			ent.outline.decoding.Unlock()
+			return nil, err
+		}
+		ent.outline.outline.Store(o)
+	}
+	ent.outline.decoding.Unlock()
+	s.keepOutline(ent)
+	return o, nil
+}
+
+// keepOutline makes ent the latest content with a kept outline, dropping the outline of
+// the oldest beyond outlinesKept.
+func (s *Service) keepOutline(ent *summaryEntry) {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	kept := s.cache.outlines
+	for i, e := range kept {
+		if e == ent {
+			kept = append(kept[:i], kept[i+1:]...)
+			break
+		}
+	}
+	kept = append(kept, ent)
+	for len(kept) > outlinesKept {
+		kept[0].outline.outline.Store(nil)
+		kept = slices.Delete(kept, 0, 1)
+	}
+	s.cache.outlines = kept
+}
