@@ -45,8 +45,13 @@ const maxBody = 1 << 20
 // answer is one fixed answer with its header values built once.
 type answer struct {
 	body   []byte
-	length []string // Content-Length
+	length []string // Content-Length, when net/http does not count the answer itself
 }
+
+// netHTTPCounts is the answer size below which net/http sets Content-Length itself (the
+// answer still fits its response buffer when the handler returns). Larger answers declare
+// it, as talkd's do (internal/api writeRPCParts), so they are not sent chunked.
+const netHTTPCounts = 2048
 
 // floor answers POST /mcp with the fixed answer of the request's method.
 type floor struct {
@@ -59,11 +64,18 @@ var jsonContentType = []string{"application/json"}
 func newFloor(answers map[string][]byte) *floor {
 	f := &floor{answers: map[string]answer{}}
 	for method, b := range answers {
-		f.answers[method] = answer{body: b, length: []string{strconv.Itoa(len(b))}}
+		f.answers[method] = newAnswer(b)
 	}
-	u := []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"method not found"}}` + "\n")
-	f.unknown = answer{body: u, length: []string{strconv.Itoa(len(u))}}
+	f.unknown = newAnswer([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"method not found"}}` + "\n"))
 	return f
+}
+
+func newAnswer(b []byte) answer {
+	a := answer{body: b}
+	if len(b) >= netHTTPCounts {
+		a.length = []string{strconv.Itoa(len(b))}
+	}
+	return a
 }
 
 func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -82,7 +94,9 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = a.length
+	if a.length != nil {
+		h["Content-Length"] = a.length
+	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(a.body)
 }

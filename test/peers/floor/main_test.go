@@ -12,7 +12,9 @@ import (
 // tell the scenarios apart by their method.
 func TestFloorAnswersTheGivenBytes(t *testing.T) {
 	call := []byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"muted: x"}]}}` + "\n")
-	list := []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"speak"}]}}` + "\n")
+	// Larger than net/http's response buffer, as talkd's tools/list answer is: it must still
+	// go out with a Content-Length, not chunked.
+	list := []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"speak","description":"` + strings.Repeat("x", 3000) + `"}]}}` + "\n")
 	hs := httptest.NewServer(newFloor(map[string][]byte{"tools/call": call, "tools/list": list}))
 	defer hs.Close()
 	cases := []struct {
@@ -39,8 +41,8 @@ func TestFloorAnswersTheGivenBytes(t *testing.T) {
 		if resp.StatusCode != c.status || string(b) != c.want {
 			t.Errorf("POST %s %s: %d %q, want %d %q", c.path, c.body, resp.StatusCode, b, c.status, c.want)
 		}
-		if c.status == 200 && (resp.Header.Get("Content-Type") != "application/json" || resp.ContentLength != int64(len(c.want))) {
-			t.Errorf("POST %s: Content-Type %q, length %d", c.body, resp.Header.Get("Content-Type"), resp.ContentLength)
+		if c.status == 200 && (resp.Header.Get("Content-Type") != "application/json" || resp.ContentLength != int64(len(c.want)) || len(resp.TransferEncoding) != 0) {
+			t.Errorf("POST %s: Content-Type %q, length %d, transfer encoding %v", c.body, resp.Header.Get("Content-Type"), resp.ContentLength, resp.TransferEncoding)
 		}
 	}
 }
