@@ -202,17 +202,18 @@ func TestBetterPeer(t *testing.T) {
 	}
 }
 
-// The summary's talkd ÷ floor is the median and range of the per-round ratios.
+// The summary's talkd ÷ floor (requests/s, p99) and floor ÷ talkd (CPU per answer) are the
+// median and range of the per-round ratios.
 func TestPeerSummaryFloorRatio(t *testing.T) {
 	var results []Result
 	for round, rps := range [][2]float64{{90, 100}, {80, 100}, {99, 110}} {
 		results = append(results,
-			Result{Target: "talkd", Scenario: "tools/call", Conc: 8, Round: round + 1, OKRPS: rps[0], P99ms: 1},
-			Result{Target: "floor", Scenario: "tools/call", Conc: 8, Round: round + 1, OKRPS: rps[1], P99ms: 2})
+			Result{Target: "talkd", Scenario: "tools/call", Conc: 8, Round: round + 1, OKRPS: rps[0], P99ms: 1, CPUusPerReq: 40},
+			Result{Target: "floor", Scenario: "tools/call", Conc: 8, Round: round + 1, OKRPS: rps[1], P99ms: 2, CPUusPerReq: 30})
 	}
 	var out strings.Builder
 	writePeerSummary(&out, "tools/call speak", "tools/call", []int{8}, []target{{Name: "talkd"}, {Name: "floor"}}, results)
-	if !strings.Contains(out.String(), "| 0.90 (0.80–0.90) | 0.50 (0.50–0.50) |") {
+	if !strings.Contains(out.String(), "| 0.90 (0.80–0.90) | 0.50 (0.50–0.50) | 0.75 (0.75–0.75) |") {
 		t.Errorf("summary:\n%s", out.String())
 	}
 }

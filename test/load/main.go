@@ -481,10 +481,10 @@ func writePeerSummary(out io.Writer, title, scen string, concs []int, targets []
 	}
 	head += " talkd / better peer | p99 ratio | CPU µs/answer " + strings.Join(names, ", ") + " | client CPU µs/answer against " + strings.Join(names, ", ") + " |"
 	if hasFloor {
-		head += " talkd ÷ floor, median (rounds) | p99 talkd ÷ floor, median (rounds) |"
+		head += " talkd ÷ floor, median (rounds) | p99 talkd ÷ floor, median (rounds) | CPU per answer floor ÷ talkd, median (rounds) |"
 	}
 	fmt.Fprintln(out, head)
-	fmt.Fprintln(out, "|---:|"+strings.Repeat("---:|", len(names))+"---:|---:|---|---|"+map[bool]string{true: "---|---|"}[hasFloor])
+	fmt.Fprintln(out, "|---:|"+strings.Repeat("---:|", len(names))+"---:|---:|---|---|"+map[bool]string{true: "---|---|---|"}[hasFloor])
 	for _, conc := range concs {
 		rps := map[string][]float64{}
 		p99 := map[string][]float64{}
@@ -525,14 +525,18 @@ func writePeerSummary(out io.Writer, title, scen string, concs []int, targets []
 		}
 		line += " " + strings.Join(cpus, ", ") + " | " + strings.Join(clients, ", ") + " |"
 		if hasFloor {
-			var ratio, p99ratio []float64
+			// The CPU ratio does not depend on how much of the shared machine each run got:
+			// it is the share of the floor's rate talkd would reach where the server's
+			// CPU is the bound.
+			var ratio, p99ratio, cpuRatio []float64
 			for _, row := range byRound {
 				if t, f := row["talkd"], row[peerFloor]; t.OKRPS > 0 && f.OKRPS > 0 {
 					ratio = append(ratio, t.OKRPS/f.OKRPS)
 					p99ratio = append(p99ratio, safeDiv(t.P99ms, f.P99ms))
+					cpuRatio = append(cpuRatio, safeDiv(f.CPUusPerReq, t.CPUusPerReq))
 				}
 			}
-			line += " " + medianRange(ratio) + " | " + medianRange(p99ratio) + " |"
+			line += " " + medianRange(ratio) + " | " + medianRange(p99ratio) + " | " + medianRange(cpuRatio) + " |"
 		}
 		fmt.Fprintln(out, line)
 	}
