@@ -71,9 +71,12 @@ type options struct {
 	Peers []string
 	// PeerScenarios are the scenarios of peers mode: tools/list, tools/call.
 	PeerScenarios []string
-	Plan          string
-	JSON          string
-	TalkdEnv      []string
+	// PeerPlan configures the example plan in talkd in peers mode, so tools/list lists
+	// the plan tools too (the floor is handed that longer answer).
+	PeerPlan bool
+	Plan     string
+	JSON     string
+	TalkdEnv []string
 	// Pin confines every server to CPU 0 and the generator (and its /healthz probe) to
 	// CPU 1, so servers and generator no longer compete for the same core.
 	Pin bool
@@ -126,6 +129,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.MCPGo, "mcpgo", "", "mcp-go peer binary (default: build ./test/peers/mcpgo)")
 	fs.StringVar(&o.Floor, "floor", "", "floor peer binary (default: build ./test/peers/floor)")
 	peerScen := fs.String("peer-scenarios", "tools/list,tools/call", "peers mode: the scenarios (comma-separated: tools/list, tools/call)")
+	fs.BoolVar(&o.PeerPlan, "peer-plan", false, "peers mode: configure the example plan in talkd (tools/list then lists the plan tools)")
 	peers := fs.String("peers", peerGoSDK+","+peerMCPGo+","+peerFloor, "peers mode: the servers beside talkd (comma-separated: go-sdk, mcp-go, floor)")
 	fs.StringVar(&o.Plan, "plan", "", "Werkbaum plan to configure (default: ../shared/werkbaum/examples/werkbaum.werkbaum beside the module, or $TALK_SHARED_DIR/werkbaum/examples/werkbaum.werkbaum)")
 	fs.StringVar(&o.JSON, "json", "", "also write all results as JSON to this file")
@@ -345,7 +349,7 @@ const (
 )
 
 func runPeersMode(ctx context.Context, o options, out io.Writer) ([]Result, error) {
-	talkd, err := startTalkd(ctx, o.Talkd, o.Plan, talkdSetup{Config: admissionConfig, Mute: true, Env: o.TalkdEnv, CPUs: o.serverCPUs()})
+	talkd, err := startTalkd(ctx, o.Talkd, o.Plan, talkdSetup{Config: admissionConfig, Plan: o.PeerPlan, Mute: true, Env: o.TalkdEnv, CPUs: o.serverCPUs()})
 	if err != nil {
 		return nil, err
 	}
