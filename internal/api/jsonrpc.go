@@ -154,6 +154,32 @@ func appendResponseHead(buf []byte, id json.RawMessage) []byte {
 // responseTail ends a response after its result (read only).
 var responseTail = []byte("}\n")
 
+// endResult returns an encoded result with responseTail stored right after it, in the
+// spare capacity of its array (appending once if there is none), for withTail to find.
+// Only a result's encoder calls it, before the result is shared: a large answer whose tail
+// is a write of its own goes out as a 2-byte write(2) of its own too (net/http writes a
+// large part straight to the socket and flushes what follows when the handler returns),
+// so a 16 KB tools/list answer took three write(2) calls where two carry the same bytes.
+func endResult(result []byte) []byte {
+	n := len(result)
+	return append(result, responseTail...)[:n]
+}
+
+// withTail returns result and the responseTail stored after it by endResult, as one
+// slice; false when the bytes after result are not the tail (a result encoded elsewhere,
+// or a sub-slice that ends before its array's content does). Reading the spare capacity is
+// safe: an encoded result is never written to once it has been returned.
+func withTail(result []byte) ([]byte, bool) {
+	n := len(result)
+	if cap(result)-n < len(responseTail) {
+		return result, false
+	}
+	if full := result[:n+len(responseTail)]; bytes.Equal(full[n:], responseTail) {
+		return full, true
+	}
+	return result, false
+}
+
 // rpcAnswer is an encoded JSON-RPC answer as the parts it is sent in, one after the
 // other, so that a large shared result (a cached inspect answer) is written as it is
 // instead of being copied into one buffer per call. No part may be modified. A whole

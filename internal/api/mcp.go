@@ -349,6 +349,10 @@ func (m *mcpServer) serveMessage(r *http.Request, caller Caller, body []byte) (i
 	} else {
 		head = appendResponseHead(head, msg.ID)
 	}
+	if full, ok := withTail(result); ok {
+		// The tail travels in the result's last write (endResult).
+		return http.StatusOK, rpcAnswer{head: head, result: full}
+	}
 	return http.StatusOK, rpcAnswer{head: head, result: result, tail: responseTail}
 }
 
