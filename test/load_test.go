@@ -40,7 +40,8 @@ type loadReport struct {
 }
 
 // TestLoadGeneratorSmoke runs the load generator (test/load) briefly in every mode, so CI
-// proves that it builds, drives talkd and both peers, classifies every answer, and that
+// proves that it builds, drives talkd and the three peers (go-sdk, mcp-go and the floor,
+// which sends talkd's own answer bytes), classifies every answer, and that
 // talkd answers all of it correctly: no failed answer anywhere, /healthz answered during
 // the runs and never failing, the default queue bound turning overload into 503s, and plan writes applied
 // under concurrency. The numbers themselves are recorded in docs/bench-load.md, not
@@ -51,7 +52,7 @@ func TestLoadGeneratorSmoke(t *testing.T) {
 	}
 	talkd, _ := binaries(t)
 	dir := t.TempDir()
-	for _, pkg := range []string{"./test/load", "./test/peers/gosdk", "./test/peers/mcpgo"} {
+	for _, pkg := range []string{"./test/load", "./test/peers/gosdk", "./test/peers/mcpgo", "./test/peers/floor"} {
 		cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), pkg)
 		cmd.Dir = repoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -64,7 +65,7 @@ func TestLoadGeneratorSmoke(t *testing.T) {
 	}
 	jsonOut := filepath.Join(dir, "results.json")
 	cmd := exec.Command(filepath.Join(dir, "load"),
-		"-talkd", talkd, "-gosdk", filepath.Join(dir, "gosdk"), "-mcpgo", filepath.Join(dir, "mcpgo"),
+		"-talkd", talkd, "-gosdk", filepath.Join(dir, "gosdk"), "-mcpgo", filepath.Join(dir, "mcpgo"), "-floor", filepath.Join(dir, "floor"),
 		"-plan", plan, "-mode", "load,peers,startup",
 		"-scenarios", "speak,speak-default,tools/list,tools/call,inspect,write",
 		"-conc", "1,4", "-duration", "600ms", "-warmup", "50ms", "-starts", "2", "-idle-wait", "100ms",
@@ -136,8 +137,12 @@ func TestLoadGeneratorSmoke(t *testing.T) {
 		if r.OK == 0 || r.Failed != 0 || r.OK != r.Requests {
 			t.Errorf("peers %s %s conc %d: %d requests, %d ok, %d failed (%v)", r.Target, r.Scenario, r.Conc, r.Requests, r.OK, r.Failed, r.Kinds)
 		}
+		// The floor replays the answer of the muted talkd it was given.
+		if r.Target == "floor" && r.Scenario == "tools/call" && r.Kinds["muted"] != int(r.Requests) {
+			t.Errorf("the floor's tools/call answers are not talkd's muted answer: %v", r.Kinds)
+		}
 	}
-	for _, name := range []string{"talkd", "go-sdk", "mcp-go"} {
+	for _, name := range []string{"talkd", "go-sdk", "mcp-go", "floor"} {
 		if seen[name] != 2*2 {
 			t.Errorf("peers: %d runs against %s, want 4", seen[name], name)
 		}

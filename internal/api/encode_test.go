@@ -1,7 +1,11 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -59,4 +63,33 @@ func BenchmarkEncodeInspectResult(b *testing.B) {
 			json.Marshal(map[string]any{"content": []Content{TextContent(string(raw))}, "structuredContent": v})
 		}
 	})
+}
+
+// Every JSON-RPC answer goes out with its Content-Length and never chunked, whether
+// net/http counts it (small answers) or writeRPCParts declares it, around net/http's
+// buffer size, with the parts split anywhere.
+func TestWriteRPCPartsDeclaresEveryLength(t *testing.T) {
+	for _, n := range []int{1, 272, netHTTPCounts - 1, netHTTPCounts, netHTTPCounts + 1, 4096, 300 << 10} {
+		body := bytes.Repeat([]byte("x"), n)
+		for _, split := range []int{0, n / 3, n} {
+			a := rpcAnswer{head: body[:split], result: body[split : split+(n-split)/2], tail: body[split+(n-split)/2:]}
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				writeRPCParts(w, http.StatusOK, a)
+			}))
+			resp, err := http.Post(hs.URL, "application/json", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			hs.Close()
+			if err != nil || !bytes.Equal(got, body) {
+				t.Fatalf("%d bytes split at %d: read %d bytes, %v", n, split, len(got), err)
+			}
+			if resp.ContentLength != int64(n) || len(resp.TransferEncoding) != 0 || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("%d bytes split at %d: Content-Length %d, Transfer-Encoding %v, Content-Type %q",
+					n, split, resp.ContentLength, resp.TransferEncoding, resp.Header.Get("Content-Type"))
+			}
+		}
+	}
 }

@@ -60,11 +60,12 @@ var (
 
 // decodeRPC decodes exactly one JSON-RPC message. On failure it returns the id as far as it
 // could be read (nil when unknown), so the error can still echo it. The body is scanned
-// once by json.Valid and once to split its members; params stay raw for the method.
+// once by validJSON (json.Valid's answer, jsonscan.go) and once to split its members;
+// params stay raw for the method.
 func decodeRPC(body []byte) (rpcMessage, *rpcError) {
 	var msg rpcMessage
 	body = bytes.TrimSpace(body)
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return msg, newRPCError(rpcParseError, "parse error: the body is not valid JSON")
 	}
 	switch {
@@ -117,7 +118,7 @@ func decodeRPC(body []byte) (rpcMessage, *rpcError) {
 		return msg, newRPCError(rpcInvalidRequest, `invalid request: "method" is missing`)
 	}
 	if s, ok := plainString(method); ok {
-		msg.Method = string(s)
+		msg.Method = methodName(s)
 	} else if err := json.Unmarshal(method, &msg.Method); err != nil {
 		msg.Method = ""
 	}
@@ -153,18 +154,52 @@ func appendResponseHead(buf []byte, id json.RawMessage) []byte {
 // responseTail ends a response after its result (read only).
 var responseTail = []byte("}\n")
 
+// endResult returns an encoded result with responseTail stored right after it, in the
+// spare capacity of its array (appending once if there is none), for withTail to find.
+// Only a result's encoder calls it, before the result is shared: a large answer whose tail
+// is a write of its own goes out as a 2-byte write(2) of its own too (net/http writes a
+// large part straight to the socket and flushes what follows when the handler returns),
+// so a 16 KB tools/list answer took three write(2) calls where two carry the same bytes.
+func endResult(result []byte) []byte {
+	n := len(result)
+	return append(result, responseTail...)[:n]
+}
+
+// withTail returns result and the responseTail stored after it by endResult, as one
+// slice; false when the bytes after result are not the tail (a result encoded elsewhere,
+// or a sub-slice that ends before its array's content does). Reading the spare capacity is
+// safe: an encoded result is never written to once it has been returned.
+func withTail(result []byte) ([]byte, bool) {
+	n := len(result)
+	if cap(result)-n < len(responseTail) {
+		return result, false
+	}
+	if full := result[:n+len(responseTail)]; bytes.Equal(full[n:], responseTail) {
+		return full, true
+	}
+	return result, false
+}
+
 // rpcAnswer is an encoded JSON-RPC answer as the parts it is sent in, one after the
 // other, so that a large shared result (a cached inspect answer) is written as it is
-// instead of being copied into one buffer per call. No part may be modified; nil is no
-// answer.
-type rpcAnswer [][]byte
+// instead of being copied into one buffer per call. No part may be modified. A whole
+// answer (an error) is all head; the zero value is no answer. A struct, not a slice of
+// parts: returned by value it costs no allocation per call.
+type rpcAnswer struct {
+	head, result, tail []byte
+}
+
+// none reports whether there is no answer (a notification, a client's response).
+func (a rpcAnswer) none() bool { return a.head == nil }
+
+// size is the answer's length in bytes.
+func (a rpcAnswer) size() int { return len(a.head) + len(a.result) + len(a.tail) }
 
 // appendTo appends the whole answer to buf.
 func (a rpcAnswer) appendTo(buf []byte) []byte {
-	for _, p := range a {
-		buf = append(buf, p...)
-	}
-	return buf
+	buf = append(buf, a.head...)
+	buf = append(buf, a.result...)
+	return append(buf, a.tail...)
 }
 
 // appendErrorResponse builds {"jsonrpc":"2.0","id":…,"error":{…}}.
@@ -200,19 +235,28 @@ func writeRPC(w http.ResponseWriter, status int, body []byte) {
 // jsonContentType is the Content-Type of every JSON-RPC answer; net/http only reads it.
 var jsonContentType = []string{"application/json"}
 
-// writeRPCParts sends an encoded JSON-RPC answer part by part.
+// netHTTPCounts is the answer size below which net/http sets Content-Length itself: an
+// answer that fits its response buffer (2,048 bytes) is still in it when the handler
+// returns, and net/http counts it then. A larger one is sent while the handler writes,
+// and without a declared length net/http would send it chunked.
+const netHTTPCounts = 2048
+
+// writeRPCParts sends an encoded JSON-RPC answer part by part, with its Content-Length
+// (declared here only for an answer net/http does not count itself: the two allocations
+// of a header value per answer were a measurable part of a speak call).
 func writeRPCParts(w http.ResponseWriter, status int, a rpcAnswer) {
-	n := 0
-	for _, p := range a {
-		n += len(p)
-	}
-	// Assigned, not Set: both keys are canonical already, and Set would canonicalise them
-	// and allocate a new one-element slice for each on every answer.
+	// Assigned, not Set: the key is canonical already, and Set would canonicalise it and
+	// allocate a new one-element slice on every answer.
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(n)}
+	if n := a.size(); n >= netHTTPCounts {
+		h["Content-Length"] = []string{strconv.Itoa(n)}
+	}
 	w.WriteHeader(status)
-	for _, p := range a {
+	for _, p := range [3][]byte{a.head, a.result, a.tail} {
+		if len(p) == 0 {
+			continue
+		}
 		if _, err := w.Write(p); err != nil {
 			return // the client went away; nothing more can reach it
 		}

@@ -283,3 +283,59 @@ func checkDecodeRPC(t *testing.T, b []byte) {
 		t.Fatalf("%q:\ngot  %+v %+v\nwant %+v %+v", b, gm, ge, wm, we)
 	}
 }
+
+// validJSON answers as json.Valid does, for every input.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{
+		``, ` `, `{}`, `[]`, `{"a":1}`, `{"a":1,}`, `[1,]`, `[,1]`, `{"a"}`, `{"a":}`, `{,"a":1}`, `{"a":1 "b":2}`,
+		`"x"`, `"\u00e9\n\/"`, `"\u00G0"`, `"\x"`, `"` + "\x01" + `"`, `"` + "\xff\xfe" + `"`, `"abc`, `"\`, `"\u12`,
+		`0`, `-0`, `01`, `-`, `1.`, `1.5`, `.5`, `1e`, `1e+`, `1E-7`, `-12.5e10`, `1.e3`, `00`, `- 1`,
+		`true`, `false`, `null`, `tru`, `nul`, `truex`, `true false`, ` {"a" : [ 1 , { } , "x" ] } `, "\t[\r\n]\n",
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"speak","arguments":{"text":"Tests are green on main","priority":"high"}}}`,
+		`[[[[]]]]`, `[[[[]]]`, `{"a":{"b":{"c":[]}}}}`, "\x00", `{"a":1}x`, "[1]\x00",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := validJSON(data), json.Valid(data); got != want {
+			t.Errorf("validJSON(%q) = %v, json.Valid = %v", data, got, want)
+		}
+	})
+}
+
+// The nesting limit is encoding/json's: 10,000 levels pass, 10,001 do not.
+func TestValidJSONNestingAsEncodingJSON(t *testing.T) {
+	for _, depth := range []int{maxNesting - 1, maxNesting, maxNesting + 1} {
+		for _, open := range []string{"[", `{"a":`} {
+			closing := "]"
+			if open != "[" {
+				closing = "}"
+			}
+			doc := []byte(strings.Repeat(open, depth) + "1" + strings.Repeat(closing, depth))
+			if got, want := validJSON(doc), json.Valid(doc); got != want {
+				t.Errorf("%d levels of %s: validJSON %v, json.Valid %v", depth, open, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkValidJSON compares the door's validator with json.Valid on a tools/call body.
+//
+//	go test ./internal/api -run '^$' -bench ValidJSON -benchmem
+func BenchmarkValidJSON(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"speak","arguments":{"text":"Tests are green on main","priority":"high"}}}`)
+	b.Run("validJSON", func(b *testing.B) {
+		for b.Loop() {
+			if !validJSON(body) {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		for b.Loop() {
+			if !json.Valid(body) {
+				b.Fatal("refused")
+			}
+		}
+	})
+}

@@ -175,6 +175,24 @@ var mcpMethods = map[string]mcpMethod{
 	"completion/complete":      {handle: (*mcpServer).complete, era2025: true, era2026: true},
 }
 
+// methodNames holds the name of every method talkd serves, so that decoding a message
+// takes the name from here instead of allocating a copy of it per request.
+var methodNames = func() map[string]string {
+	names := make(map[string]string, len(mcpMethods))
+	for name := range mcpMethods {
+		names[name] = name
+	}
+	return names
+}()
+
+// methodName is the method named by raw (the bytes of a JSON string without escapes).
+func methodName(raw []byte) string {
+	if name, ok := methodNames[string(raw)]; ok {
+		return name
+	}
+	return string(raw)
+}
+
 // handleMCP is POST /mcp, after admission: one JSON-RPC message, or (in the revisions
 // that define them) a batch of them.
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request, a admitted) {
@@ -185,7 +203,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request, a admitted) {
 		return
 	}
 	status, resp := m.serveMessage(r, a.caller, body)
-	if resp == nil {
+	if resp.none() {
 		w.WriteHeader(status)
 		return
 	}
@@ -204,7 +222,7 @@ func (m *mcpServer) serveBatch(w http.ResponseWriter, r *http.Request, caller Ca
 			withStatus(http.StatusBadRequest))
 		return
 	}
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		m.refuseRPC(w, r, nil, newRPCError(rpcParseError, "parse error: the body is not valid JSON").withStatus(http.StatusBadRequest))
 		return
 	}
@@ -217,7 +235,7 @@ func (m *mcpServer) serveBatch(w http.ResponseWriter, r *http.Request, caller Ca
 			break
 		}
 		n++
-		if _, resp := m.serveMessage(r, caller, elem); resp != nil {
+		if _, resp := m.serveMessage(r, caller, elem); !resp.none() {
 			if len(out) > 1 {
 				out = append(out, ',')
 			}
@@ -251,8 +269,8 @@ func (m *mcpServer) logRefusal(r *http.Request, e *rpcError) {
 		"origin", r.Header.Get("Origin"), "host", r.Host, "message", truncate(e.Message, 200))
 }
 
-// serveMessage answers one JSON-RPC message: the HTTP status and the encoded answer, or a
-// nil answer for a notification or a client's response (202, no body).
+// serveMessage answers one JSON-RPC message: the HTTP status and the encoded answer, or
+// no answer for a notification or a client's response (202, no body).
 func (m *mcpServer) serveMessage(r *http.Request, caller Caller, body []byte) (int, rpcAnswer) {
 	fail := func(id json.RawMessage, e *rpcError) (int, rpcAnswer) {
 		m.logRefusal(r, e)
@@ -260,7 +278,7 @@ func (m *mcpServer) serveMessage(r *http.Request, caller Caller, body []byte) (i
 		if status == 0 {
 			status = http.StatusOK
 		}
-		return status, rpcAnswer{appendErrorResponse(nil, id, e)}
+		return status, rpcAnswer{head: appendErrorResponse(nil, id, e)}
 	}
 	msg, derr := decodeRPC(body)
 	if derr != nil {
@@ -272,7 +290,7 @@ func (m *mcpServer) serveMessage(r *http.Request, caller Caller, body []byte) (i
 	if msg.Method == "" || msg.isNotification() {
 		// Notifications and client responses need no answer; talkd keeps no state they
 		// could change.
-		return http.StatusAccepted, nil
+		return http.StatusAccepted, rpcAnswer{}
 	}
 	if !utf8.Valid(body) {
 		// JSON text is UTF-8 (RFC 8259 §8.1); encoding/json would silently turn the bytes
@@ -331,7 +349,11 @@ func (m *mcpServer) serveMessage(r *http.Request, caller Caller, body []byte) (i
 	} else {
 		head = appendResponseHead(head, msg.ID)
 	}
-	return http.StatusOK, rpcAnswer{head, result, responseTail}
+	if full, ok := withTail(result); ok {
+		// The tail travels in the result's last write (endResult).
+		return http.StatusOK, rpcAnswer{head: head, result: full}
+	}
+	return http.StatusOK, rpcAnswer{head: head, result: result, tail: responseTail}
 }
 
 // unsupportedVersion is the -32022 error naming the revisions talkd serves.

@@ -235,7 +235,7 @@ func (o inspectOut) toolResult() []byte {
 		out = appendJSONString(out, o.text)
 		out = append(out, `}],"structuredContent":`...)
 		out = append(out, body...)
-		return append(out, '}')
+		return endResult(append(out, '}'))
 	}
 	if o.result != nil {
 		return o.result

@@ -297,6 +297,7 @@ func (r *registry) encodeLists() (*encodedLists, error) {
 	if l.prompts, err = json.Marshal(map[string]any{"prompts": prompts}); err != nil {
 		return nil, fmt.Errorf("encoding prompts/list: %w", err)
 	}
+	l.tools, l.resources, l.templates, l.prompts = endResult(l.tools), endResult(l.resources), endResult(l.templates), endResult(l.prompts)
 	return &l, nil
 }
 

@@ -122,10 +122,10 @@ func encodeViewResult(view json.RawMessage) []byte {
 	// Quotes and backslashes take one more byte each in the text copy; the rest of what
 	// needs escaping (<, >, &, control characters) is rare in a plan, hence the slack.
 	grow := bytes.Count(view, []byte{'"'}) + bytes.Count(view, []byte{'\\'}) + len(view)/64 + 16
-	out := make([]byte, 0, len(head)+2+len(view)+grow+len(mid)+len(view)+len(tail))
+	out := make([]byte, 0, len(head)+2+len(view)+grow+len(mid)+len(view)+len(tail)+len(responseTail))
 	out = append(out, head...)
 	out = appendJSONString(out, string(view))
 	out = append(out, mid...)
 	out = append(out, view...)
-	return append(out, tail...)
+	return endResult(append(out, tail...))
 }

@@ -153,7 +153,7 @@ func TestDecodeRPCKeepsIDsExactly(t *testing.T) {
 		if string(msg.ID) != id {
 			t.Errorf("id %s decoded as %s", id, msg.ID)
 		}
-		if got := string(rpcAnswer{appendResponseHead(nil, msg.ID), emptyObject, responseTail}.appendTo(nil)); !strings.Contains(got, `"id":`+id+`,`) {
+		if got := string(rpcAnswer{head: appendResponseHead(nil, msg.ID), result: emptyObject, tail: responseTail}.appendTo(nil)); !strings.Contains(got, `"id":`+id+`,`) {
 			t.Errorf("id %s not echoed: %s", id, got)
 		}
 	}

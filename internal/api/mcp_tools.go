@@ -237,7 +237,7 @@ func encodeToolResult(a toolAnswer) ([]byte, error) {
 		out := make([]byte, 0, len(body)+len(body)/8+64)
 		out = append(out, `{"content":[{"type":"text","text":`...)
 		out = appendJSONString(out, string(body))
-		return append(out, `}],"isError":true}`...), nil
+		return endResult(append(out, `}],"isError":true}`...)), nil
 	}
 	out := make([]byte, 0, len(a.text)+len(a.text)/8+384)
 	out = append(out, `{"content":[{"type":"text","text":`...)
@@ -258,5 +258,5 @@ func encodeToolResult(a toolAnswer) ([]byte, error) {
 			out = append(out, body...)
 		}
 	}
-	return append(out, '}'), nil
+	return endResult(append(out, '}')), nil
 }

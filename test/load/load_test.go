@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,7 +154,8 @@ func TestRunLoadIsBoundedAndCounts(t *testing.T) {
 }
 
 func TestParseFlagsRejectsUnknown(t *testing.T) {
-	for _, args := range [][]string{{"-mode", "soak"}, {"-scenarios", "nope"}, {"-conc", "0"}, {"-duration", "1h"}} {
+	for _, args := range [][]string{{"-mode", "soak"}, {"-scenarios", "nope"}, {"-conc", "0"}, {"-duration", "1h"},
+		{"-peers", "go-sdk,nope"}, {"-peer-scenarios", "inspect"}} {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("parseFlags(%v) accepted", args)
 		}
@@ -160,5 +163,57 @@ func TestParseFlagsRejectsUnknown(t *testing.T) {
 	o, err := parseFlags([]string{"-conc", "1, 8", "-mode", "peers"})
 	if err != nil || len(o.Conc) != 2 || o.Conc[1] != 8 || o.Modes[0] != "peers" {
 		t.Errorf("parseFlags: %+v %v", o, err)
+	}
+}
+
+// Every other round runs the targets in reverse, and talkd and the floor stay neighbours.
+func TestRoundOrder(t *testing.T) {
+	ts := []target{{Name: "talkd"}, {Name: "floor"}, {Name: "go-sdk"}}
+	names := func(ts []target) (s []string) {
+		for _, t := range ts {
+			s = append(s, t.Name)
+		}
+		return s
+	}
+	if got := names(roundOrder(ts, 1)); !slices.Equal(got, []string{"talkd", "floor", "go-sdk"}) {
+		t.Errorf("round 1: %v", got)
+	}
+	if got := names(roundOrder(ts, 2)); !slices.Equal(got, []string{"go-sdk", "floor", "talkd"}) {
+		t.Errorf("round 2: %v", got)
+	}
+	if ts[0].Name != "talkd" {
+		t.Error("roundOrder changed its argument")
+	}
+}
+
+// The ratio to the better MCP peer never takes the floor for a peer.
+func TestBetterPeer(t *testing.T) {
+	row := map[string]Result{"talkd": {OKRPS: 10}, "go-sdk": {Target: "go-sdk", OKRPS: 2}, "mcp-go": {Target: "mcp-go", OKRPS: 5}, "floor": {Target: "floor", OKRPS: 12}}
+	if b, ok := betterPeer(row); !ok || b.Target != "mcp-go" {
+		t.Errorf("betterPeer = %+v %v, want mcp-go", b, ok)
+	}
+	delete(row, "mcp-go")
+	if b, ok := betterPeer(row); !ok || b.Target != "go-sdk" {
+		t.Errorf("betterPeer without mcp-go = %+v %v, want go-sdk", b, ok)
+	}
+	delete(row, "go-sdk")
+	if b, ok := betterPeer(row); ok {
+		t.Errorf("betterPeer with only the floor = %+v, want none", b)
+	}
+}
+
+// The summary's talkd ÷ floor (requests/s, p99) and floor ÷ talkd (CPU per answer) are the
+// median and range of the per-round ratios.
+func TestPeerSummaryFloorRatio(t *testing.T) {
+	var results []Result
+	for round, rps := range [][2]float64{{90, 100}, {80, 100}, {99, 110}} {
+		results = append(results,
+			Result{Target: "talkd", Scenario: "tools/call", Conc: 8, Round: round + 1, OKRPS: rps[0], P99ms: 1, CPUusPerReq: 40},
+			Result{Target: "floor", Scenario: "tools/call", Conc: 8, Round: round + 1, OKRPS: rps[1], P99ms: 2, CPUusPerReq: 30})
+	}
+	var out strings.Builder
+	writePeerSummary(&out, "tools/call speak", "tools/call", []int{8}, []target{{Name: "talkd"}, {Name: "floor"}}, results)
+	if !strings.Contains(out.String(), "| 0.90 (0.80–0.90) | 0.50 (0.50–0.50) | 0.75 (0.75–0.75) |") {
+		t.Errorf("summary:\n%s", out.String())
 	}
 }

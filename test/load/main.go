@@ -17,8 +17,11 @@
 //     probes sent every 100 ms on a separate connection by a child process (this binary
 //     with -probe URL), so the generator's own busy goroutines do not delay the probe.
 //   - peers: talkd (muted, so a speak call's outcome is immediate), the official Go SDK
-//     peer and the mcp-go peer, all running at once; for each concurrency, tools/list and
-//     tools/call speak against each in turn, with talkd's ratio to the better peer.
+//     peer, the mcp-go peer and the floor (a plain net/http handler sending talkd's own
+//     answer bytes, test/peers/floor), all running at once; for each concurrency,
+//     tools/list and tools/call speak against each in turn (the order reversed every
+//     other round), with talkd's ratio to the better MCP peer and to the floor. -peers
+//     chooses which of the three run beside talkd.
 //   - startup: time from exec of talkd to the first 200 on /healthz (fresh home each
 //     start, with and without a plan), and idle RSS with the engine warm (a plan
 //     configured and one inspect done).
@@ -30,6 +33,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,9 +66,17 @@ type options struct {
 	Talkd     string
 	GoSDK     string
 	MCPGo     string
-	Plan      string
-	JSON      string
-	TalkdEnv  []string
+	Floor     string
+	// Peers are the servers run beside talkd in peers mode: go-sdk, mcp-go, floor.
+	Peers []string
+	// PeerScenarios are the scenarios of peers mode: tools/list, tools/call.
+	PeerScenarios []string
+	// PeerPlan configures the example plan in talkd in peers mode, so tools/list lists
+	// the plan tools too (the floor is handed that longer answer).
+	PeerPlan bool
+	Plan     string
+	JSON     string
+	TalkdEnv []string
 	// Pin confines every server to CPU 0 and the generator (and its /healthz probe) to
 	// CPU 1, so servers and generator no longer compete for the same core.
 	Pin bool
@@ -115,6 +127,10 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.Talkd, "talkd", "", "talkd binary (default: build ./cmd/talkd)")
 	fs.StringVar(&o.GoSDK, "gosdk", "", "go-sdk peer binary (default: build ./test/peers/gosdk)")
 	fs.StringVar(&o.MCPGo, "mcpgo", "", "mcp-go peer binary (default: build ./test/peers/mcpgo)")
+	fs.StringVar(&o.Floor, "floor", "", "floor peer binary (default: build ./test/peers/floor)")
+	peerScen := fs.String("peer-scenarios", "tools/list,tools/call", "peers mode: the scenarios (comma-separated: tools/list, tools/call)")
+	fs.BoolVar(&o.PeerPlan, "peer-plan", false, "peers mode: configure the example plan in talkd (tools/list then lists the plan tools)")
+	peers := fs.String("peers", peerGoSDK+","+peerMCPGo+","+peerFloor, "peers mode: the servers beside talkd (comma-separated: go-sdk, mcp-go, floor)")
 	fs.StringVar(&o.Plan, "plan", "", "Werkbaum plan to configure (default: ../shared/werkbaum/examples/werkbaum.werkbaum beside the module, or $TALK_SHARED_DIR/werkbaum/examples/werkbaum.werkbaum)")
 	fs.StringVar(&o.JSON, "json", "", "also write all results as JSON to this file")
 	fs.StringVar(&o.Run.Client, "client", clientRaw, "HTTP client of the generator: raw (hand-written HTTP/1.1, pre-built requests) or nethttp (Go's net/http)")
@@ -131,6 +147,18 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.Modes = splitList(*modes)
 	o.Scenarios = splitList(*scen)
+	o.Peers = splitList(*peers)
+	o.PeerScenarios = splitList(*peerScen)
+	for _, s := range o.PeerScenarios {
+		if s != "tools/list" && s != "tools/call" {
+			return o, fmt.Errorf("unknown peer scenario %q (tools/list, tools/call)", s)
+		}
+	}
+	for _, p := range o.Peers {
+		if p != peerGoSDK && p != peerMCPGo && p != peerFloor {
+			return o, fmt.Errorf("unknown peer %q (go-sdk, mcp-go, floor)", p)
+		}
+	}
 	for _, m := range o.Modes {
 		if m != "load" && m != "peers" && m != "startup" {
 			return o, fmt.Errorf("unknown mode %q (load, peers, startup)", m)
@@ -196,7 +224,11 @@ func loadScenarios() map[string]loadScenario {
 func run(ctx context.Context, o options, out io.Writer) error {
 	rep := report{Started: time.Now().UTC()}
 	rep.Options, _ = json.Marshal(o)
-	if o.Talkd == "" || o.GoSDK == "" || o.MCPGo == "" || o.Plan == "" {
+	need := func(peer, bin string) bool {
+		return bin == "" && slices.Contains(o.Modes, "peers") && slices.Contains(o.Peers, peer)
+	}
+	build := o.Talkd == "" || need(peerGoSDK, o.GoSDK) || need(peerMCPGo, o.MCPGo) || need(peerFloor, o.Floor)
+	if build || o.Plan == "" {
 		root, err := moduleRoot()
 		if err != nil {
 			return err
@@ -208,17 +240,17 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			}
 			o.Plan = filepath.Join(shared, "werkbaum", "examples", "werkbaum.werkbaum")
 		}
-		if o.Talkd == "" || o.GoSDK == "" || o.MCPGo == "" {
+		if build {
 			dir, err := os.MkdirTemp("", "talkd-load-bin-")
 			if err != nil {
 				return fmt.Errorf("temp dir: %w", err)
 			}
 			defer os.RemoveAll(dir)
-			t, g, m, err := buildBinaries(ctx, root, dir)
+			b, err := buildBinaries(ctx, root, dir)
 			if err != nil {
 				return err
 			}
-			o.Talkd, o.GoSDK, o.MCPGo = cmp(o.Talkd, t), cmp(o.GoSDK, g), cmp(o.MCPGo, m)
+			o.Talkd, o.GoSDK, o.MCPGo, o.Floor = cmp(o.Talkd, b.talkd), cmp(o.GoSDK, b.gosdk), cmp(o.MCPGo, b.mcpgo), cmp(o.Floor, b.floor)
 		}
 	}
 	fmt.Fprintf(out, "# talkd load run %s\n\n", rep.Started.Format(time.RFC3339))
@@ -309,93 +341,218 @@ func runLoadMode(ctx context.Context, o options, out io.Writer) ([]Result, error
 	return results, nil
 }
 
+// The peers beside talkd in peers mode.
+const (
+	peerGoSDK = "go-sdk"
+	peerMCPGo = "mcp-go"
+	peerFloor = "floor"
+)
+
 func runPeersMode(ctx context.Context, o options, out io.Writer) ([]Result, error) {
-	talkd, err := startTalkd(ctx, o.Talkd, o.Plan, talkdSetup{Config: admissionConfig, Mute: true, Env: o.TalkdEnv, CPUs: o.serverCPUs()})
+	talkd, err := startTalkd(ctx, o.Talkd, o.Plan, talkdSetup{Config: admissionConfig, Plan: o.PeerPlan, Mute: true, Env: o.TalkdEnv, CPUs: o.serverCPUs()})
 	if err != nil {
 		return nil, err
 	}
 	defer talkd.stop()
-	gosdk, err := startPeer(ctx, "go-sdk", o.GoSDK, o.serverCPUs())
-	if err != nil {
-		return nil, err
-	}
-	defer gosdk.stop()
-	mcpgo, err := startPeer(ctx, "mcp-go", o.MCPGo, o.serverCPUs())
-	if err != nil {
-		return nil, err
-	}
-	defer mcpgo.stop()
-	targets := []target{talkd.target(true), gosdk.target(false), mcpgo.target(false)}
 	all := scenarios()
+	peerScenarios := o.PeerScenarios
+	targets := []target{talkd.target(true)}
+	for _, name := range o.Peers {
+		var p *proc
+		switch name {
+		case peerGoSDK:
+			p, err = startPeer(ctx, name, o.GoSDK, o.serverCPUs())
+		case peerMCPGo:
+			p, err = startPeer(ctx, name, o.MCPGo, o.serverCPUs())
+		case peerFloor:
+			p, err = startFloor(ctx, o.Floor, o.serverCPUs(), talkd.target(false), peerScenarios)
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer p.stop()
+		targets = append(targets, p.target(false))
+	}
 	var results []Result
-	fmt.Fprintf(out, "## peers: the same requests against talkd (muted: speak answers at once), the go-sdk peer and the mcp-go peer\n\n")
-	for _, name := range []string{"tools/list", "tools/call"} {
+	fmt.Fprintf(out, "## peers: the same requests against talkd (muted: speak answers at once) and %s\n\n", strings.Join(o.Peers, ", "))
+	for _, name := range peerScenarios {
 		sc := all[name]
 		for round := 1; round <= o.Repeat; round++ {
 			fmt.Fprintf(out, "### %s, round %d\n\n", sc.Name, round)
 			writeHeader(out)
 			for _, conc := range o.Conc {
-				var row []Result
-				for _, t := range targets {
+				row := map[string]Result{}
+				for _, t := range roundOrder(targets, round) {
 					r := runLoad(ctx, t, sc, conc, o.Run)
-					r.Scenario = name
-					row = append(row, r)
+					r.Scenario, r.Round = name, round
+					row[t.Name] = r
 					results = append(results, r)
 					if ctx.Err() != nil {
 						return results, ctx.Err()
 					}
 				}
-				best := row[1]
-				if row[2].OKRPS > best.OKRPS {
-					best = row[2]
+				for _, t := range targets {
+					writeRow(out, row[t.Name])
 				}
-				for _, r := range row {
-					writeRow(out, r)
+				tk := row["talkd"]
+				if best, ok := betterPeer(row); ok {
+					fmt.Fprintf(out, "| **ratio** talkd / %s | %d | %.2f× | | | p99 %.2f× | | CPU %.2f× | | | | | | |\n",
+						best.Target, conc, safeDiv(tk.OKRPS, best.OKRPS), safeDiv(tk.P99ms, best.P99ms), safeDiv(tk.CPUusPerReq, best.CPUusPerReq))
 				}
-				fmt.Fprintf(out, "| **ratio** talkd / %s | %d | %.2f× | | | p99 %.2f× | | CPU %.2f× | | | | | | |\n",
-					best.Target, conc, safeDiv(row[0].OKRPS, best.OKRPS), safeDiv(row[0].P99ms, best.P99ms), safeDiv(row[0].CPUusPerReq, best.CPUusPerReq))
+				if fl, ok := row[peerFloor]; ok {
+					fmt.Fprintf(out, "| **ratio** talkd / floor | %d | %.2f× | | | p99 %.2f× | | CPU %.2f× | | | | | | |\n",
+						conc, safeDiv(tk.OKRPS, fl.OKRPS), safeDiv(tk.P99ms, fl.P99ms), safeDiv(tk.CPUusPerReq, fl.CPUusPerReq))
+				}
 			}
 			fmt.Fprintln(out)
 		}
 		if o.Repeat > 1 {
-			writePeerSummary(out, sc.Name, name, o.Conc, results)
+			writePeerSummary(out, sc.Name, name, o.Conc, targets, results)
 		}
 	}
 	return results, nil
 }
 
+// roundOrder is the order the targets run in a round: as given in odd rounds, reversed in
+// even ones, so a drift of the machine's load over a round does not favour one target.
+func roundOrder(targets []target, round int) []target {
+	if round%2 == 1 {
+		return targets
+	}
+	r := slices.Clone(targets)
+	slices.Reverse(r)
+	return r
+}
+
+// betterPeer is the MCP peer (go-sdk or mcp-go) with more OK answers per second in row.
+func betterPeer(row map[string]Result) (Result, bool) {
+	g, gok := row[peerGoSDK]
+	m, mok := row[peerMCPGo]
+	switch {
+	case gok && mok && m.OKRPS > g.OKRPS, mok && !gok:
+		return m, true
+	case gok:
+		return g, true
+	}
+	return Result{}, false
+}
+
+// startFloor asks talkd each scenario's answer once, writes the bytes into the floor's
+// directory and starts the floor answering them (test/peers/floor): the floor then sends
+// the very bytes talkd sends.
+func startFloor(ctx context.Context, bin, cpus string, talkd target, scens []string) (*proc, error) {
+	dir, err := os.MkdirTemp("", "talkd-load-floor-")
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	// The floor reads its answers before it listens, and startPeerArgs waits for that.
+	defer os.RemoveAll(dir)
+	c, err := newPoster(clientNetHTTP, talkd.URL)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	var args []string
+	all := scenarios()
+	for i, name := range scens {
+		var buf bytes.Buffer
+		status, err := c.post(ctx, "/mcp", []byte(all[name].Body), mcpHeaders, &buf)
+		if err != nil || status != http.StatusOK {
+			return nil, fmt.Errorf("the floor's answer for %s: talkd answered %d: %v", name, status, err)
+		}
+		file := filepath.Join(dir, "answer-"+strconv.Itoa(i)+".json")
+		if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+			return nil, fmt.Errorf("the floor's answer for %s: %w", name, err)
+		}
+		args = append(args, "-answer", all[name].Method+"="+file)
+	}
+	return startPeerArgs(ctx, peerFloor, bin, cpus, args...)
+}
+
 // writePeerSummary prints, per concurrency, the median over rounds of each target's ok/s
-// and p99, and talkd's ratios to the better peer.
-func writePeerSummary(out io.Writer, title, scen string, concs []int, results []Result) {
+// and p99, talkd's ratios to the better MCP peer, and to the floor: the median and the
+// range of the per-round ratios (each round's talkd and floor ran next to each other).
+func writePeerSummary(out io.Writer, title, scen string, concs []int, targets []target, results []Result) {
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.Name
+	}
+	hasFloor := slices.Contains(names, peerFloor)
 	fmt.Fprintf(out, "### %s, median of the rounds\n\n", title)
-	fmt.Fprintln(out, "| conc | talkd ok/s | go-sdk ok/s | mcp-go ok/s | talkd / better peer | talkd p99 ms | better peer p99 ms | p99 ratio | CPU µs/answer talkd, go-sdk, mcp-go | CPU: better peer / talkd | client CPU µs/answer against talkd, go-sdk, mcp-go |")
-	fmt.Fprintln(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
+	head := "| conc |"
+	for _, n := range names {
+		head += " " + n + " ok/s |"
+	}
+	head += " talkd / better peer | p99 ratio | CPU µs/answer " + strings.Join(names, ", ") + " | client CPU µs/answer against " + strings.Join(names, ", ") + " |"
+	if hasFloor {
+		head += " talkd ÷ floor, median (rounds) | p99 talkd ÷ floor, median (rounds) | CPU per answer floor ÷ talkd, median (rounds) |"
+	}
+	fmt.Fprintln(out, head)
+	fmt.Fprintln(out, "|---:|"+strings.Repeat("---:|", len(names))+"---:|---:|---|---|"+map[bool]string{true: "---|---|---|"}[hasFloor])
 	for _, conc := range concs {
 		rps := map[string][]float64{}
 		p99 := map[string][]float64{}
 		cpu := map[string][]float64{}
 		client := map[string][]float64{}
+		byRound := map[int]map[string]Result{}
 		for _, r := range results {
 			if r.Scenario == scen && r.Conc == conc {
 				rps[r.Target] = append(rps[r.Target], r.OKRPS)
 				p99[r.Target] = append(p99[r.Target], r.P99ms)
 				cpu[r.Target] = append(cpu[r.Target], r.CPUusPerReq)
 				client[r.Target] = append(client[r.Target], r.ClientCPUusPerReq)
+				if byRound[r.Round] == nil {
+					byRound[r.Round] = map[string]Result{}
+				}
+				byRound[r.Round][r.Target] = r
 			}
 		}
-		best := "go-sdk"
-		if median(rps["mcp-go"]) > median(rps["go-sdk"]) {
-			best = "mcp-go"
+		line := fmt.Sprintf("| %d |", conc)
+		for _, n := range names {
+			line += fmt.Sprintf(" %.0f |", median(rps[n]))
 		}
-		fmt.Fprintf(out, "| %d | %.0f | %.0f | %.0f | %.2f× (%s) | %.2f | %.2f | %.2f× | %.0f, %.0f, %.0f | %.2f× | %.0f, %.0f, %.0f |\n", conc,
-			median(rps["talkd"]), median(rps["go-sdk"]), median(rps["mcp-go"]),
-			safeDiv(median(rps["talkd"]), median(rps[best])), best,
-			median(p99["talkd"]), median(p99[best]), safeDiv(median(p99["talkd"]), median(p99[best])),
-			median(cpu["talkd"]), median(cpu["go-sdk"]), median(cpu["mcp-go"]),
-			safeDiv(median(cpu[best]), median(cpu["talkd"])),
-			median(client["talkd"]), median(client["go-sdk"]), median(client["mcp-go"]))
+		best := ""
+		for _, n := range []string{peerGoSDK, peerMCPGo} {
+			if len(rps[n]) > 0 && (best == "" || median(rps[n]) > median(rps[best])) {
+				best = n
+			}
+		}
+		if best != "" {
+			line += fmt.Sprintf(" %.2f× (%s) | %.2f× |", safeDiv(median(rps["talkd"]), median(rps[best])), best, safeDiv(median(p99["talkd"]), median(p99[best])))
+		} else {
+			line += " – | – |"
+		}
+		var cpus, clients []string
+		for _, n := range names {
+			cpus = append(cpus, fmt.Sprintf("%.0f", median(cpu[n])))
+			clients = append(clients, fmt.Sprintf("%.0f", median(client[n])))
+		}
+		line += " " + strings.Join(cpus, ", ") + " | " + strings.Join(clients, ", ") + " |"
+		if hasFloor {
+			// The CPU ratio does not depend on how much of the shared machine each run got:
+			// it is the share of the floor's rate talkd would reach where the server's
+			// CPU is the bound.
+			var ratio, p99ratio, cpuRatio []float64
+			for _, row := range byRound {
+				if t, f := row["talkd"], row[peerFloor]; t.OKRPS > 0 && f.OKRPS > 0 {
+					ratio = append(ratio, t.OKRPS/f.OKRPS)
+					p99ratio = append(p99ratio, safeDiv(t.P99ms, f.P99ms))
+					cpuRatio = append(cpuRatio, safeDiv(f.CPUusPerReq, t.CPUusPerReq))
+				}
+			}
+			line += " " + medianRange(ratio) + " | " + medianRange(p99ratio) + " | " + medianRange(cpuRatio) + " |"
+		}
+		fmt.Fprintln(out, line)
 	}
 	fmt.Fprintln(out)
+}
+
+// medianRange formats xs as "median (min–max)".
+func medianRange(xs []float64) string {
+	if len(xs) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", median(xs), slices.Min(xs), slices.Max(xs))
 }
 
 // median of xs (0 when empty).

@@ -51,16 +51,19 @@ func (p *proc) stop() {
 	}
 }
 
-// buildBinaries builds talkd and the two peers from the module at root into dir.
-func buildBinaries(ctx context.Context, root, dir string) (talkd, gosdk, mcpgo string, err error) {
-	pkgs := []string{"./cmd/talkd", "./test/peers/gosdk", "./test/peers/mcpgo"}
+// binaries are the servers' executables.
+type binaries struct{ talkd, gosdk, mcpgo, floor string }
+
+// buildBinaries builds talkd and the three peers from the module at root into dir.
+func buildBinaries(ctx context.Context, root, dir string) (binaries, error) {
+	pkgs := []string{"./cmd/talkd", "./test/peers/gosdk", "./test/peers/mcpgo", "./test/peers/floor"}
 	args := append([]string{"build", "-o", dir + string(os.PathSeparator)}, pkgs...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", "", "", fmt.Errorf("go build: %w\n%s", err, out)
+		return binaries{}, fmt.Errorf("go build: %w\n%s", err, out)
 	}
-	return filepath.Join(dir, "talkd"), filepath.Join(dir, "gosdk"), filepath.Join(dir, "mcpgo"), nil
+	return binaries{filepath.Join(dir, "talkd"), filepath.Join(dir, "gosdk"), filepath.Join(dir, "mcpgo"), filepath.Join(dir, "floor")}, nil
 }
 
 // moduleRoot walks up from the working directory to the go.mod of module talkd.
@@ -75,7 +78,7 @@ func moduleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.mod of module talkd above the working directory (use -talkd, -gosdk, -mcpgo and -plan)")
+			return "", errors.New("no go.mod of module talkd above the working directory (use -talkd, -gosdk, -mcpgo, -floor and -plan)")
 		}
 		dir = parent
 	}
@@ -207,11 +210,16 @@ func serverCommand(cpus, bin string, args ...string) *exec.Cmd {
 
 // startPeer starts a peer server binary on 127.0.0.1:0 (on cpus, when set).
 func startPeer(ctx context.Context, name, bin, cpus string) (*proc, error) {
+	return startPeerArgs(ctx, name, bin, cpus)
+}
+
+// startPeerArgs is startPeer with more arguments for the peer.
+func startPeerArgs(ctx context.Context, name, bin, cpus string, args ...string) (*proc, error) {
 	dir, err := os.MkdirTemp("", "talkd-load-peer-")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	p := &proc{Name: name, cmd: serverCommand(cpus, bin, "-addr", "127.0.0.1:0"), home: dir,
+	p := &proc{Name: name, cmd: serverCommand(cpus, bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...), home: dir,
 		done: make(chan struct{}), log: filepath.Join(dir, name+".log")}
 	if err := p.startLogged(ctx); err != nil {
 		os.RemoveAll(dir)

@@ -43,6 +43,9 @@ type worker func(ctx context.Context, p poster) outcome
 type scenario struct {
 	Name      string
 	NewWorker func(t target, id int) worker
+	// Method and Body are the JSON-RPC method and the one request body of a scenario
+	// that sends the same request every time (the floor answers by method); else "".
+	Method, Body string
 }
 
 // runConfig bounds one run: it ends after Duration (plus Warmup) or MaxRequests measured
@@ -59,6 +62,7 @@ type runConfig struct {
 type Result struct {
 	Target          string         `json:"target"`
 	Scenario        string         `json:"scenario"`
+	Round           int            `json:"round,omitempty"` // peers mode: the round (1, 2, …)
 	Conc            int            `json:"conc"`
 	Seconds         float64        `json:"seconds"`
 	Requests        int64          `json:"requests"`

@@ -29,9 +29,9 @@ var mcpHeaders = map[string]string{
 func scenarios() map[string]scenario {
 	return map[string]scenario{
 		"speak":      {Name: "speak", NewWorker: speakWorker},
-		"tools/list": {Name: "tools/list", NewWorker: fixedMCP(bodyToolsList, classifyList)},
-		"tools/call": {Name: "tools/call speak", NewWorker: fixedMCP(bodyCallSpeak, classifyCallFast)},
-		"inspect":    {Name: "tools/call werkbaum_inspect", NewWorker: fixedMCP(bodyInspect, classifyCallFast)},
+		"tools/list": {Name: "tools/list", NewWorker: fixedMCP(bodyToolsList, classifyList), Method: "tools/list", Body: bodyToolsList},
+		"tools/call": {Name: "tools/call speak", NewWorker: fixedMCP(bodyCallSpeak, classifyCallFast), Method: "tools/call", Body: bodyCallSpeak},
+		"inspect":    {Name: "tools/call werkbaum_inspect", NewWorker: fixedMCP(bodyInspect, classifyCallFast), Method: "tools/call", Body: bodyInspect},
 		"write":      {Name: "werkbaum_apply_ops", NewWorker: writeWorker},
 	}
 }

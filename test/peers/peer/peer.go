@@ -1,5 +1,5 @@
 // Package peer holds what the test-only peer MCP servers (test/peers/gosdk,
-// test/peers/mcpgo) share, so the load comparison measures the libraries, not two copies
+// test/peers/mcpgo, and the floor, test/peers/floor) share, so the load comparison measures the libraries, not two copies
 // of the same glue: the speak tool's validation and answer, and the process around the
 // handler (listen, announce the address, stop on a signal).
 package peer
@@ -47,11 +47,15 @@ func Validate(text, priority string) error {
 // Serve listens on addr, prints "listening addr=HOST:PORT" on stdout for test/load,
 // serves h until SIGINT or SIGTERM, and shuts down within 5 s.
 func Serve(addr string, h http.Handler) error {
+	return ServeServer(addr, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second})
+}
+
+// ServeServer is Serve with the caller's server settings (the floor uses talkd's).
+func ServeServer(addr string, srv *http.Server) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("listening addr=%s\n", ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
