@@ -60,12 +60,11 @@ var (
 
 // decodeRPC decodes exactly one JSON-RPC message. On failure it returns the id as far as it
 // could be read (nil when unknown), so the error can still echo it. The body is scanned
-// once by validJSON (json.Valid's answer, jsonscan.go) and once to split its members;
-// params stay raw for the method.
+// once by json.Valid and once to split its members; params stay raw for the method.
 func decodeRPC(body []byte) (rpcMessage, *rpcError) {
 	var msg rpcMessage
 	body = bytes.TrimSpace(body)
-	if !validJSON(body) {
+	if !json.Valid(body) {
 		return msg, newRPCError(rpcParseError, "parse error: the body is not valid JSON")
 	}
 	switch {

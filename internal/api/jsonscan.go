@@ -8,13 +8,13 @@ import (
 )
 
 // This file holds the small JSON helpers of the hot MCP path. The door decodes every
-// message once: validJSON (json.Valid's answer, faster) checks the whole body, then
-// objectMembers splits objects into raw members without building maps or reflecting
-// over structs. Anything unusual (escaped or non-ASCII keys that encoding/json would
-// match case-insensitively, values of an unexpected type) makes the callers fall back to
-// encoding/json, so both paths accept, refuse and answer exactly alike.
+// message once: json.Valid checks the whole body, then objectMembers splits objects into
+// raw members without building maps or reflecting over structs. Anything unusual (escaped
+// or non-ASCII keys that encoding/json would match case-insensitively, values of an
+// unexpected type) makes the callers fall back to encoding/json, so both paths accept,
+// refuse and answer exactly alike.
 
-// objectMembers iterates the members of one JSON object that validJSON has accepted.
+// objectMembers iterates the members of one JSON object that json.Valid has accepted.
 type objectMembers struct {
 	data []byte
 	pos  int
@@ -230,7 +230,7 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// nextElement returns the next raw element of a JSON array that validJSON has accepted
+// nextElement returns the next raw element of a JSON array that json.Valid has accepted
 // (the scanner started at its opening bracket); ok is false at the closing bracket.
 func (o *objectMembers) nextElement() (val []byte, ok bool) {
 	o.skipSpace()
@@ -251,7 +251,7 @@ func (o *objectMembers) nextElement() (val []byte, ok bool) {
 // holds them. It is "" for a document without such bytes (or that is not valid JSON).
 func invalidUTF8Path(doc []byte) string {
 	doc = bytes.TrimSpace(doc)
-	if len(doc) == 0 || !validJSON(doc) {
+	if len(doc) == 0 || !json.Valid(doc) {
 		return ""
 	}
 	path, _ := invalidIn(doc, "")
@@ -293,175 +293,4 @@ func invalidIn(v []byte, path string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// maxNesting is encoding/json's limit of nested arrays and objects; json.Valid refuses a
-// deeper document, and so does validJSON.
-const maxNesting = 10000
-
-// validJSON reports whether data is exactly one JSON value with optional whitespace
-// around it, with json.Valid's answer for every input (RFC 8259; bytes that are not
-// UTF-8 are accepted inside strings, as encoding/json accepts them; nesting as deep as
-// encoding/json allows). It checks every message of the MCP door and every speak body:
-// json.Valid's state machine makes a function call per byte and was the largest part of
-// decoding a tools/call; this is one pass of plain loops. FuzzValidJSON holds the two
-// equal.
-func validJSON(data []byte) bool {
-	i, ok := validValue(data, skipSpaceAt(data, 0), 0)
-	return ok && skipSpaceAt(data, i) == len(data)
-}
-
-// skipSpaceAt returns the index of the first byte at or after i that is not JSON
-// whitespace.
-func skipSpaceAt(d []byte, i int) int {
-	for i < len(d) && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// validValue checks the value starting at d[i] (depth enclosing arrays and objects) and
-// returns the index after it.
-func validValue(d []byte, i, depth int) (int, bool) {
-	if i >= len(d) {
-		return i, false
-	}
-	switch c := d[i]; c {
-	case '{', '[':
-		if depth++; depth > maxNesting {
-			return i, false
-		}
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
-		i = skipSpaceAt(d, i+1)
-		if i < len(d) && d[i] == end {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if c == '{' {
-				if i >= len(d) || d[i] != '"' {
-					return i, false
-				}
-				if i, ok = validString(d, i); !ok {
-					return i, false
-				}
-				if i = skipSpaceAt(d, i); i >= len(d) || d[i] != ':' {
-					return i, false
-				}
-				i = skipSpaceAt(d, i+1)
-			}
-			if i, ok = validValue(d, i, depth); !ok {
-				return i, false
-			}
-			if i = skipSpaceAt(d, i); i >= len(d) {
-				return i, false
-			}
-			switch d[i] {
-			case end:
-				return i + 1, true
-			case ',':
-				i = skipSpaceAt(d, i+1)
-			default:
-				return i, false
-			}
-		}
-	case '"':
-		return validString(d, i)
-	case 't':
-		return validLiteral(d, i, "true")
-	case 'f':
-		return validLiteral(d, i, "false")
-	case 'n':
-		return validLiteral(d, i, "null")
-	}
-	return validNumber(d, i)
-}
-
-// validString checks the string starting at the quote d[i] and returns the index after
-// its closing quote.
-func validString(d []byte, i int) (int, bool) {
-	for i++; i < len(d); i++ {
-		switch c := d[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return i, false
-		case c == '\\':
-			if i++; i >= len(d) {
-				return i, false
-			}
-			switch d[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(d) {
-					return i, false
-				}
-				for _, h := range d[i+1 : i+5] {
-					if !isHex(h) {
-						return i, false
-					}
-				}
-				i += 4
-			default:
-				return i, false
-			}
-		}
-	}
-	return i, false
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// validLiteral checks that word starts at d[i].
-func validLiteral(d []byte, i int, word string) (int, bool) {
-	if len(d)-i < len(word) || string(d[i:i+len(word)]) != word {
-		return i, false
-	}
-	return i + len(word), true
-}
-
-// validNumber checks the number starting at d[i]: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func validNumber(d []byte, i int) (int, bool) {
-	if i < len(d) && d[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && '1' <= d[i] && d[i] <= '9':
-		i = skipDigits(d, i+1)
-	default:
-		return i, false
-	}
-	if i < len(d) && d[i] == '.' {
-		j := skipDigits(d, i+1)
-		if j == i+1 {
-			return j, false
-		}
-		i = j
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		j := skipDigits(d, i)
-		if j == i {
-			return j, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-func skipDigits(d []byte, i int) int {
-	for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-		i++
-	}
-	return i
 }

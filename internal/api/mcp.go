@@ -222,7 +222,7 @@ func (m *mcpServer) serveBatch(w http.ResponseWriter, r *http.Request, caller Ca
 			withStatus(http.StatusBadRequest))
 		return
 	}
-	if !validJSON(body) {
+	if !json.Valid(body) {
 		m.refuseRPC(w, r, nil, newRPCError(rpcParseError, "parse error: the body is not valid JSON").withStatus(http.StatusBadRequest))
 		return
 	}

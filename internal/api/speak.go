@@ -66,7 +66,7 @@ func DecodeSpeakRequest(raw []byte) (SpeakRequest, *Error) {
 // JSON), which decodeStrict then decodes or refuses with its field-naming errors.
 func decodeSpeakPlain(raw []byte, req *SpeakRequest) bool {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || !validJSON(raw) {
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
 		return false
 	}
 	members := newObjectMembers(raw)
