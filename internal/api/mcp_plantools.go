@@ -472,7 +472,7 @@ func addWriteTool[In any](pt planTools, name, title, desc string, verb func(*In)
 		// {base, revision, changed, replayed?, warningCount, added, removed, mirror?}: the
 		// guide documents it; declared seven times it was a fifth of tools/list.
 		UndeclaredOutput: true,
-		// Not heavy: a write's CPU is two engine calls, bounded by the engine's runtime
+		// Not heavy: a write's CPU is one engine call (Engine.Edit), bounded by the engine's runtime
 		// pool; the rest of its time is its plan's lane and fsyncs. A heavy-call slot
 		// held across those capped writes on different plans at GOMAXPROCS at once.
 		Heavy: false,
