@@ -647,13 +647,17 @@
       else doc.warnings.push({ type: 'descStray', line: first });
       return SKIP;
     }
-    var pre = prefixOf(fm[2]);
+    // The usual case, a known prefix and shape, takes no call: a call costs more than the
+    // look-up in goja.
+    var pre = prefixes[fm[2]];
+    if (pre === undefined) pre = prefixOf(fm[2]);
     var id = fm[3] === undefined ? null : fm[3];
     if (fm[5] !== undefined) {
       if (id !== null) return null; // a second free-standing #token stays in the label
       id = fm[5];
     }
-    var node = shapedNode(pre, fm[6]);
+    var Shape = pre.shapes[fm[6]];
+    var node = Shape !== undefined ? new Shape() : shapedNode(pre, fm[6]);
     node.line = first;
     if (id !== null) node.id = id;
     node.label = fm[4];
@@ -766,31 +770,17 @@
     }
   }
 
-  // place adds a node to the document under parent (null: a root), in pre-order (§5).
-  function place(doc, walk, node, parent, cont) {
-    var all = doc.all;
-    node.index = all.length;
-    all[node.index] = node;
-    if (cont) descOf(node, walk.described).lines = cont.slice();
-    if (parent) {
-      node.parent = parent.index;
-      node.depth = parent.depth + 1;
-      var siblings = parent.children;
-      if (siblings === NONE) {
-        parent.children = siblings = [];
-        walk.parents[walk.parents.length] = parent; // in pre-order: a first child follows its parent
-      }
-      siblings[siblings.length] = node;
-    } else {
-      doc.roots[doc.roots.length] = node;
-    }
-    if (node.deps !== NONE) walk.withDeps[walk.withDeps.length] = node;
-  }
-
-  // walkTree reads the tree part, up to the first separator (§1 step 3).
+  // walkTree reads the tree part, up to the first separator (§1 step 3), and places each
+  // node under its parent in pre-order (§5). The placing is written out in the loop, with
+  // the document's lists in locals: a call and a property read per line cost more than the
+  // placing itself in goja.
   function walkTree(doc, walk) {
     var lines = doc.lines;
     var n = lines.length;
+    var all = doc.all;
+    var roots = doc.roots;
+    var parents = walk.parents;
+    var withDeps = walk.withDeps;
     // The hierarchy stack (§5): nodes and their widths, [0, top) in use. Index writes instead
     // of push and pop: a native call costs more than the write in goja.
     var stackNodes = [null];
@@ -812,10 +802,28 @@
         node = generalLine(doc, walk, s, first, cont, lastNode);
       }
       if (node === SKIP) continue;
-      checkNode(doc, node, first, lnBox, lnShaped, lnTailed);
+      // checkNode has nothing to do for a node of a shape without a box, tail or id.
+      if (lnBox !== null || !lnShaped || lnTailed || node.id !== null) checkNode(doc, node, first, lnBox, lnShaped, lnTailed);
       var width = lnWidth;
       while (stackWidths[top - 1] >= width) top--;
-      place(doc, walk, node, stackNodes[top - 1], cont);
+      var parent = stackNodes[top - 1];
+      var index = all.length;
+      node.index = index;
+      all[index] = node;
+      if (cont) descOf(node, walk.described).lines = cont.slice();
+      if (parent !== null) {
+        node.parent = parent.index;
+        node.depth = parent.depth + 1;
+        var siblings = parent.children;
+        if (siblings === NONE) {
+          parent.children = siblings = [];
+          parents[parents.length] = parent; // in pre-order: a first child follows its parent
+        }
+        siblings[siblings.length] = node;
+      } else {
+        roots[roots.length] = node;
+      }
+      if (node.deps !== NONE) withDeps[withDeps.length] = node;
       stackNodes[top] = node;
       stackWidths[top] = width;
       top++;
