@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,4 +200,69 @@ func nodeFirst(b *testing.B, nodeBin, benchJS, text string) (wall, cpu time.Dura
 		b.Fatalf("node-bench.js --first answered %q: %v", out, err)
 	}
 	return a.durations()
+}
+
+// BenchmarkKernelRatio is goja ÷ Node on small kernels of the kinds of work the engine does
+// (testdata/bench/kernels.js: an integer loop, marking through a typed array, objects with
+// a few fields, a regexp split of a node line, the same line read by a charCodeAt scanner),
+// each side warm, interleaved per iteration:
+//
+//	go test -run '^$' -bench 'KernelRatio/' -benchtime 5x ./internal/werkbaum
+//
+// It shows what bounds the ratio of a whole analysis: goja is tens of times slower than
+// V8 on interpreted loops and a few times on work done by built-ins (regexps, allocation),
+// so a plan whose analysis is mostly tight integer loops (the exact search) has a larger
+// ratio than one that is mostly parsing. Skipped when node is not installed.
+func BenchmarkKernelRatio(b *testing.B) {
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node is not installed")
+	}
+	file, err := filepath.Abs(filepath.Join("testdata", "bench", "kernels.js"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vm := goja.New()
+	if _, err := vm.RunScript("kernels.js", string(src)); err != nil {
+		b.Fatal(err)
+	}
+	kernels := vm.Get("KERNELS").ToObject(vm)
+	const rounds = 1000
+	for _, name := range []string{"sum", "mark", "objects", "split", "scan"} {
+		b.Run(name, func(b *testing.B) {
+			fn, ok := goja.AssertFunction(kernels.Get(name))
+			if !ok {
+				b.Fatalf("kernels.js has no kernel %s", name)
+			}
+			var gWall, gCPU, nWall, nCPU time.Duration
+			if _, err := fn(goja.Undefined(), vm.ToValue(rounds)); err != nil { // warm
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				start, startCPU := time.Now(), cpuNow()
+				if _, err := fn(goja.Undefined(), vm.ToValue(rounds)); err != nil {
+					b.Fatal(err)
+				}
+				gWall, gCPU = gWall+time.Since(start), gCPU+cpuNow()-startCPU
+				out, err := exec.Command(nodeBin, file, name, strconv.Itoa(rounds)).Output()
+				if err != nil {
+					b.Fatalf("kernels.js %s: %v", name, err)
+				}
+				var a nodeAnswer
+				if err := json.Unmarshal(out, &a); err != nil {
+					b.Fatalf("kernels.js answered %q: %v", out, err)
+				}
+				w, c := a.durations()
+				nWall, nCPU = nWall+w, nCPU+c
+			}
+			b.ReportMetric(float64(gWall)/float64(nWall), "ratio")
+			b.ReportMetric(float64(gCPU)/float64(nCPU), "cpu-ratio")
+			b.ReportMetric(float64(gWall)/float64(b.N)/1e6, "goja-ms")
+			b.ReportMetric(float64(nWall)/float64(b.N)/1e6, "node-ms")
+		})
+	}
 }
