@@ -203,7 +203,9 @@
     this.reach = []; // reach[g][o] = R(g, o)
     this.acts = []; // acts[g][o] = the groups R(g, o) activates
     this.comps = new Array(N); // comps[x] = the coupled groups whose R sets hold x
-    this.cover = new Array(N); // cover[x] = [g, o, …]: the options o of groups g with x in R(g, o)
+    // cover[x] = [g, o, …]: the options o of groups g with x in R(g, o); only enumerate reads
+    // it, so it is made by the first enumerate (coverOf).
+    this.cover = null;
     this.uf = []; // union-find over the groups
     for (var i = 0; i < G.length; i++) this.uf.push(i);
     // The evaluation of one assignment marks its needed nodes with a new stamp.
@@ -247,7 +249,6 @@
   function reachSets(S) {
     var G = S.G;
     var comps = S.comps;
-    var cover = S.cover;
     for (var i = 0; i < G.length; i++) {
       var g = G[i];
       var rs = [];
@@ -260,8 +261,6 @@
         for (var k = 0; k < r.length; k++) {
           var cs = comps[r[k]] || (comps[r[k]] = []);
           if (cs[cs.length - 1] !== i) cs.push(i);
-          var cv = cover[r[k]] || (cover[r[k]] = []);
-          cv.push(i, j);
         }
         for (k = 0; k < act.length; k++) union(S.uf, i, act[k]);
         rs.push(r);
@@ -270,6 +269,24 @@
       S.reach.push(rs);
       S.acts.push(as);
     }
+  }
+
+  // coverOf returns S.cover, made from the R sets on first use.
+  function coverOf(S) {
+    if (S.cover !== null) return S.cover;
+    var cover = new Array(S.N);
+    for (var i = 0; i < S.reach.length; i++) {
+      var rs = S.reach[i];
+      for (var j = 0; j < rs.length; j++) {
+        var r = rs[j];
+        for (var k = 0; k < r.length; k++) {
+          var cv = cover[r[k]] || (cover[r[k]] = []);
+          cv.push(i, j);
+        }
+      }
+    }
+    S.cover = cover;
+    return cover;
   }
 
   // couplings unites the groups whose R sets share a node or whose options decide one
@@ -290,7 +307,7 @@
       if (comps[x]) {
         dep = true;
         first = comps[x][0];
-        for (k = 1; k < comps[x].length; k++) union(S.uf, first, comps[x][k]);
+        for (k = 1; k < comps[x].length; k++) if (comps[x][k] !== first) union(S.uf, first, comps[x][k]);
       }
       var kids = pc[x];
       for (var j = 0; j < kids.length; j++) {
@@ -298,7 +315,7 @@
         if (!ck) continue;
         dep = true;
         if (first < 0) first = ck[0];
-        for (k = 0; k < ck.length; k++) union(S.uf, first, ck[k]);
+        for (k = 0; k < ck.length; k++) if (ck[k] !== first) union(S.uf, first, ck[k]);
       }
       if (dep) nodes.push(x);
       else {
@@ -312,18 +329,23 @@
 
   // components returns the components in the order of their first group: each its groups
   // in ascending order and its term nodes.
+  // A group's component is found once per group (compOf, by group index), so a term node
+  // costs one array read instead of a find and a number-keyed look-up.
   function components(S, termNodes) {
     var comps = S.comps;
-    var byRoot = Object.create(null);
+    var byRoot = new Array(S.G.length); // root group → its component
+    var compOf = new Array(S.G.length); // group → its component
     var order = [];
     var i;
     for (i = 0; i < S.G.length; i++) {
       var root = find(S.uf, i);
-      if (!byRoot[root]) {
-        byRoot[root] = { groups: [], nodes: [] };
-        order.push(byRoot[root]);
+      var comp = byRoot[root];
+      if (comp === undefined) {
+        comp = byRoot[root] = { groups: [], nodes: [] };
+        order.push(comp);
       }
-      byRoot[root].groups.push(i);
+      comp.groups.push(i);
+      compOf[i] = comp;
     }
     for (i = 0; i < termNodes.length; i++) {
       var x = termNodes[i];
@@ -332,7 +354,7 @@
         var kids = S.pc[x];
         for (var j = 0; j < kids.length && gi < 0; j++) if (comps[kids[j]]) gi = comps[kids[j]][0];
       }
-      byRoot[find(S.uf, gi)].nodes.push(x);
+      compOf[gi].nodes.push(x);
     }
     return order;
   }
@@ -456,7 +478,7 @@
   // termClasses pools the term nodes of a component by their support (enumerate): each
   // class with its groups, the strides of its table index and its table (or null).
   function termClasses(S, comp, assignments) {
-    var cover = S.cover;
+    var cover = coverOf(S);
     var pc = S.pc;
     var byKey = Object.create(null);
     var classes = [];
