@@ -180,8 +180,9 @@
   // freely but must never accept a line the general path reads differently:
   //   1: a short description line `"` + blank + text (no `%`, no `\`)
   //   or a node line: 2 the prefix (indentation of spaces only, gate `-`, `|`, `+` or `=` +
-  //   blank, box), then 3 a leading `#id` (a name, see FA; its colon is swallowed because a
-  //   blank follows), 4 the label: words of characters that start no token (no blank other
+  //   blank, box, a fold mark `>` or `<` + blanks before or after the box or both, the
+  //   first one counting, as in scanPrefix), then 3 a leading `#id` (a name, see FA; its
+  //   colon is swallowed because a blank follows), 4 the label: words of characters that start no token (no blank other
   //   than single spaces between words, no `@ & # ( ! \ % < >`, a colon only at a word's
   //   end, and a first character that is no gate, box, quote or `-` so that the regexp
   //   cannot give the prefix back), then the tail: blank-separated size, @tag, &mark, #id
@@ -191,11 +192,12 @@
   //   optional; a token gives no string to slice and no list to split), 9 is the rest of the
   //   tail, token by token in fastTail. The groups take tokens from the left only, so every
   //   list keeps the line's order. Groups 2 and 6 are the node's shape (see Shape).
-  // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a name with a letter
+  // A continuation (trailing `\`), a URL, a focus mark, a name with a letter
   // outside the Basic Multilingual Plane, a tab in the indentation or anything unusual
   // fails the match. FA, a name, takes every BMP letter and digit (@jörg, #prüf): with
   // ASCII names only, a fifth of the lines of a plan with German names took the general
-  // path, which costs several times the regexp.
+  // path, which costs several times the regexp; a fold mark took it too, about fifteen times
+  // the cost of a fast line in goja (a sixth of the general lines of the 10,000-node plan).
   // fastLine reads it with split (the match is the whole line, so the answer is ['', the
   // nine groups, ''], or [line] when it does not match), under the `u` flag, which means the
   // same here: the pattern has no escape the flag refuses, and a class takes an astral
@@ -207,10 +209,10 @@
   // split (an ASCII line 2.8 and 3.3), and the parse 251 ms and 204 (docs/bench-werkbaum.md,
   // eighth round).
   var FA = '[' + T.NAME_CHARS_BMP + ']+';
-  // The prefix (indentation, gate, box) and the size-and-tag part of a node line; PREFIX_RE
-  // and SIZE_TAG_RE take them apart when a shape is made (see Shape).
-  var PREFIX = ' *(?:(?:[-|+]|=[ \\t])[ \\t]*)?(?:\\[[^\\]]\\][ \\t]*)?';
-  var PREFIX_RE = /^( *)(?:([-|+]|=[ \t])[ \t]*)?(?:\[([^\]])\][ \t]*)?$/;
+  // The prefix (indentation, gate, fold mark, box) and the size-and-tag part of a node line;
+  // PREFIX_RE and SIZE_TAG_RE take them apart when a shape is made (see Shape).
+  var PREFIX = ' *(?:(?:[-|+]|=[ \\t])[ \\t]*)?(?:[<>][ \\t]+)?(?:\\[[^\\]]\\][ \\t]*)?(?:[<>][ \\t]+)?';
+  var PREFIX_RE = /^( *)(?:([-|+]|=[ \t])[ \t]*)?(?:([<>])[ \t]+)?(?:\[([^\]])\][ \t]*)?(?:([<>])[ \t]+)?$/;
   var SIZE_TAG = '(?:[ \\t]+\\((?:XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@' + FA + ')?';
   var SIZE_TAG_RE = new RegExp('^(?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?$');
   var FAST_RE = new RegExp(
@@ -464,10 +466,10 @@
   // Shapes. A goja object keeps its own properties in a Go map, whose storage is rebuilt at
   // 9 entries; a node that owned its indentation, gate, box, size and tag besides its line,
   // id, label and place in the tree passed 8, and parsing 2,000 such nodes took 4 ms more.
-  // Most lines of a plan repeat a few combinations of these five, so a fast-path node gets
-  // them from a shared prototype, its shape, keyed by the text of FAST_RE's groups 2 (the
-  // prefix) and 6 (size and tag), which determines the five; the regexp does not capture
-  // them one by one, which saves five strings per line. A shape is a Node whose fields are
+  // Most lines of a plan repeat a few combinations of these five and the fold mark, so a
+  // fast-path node gets them from a shared prototype, its shape, keyed by the text of
+  // FAST_RE's groups 2 (the prefix) and 6 (size and tag), which determines the six; the
+  // regexp does not capture them one by one, which saves six strings per line. A shape is a Node whose fields are
   // never written after it is made; a node that reads more tail tokens owns what they
   // change. The shapes stay with the runtime for the next parse; when there are too many,
   // the next parse starts the table afresh (shapedNode), and it goes with the memo when the
@@ -487,7 +489,8 @@
     this.indent = m[1];
     this.width = m[1].length;
     this.gate = m[2] === undefined ? '' : m[2];
-    this.box = m[3] === undefined ? null : m[3];
+    this.fold = m[3] !== undefined ? m[3] : m[5] !== undefined ? m[5] : null; // the first one counts
+    this.box = m[4] === undefined ? null : m[4];
     this.shapes = Object.create(null); // group 6's text → Shape
   }
 
@@ -505,13 +508,14 @@
     return pre;
   }
 
-  // shapeFields sets the five fields a prefix and a size-and-tag text determine. A shape
+  // shapeFields sets the six fields a prefix and a size-and-tag text determine. A shape
   // gets them once for all its nodes; a node whose combination finds the table full gets
   // them as fields of its own (the same values: one code path for both).
   function shapeFields(o, pre, sizeTag) {
     var m = SIZE_TAG_RE.exec(sizeTag);
     if (pre.width !== 0) o.indent = pre.indent;
     if (pre.gate !== '') setGate(o, pre.gate);
+    if (pre.fold !== null) o.fold = pre.fold;
     if (pre.box !== null) setBox(o, pre.box, STATUS_BY_CODE[BOX_ALIASES[pre.box] || pre.box]);
     if (m[1] !== undefined) o.size = m[1];
     if (m[2] !== undefined) o.tags = Object.freeze([m[2]]);

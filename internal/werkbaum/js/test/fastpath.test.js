@@ -78,6 +78,16 @@ test('fast and general path agree on generated lines full of near-tokens', () =>
   }
 });
 
+test('fold marks before and after the box read alike on both paths', () => {
+  // The fast path reads fold marks since issue 33 (they took the general path before); the
+  // first mark counts when there are two, and a mark needs a blank after it.
+  const lines = ['- [x] > Review split Test #t15 @jörg', '> [ ] < Straße @Müller (M)', '- < [x] > Größe klären',
+    '- > > Ä', '= < [x] label', '  | > [~] > Größe @Łukasz &ops', '->[x] a', '- [x]> a #id (XL)', '- >\tTab',
+    '- >', '>label', '- [x] >label', '< a', '  + > #g1: Part :#db', '- [!] <  two  blanks', '- > [x]'];
+  for (const line of lines) assertSame('[ ] Root\n  ' + line + '\n', line);
+  assertSame(lines.join('\n'), 'all fold lines');
+});
+
 test('labels with astral characters and lone surrogates: the fast path reads them, like the general one', () => {
   // FAST_RE runs under the `u` flag, where a class takes an astral character whole: the
   // label's classes must accept it as they accepted its two halves, and a lone half (not
