@@ -186,13 +186,13 @@
   //   than single spaces between words, no `@ & # ( ! \ % < >`, a colon only at a word's
   //   end, and a first character that is no gate, box, quote or `-` so that the regexp
   //   cannot give the prefix back), then the tail: blank-separated size, @tag, &mark, #id
-  //   (when no id came before) and :#dep tokens, then blanks and an
+  //   (when no id came before), :#dep and URL tokens, then blanks and an
   //   optional `%%` comment. The tail's usual start is read by groups of its own (5 an id;
   //   6 a size and a first tag; 7 a first mark, 8 a single dependency; in this order, each
   //   optional; a token gives no string to slice and no list to split), 9 is the rest of the
   //   tail, token by token in fastTail. The groups take tokens from the left only, so every
   //   list keeps the line's order. Groups 2 and 6 are the node's shape (see Shape).
-  // A continuation (trailing `\`), a URL, a focus mark, a name with a letter
+  // A continuation (trailing `\`), a URL anywhere but in the tail, a focus mark, a name with a letter
   // outside the Basic Multilingual Plane, a tab in the indentation or anything unusual
   // fails the match. FA, a name, takes every BMP letter and digit (@jörg, #prüf): with
   // ASCII names only, a fifth of the lines of a plan with German names took the general
@@ -215,20 +215,24 @@
   var PREFIX_RE = /^( *)(?:([-|+]|=[ \t])[ \t]*)?(?:([<>])[ \t]+)?(?:\[([^\]])\][ \t]*)?(?:([<>])[ \t]+)?$/;
   var SIZE_TAG = '(?:[ \\t]+\\((?:XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@' + FA + ')?';
   var SIZE_TAG_RE = new RegExp('^(?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?$');
+  // A URL in the tail (URL_RE, case-insensitive; no `%`, which may start a comment, and no
+  // `\`, which may continue the line): everything it holds is the URL's, as in extract,
+  // which removes the URL first.
+  var FAST_URL = '[hH][tT][tT][pP][sS]?://[^\\s%\\\\]+';
   var FAST_RE = new RegExp(
     '^(?:[ \\t]*"[ \\t]([^%\\\\]*)|' +
     '(' + PREFIX + ')(?:#(' + FA + '):?[ \\t]+)?' +
     '([^\\s@&#(!\\\\%:<>"|+=\\[\\-][^\\s@&#(!\\\\%:<>]*:?(?: [^\\s@&#(!\\\\%:<>]+:?)*)' +
     '(?:[ \\t]+#(' + FA + '):?)?(' + SIZE_TAG + ')(?:[ \\t]+&(' + FA + '))?' +
     '(?:[ \\t]+:#(' + FA + '))?' +
-    '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|#' + FA + ':?|:#' + FA + '(?:,#' + FA + ')*))*)' +
+    '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|#' + FA + ':?|:#' + FA + '(?:,#' + FA + ')*|' + FAST_URL + '))*)' +
     '[ \\t]*(?:%%.*)?)$', 'u');
   var TAIL_TOKEN_RE = /[^ \t]+/g;
   var FAST_SIZE = { '(XS)': 'XS', '(S)': 'S', '(M)': 'M', '(L)': 'L', '(XL)': 'XL', '(XXL)': 'XXL' };
 
   // fastTail applies the tail tokens of a FAST_RE match to the node; false when the tail
-  // holds two size tokens or a second id (only the last size and the first id count, the
-  // others stay in the label: general path). The node's lists may be shared (its shape's,
+  // holds two size tokens or a second URL (only the last size and the first URL count, the
+  // others stay in the label: general path); a second id goes to the label here. The node's lists may be shared (its shape's,
   // NONE): a list gets a copy of its own before its first new entry.
   function fastTail(tail, node) {
     var toks = tail.match(TAIL_TOKEN_RE);
@@ -248,12 +252,20 @@
         if (marks === null) node.marks = marks = node.marks.slice();
         marks.push(t.slice(1));
       } else if (c === 35) { // #id or #id: (a blank or the end follows, so the colon goes)
-        if (node.id !== null) return false; // a second free-standing #token stays in the label
-        node.id = t.charCodeAt(t.length - 1) === 58 ? t.slice(1, -1) : t.slice(1);
-      } else { // :#a,#b
+        if (node.id === null) node.id = t.charCodeAt(t.length - 1) === 58 ? t.slice(1, -1) : t.slice(1);
+        else {
+          // A second free-standing #token stays in the label, whole, after the label's words
+          // (the other tail tokens leave the text), and may be a ticket ref.
+          node.label += ' ' + t;
+          node._plainLabel = false;
+        }
+      } else if (c === 58) { // :#a,#b
         if (deps === null) node.deps = deps = node.deps.slice();
         var parts = t.slice(2).split(',#');
         for (var j = 0; j < parts.length; j++) deps.push(parts[j]);
+      } else { // a URL: the first one counts, a second stays in the label
+        if (node.url !== null) return false;
+        node.url = t;
       }
     }
     return true;
