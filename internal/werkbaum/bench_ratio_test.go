@@ -23,8 +23,8 @@ import (
 //
 //	go test -run '^$' -bench 'NodeRatio/' -benchtime 10x ./internal/werkbaum
 //
-// Each side first runs the op five times on the plan (Node's JIT compiles the hot functions
-// then). Each iteration runs the op on a new text (variant: nothing carries over) in goja and then
+// Each side first runs the op on the plan (Node twenty times: its JIT compiles the hot
+// functions then). Each iteration runs the op on a new text (variant: nothing carries over) in goja and then
 // in one Node process (testdata/bench/node-bench.js --serve), the order swapped every other
 // iteration. Every side times only the call itself: wall clock and the process's CPU time.
 // The ops:
@@ -80,8 +80,12 @@ func BenchmarkNodeRatio(b *testing.B) {
 				} else {
 					gojaOp = gojaOps[op]
 					nodeOp = func(text string) (time.Duration, time.Duration) { return node.call(b, op, text) }
-					for w := 1; w <= 5; w++ { // warm both sides (and Node's JIT) on this plan
-						gojaOp(variant(p.text, -w))
+					// Warm both sides on this plan: goja has nothing to warm but its shapes and
+					// heap, while Node's JIT optimises a function only after many calls.
+					for w := 1; w <= 20; w++ {
+						if w <= 3 {
+							gojaOp(variant(p.text, -w))
+						}
 						nodeOp(variant(p.text, -w))
 					}
 				}
