@@ -2,6 +2,7 @@ package werkbaum
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -48,6 +49,11 @@ const phaseScript = `
 //
 //	go test -run '^$' -bench 'Phase/' -benchtime 1s ./internal/werkbaum
 //
+// cpu-ms/op is the process's CPU time per round (the collector's included): steadier than
+// the wall time on a machine shared with other work. With WERKBAUM_JS_PROFILE=FILE set, the timed rounds run under goja's own profiler (the
+// time per JavaScript function, `go tool pprof -top FILE`); pick one phase with -bench, since
+// the profile covers every timed round of the run.
+//
 // compute = parse + model + path + loads + mixedGate + warning texts; view = compute + the
 // view without node records (inspectParts), to which the host adds the records it writes
 // (BenchmarkInspectJSON*); records = compute + the script's own records (inspect), and
@@ -83,11 +89,38 @@ func BenchmarkPhase(b *testing.B) {
 				if _, err := fn(goja.Undefined(), rt.vm.ToValue(phase), rt.vm.ToValue(1)); err != nil {
 					b.Fatal(err)
 				}
+				stop := startJSProfile(b)
 				b.ResetTimer()
+				cpu0 := cpuNow()
 				if _, err := fn(goja.Undefined(), rt.vm.ToValue(phase), rt.vm.ToValue(b.N)); err != nil {
 					b.Fatal(err)
 				}
+				b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+				b.StopTimer()
+				stop()
 			})
+		}
+	}
+}
+
+// startJSProfile starts goja's profiler into the file WERKBAUM_JS_PROFILE names (nothing
+// when it is unset) and returns what stops it.
+func startJSProfile(tb testing.TB) (stop func()) {
+	name := os.Getenv("WERKBAUM_JS_PROFILE")
+	if name == "" {
+		return func() {}
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := goja.StartProfile(f); err != nil {
+		tb.Fatal(err)
+	}
+	return func() {
+		goja.StopProfile()
+		if err := f.Close(); err != nil {
+			tb.Fatal(err)
 		}
 	}
 }

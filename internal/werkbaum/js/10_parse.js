@@ -180,22 +180,24 @@
   // freely but must never accept a line the general path reads differently:
   //   1: a short description line `"` + blank + text (no `%`, no `\`)
   //   or a node line: 2 the prefix (indentation of spaces only, gate `-`, `|`, `+` or `=` +
-  //   blank, box), then 3 a leading `#id` (a name, see FA; its colon is swallowed because a
-  //   blank follows), 4 the label: words of characters that start no token (no blank other
+  //   blank, box, a fold mark `>` or `<` + blanks before or after the box or both, the
+  //   first one counting, as in scanPrefix), then 3 a leading `#id` (a name, see FA; its
+  //   colon is swallowed because a blank follows), 4 the label: words of characters that start no token (no blank other
   //   than single spaces between words, no `@ & # ( ! \ % < >`, a colon only at a word's
   //   end, and a first character that is no gate, box, quote or `-` so that the regexp
   //   cannot give the prefix back), then the tail: blank-separated size, @tag, &mark, #id
-  //   (when no id came before) and :#dep tokens, then blanks and an
+  //   (when no id came before), :#dep and URL tokens, then blanks and an
   //   optional `%%` comment. The tail's usual start is read by groups of its own (5 an id;
   //   6 a size and a first tag; 7 a first mark, 8 a single dependency; in this order, each
   //   optional; a token gives no string to slice and no list to split), 9 is the rest of the
   //   tail, token by token in fastTail. The groups take tokens from the left only, so every
   //   list keeps the line's order. Groups 2 and 6 are the node's shape (see Shape).
-  // A continuation (trailing `\`), a URL, a focus mark, a fold mark, a name with a letter
+  // A continuation (trailing `\`), a URL anywhere but in the tail, a focus mark, a name with a letter
   // outside the Basic Multilingual Plane, a tab in the indentation or anything unusual
   // fails the match. FA, a name, takes every BMP letter and digit (@jörg, #prüf): with
   // ASCII names only, a fifth of the lines of a plan with German names took the general
-  // path, which costs several times the regexp.
+  // path, which costs several times the regexp; a fold mark took it too, about fifteen times
+  // the cost of a fast line in goja (a sixth of the general lines of the 10,000-node plan).
   // fastLine reads it with split (the match is the whole line, so the answer is ['', the
   // nine groups, ''], or [line] when it does not match), under the `u` flag, which means the
   // same here: the pattern has no escape the flag refuses, and a class takes an astral
@@ -207,26 +209,30 @@
   // split (an ASCII line 2.8 and 3.3), and the parse 251 ms and 204 (docs/bench-werkbaum.md,
   // eighth round).
   var FA = '[' + T.NAME_CHARS_BMP + ']+';
-  // The prefix (indentation, gate, box) and the size-and-tag part of a node line; PREFIX_RE
-  // and SIZE_TAG_RE take them apart when a shape is made (see Shape).
-  var PREFIX = ' *(?:(?:[-|+]|=[ \\t])[ \\t]*)?(?:\\[[^\\]]\\][ \\t]*)?';
-  var PREFIX_RE = /^( *)(?:([-|+]|=[ \t])[ \t]*)?(?:\[([^\]])\][ \t]*)?$/;
+  // The prefix (indentation, gate, fold mark, box) and the size-and-tag part of a node line;
+  // PREFIX_RE and SIZE_TAG_RE take them apart when a shape is made (see Shape).
+  var PREFIX = ' *(?:(?:[-|+]|=[ \\t])[ \\t]*)?(?:[<>][ \\t]+)?(?:\\[[^\\]]\\][ \\t]*)?(?:[<>][ \\t]+)?';
+  var PREFIX_RE = /^( *)(?:([-|+]|=[ \t])[ \t]*)?(?:([<>])[ \t]+)?(?:\[([^\]])\][ \t]*)?(?:([<>])[ \t]+)?$/;
   var SIZE_TAG = '(?:[ \\t]+\\((?:XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@' + FA + ')?';
   var SIZE_TAG_RE = new RegExp('^(?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?$');
+  // A URL in the tail (URL_RE, case-insensitive; no `%`, which may start a comment, and no
+  // `\`, which may continue the line): everything it holds is the URL's, as in extract,
+  // which removes the URL first.
+  var FAST_URL = '[hH][tT][tT][pP][sS]?://[^\\s%\\\\]+';
   var FAST_RE = new RegExp(
     '^(?:[ \\t]*"[ \\t]([^%\\\\]*)|' +
     '(' + PREFIX + ')(?:#(' + FA + '):?[ \\t]+)?' +
     '([^\\s@&#(!\\\\%:<>"|+=\\[\\-][^\\s@&#(!\\\\%:<>]*:?(?: [^\\s@&#(!\\\\%:<>]+:?)*)' +
     '(?:[ \\t]+#(' + FA + '):?)?(' + SIZE_TAG + ')(?:[ \\t]+&(' + FA + '))?' +
     '(?:[ \\t]+:#(' + FA + '))?' +
-    '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|#' + FA + ':?|:#' + FA + '(?:,#' + FA + ')*))*)' +
+    '((?:[ \\t]+(?:\\((?:XS|S|M|L|XL|XXL)\\)|[@&]' + FA + '|#' + FA + ':?|:#' + FA + '(?:,#' + FA + ')*|' + FAST_URL + '))*)' +
     '[ \\t]*(?:%%.*)?)$', 'u');
   var TAIL_TOKEN_RE = /[^ \t]+/g;
   var FAST_SIZE = { '(XS)': 'XS', '(S)': 'S', '(M)': 'M', '(L)': 'L', '(XL)': 'XL', '(XXL)': 'XXL' };
 
   // fastTail applies the tail tokens of a FAST_RE match to the node; false when the tail
-  // holds two size tokens or a second id (only the last size and the first id count, the
-  // others stay in the label: general path). The node's lists may be shared (its shape's,
+  // holds two size tokens or a second URL (only the last size and the first URL count, the
+  // others stay in the label: general path); a second id goes to the label here. The node's lists may be shared (its shape's,
   // NONE): a list gets a copy of its own before its first new entry.
   function fastTail(tail, node) {
     var toks = tail.match(TAIL_TOKEN_RE);
@@ -246,12 +252,20 @@
         if (marks === null) node.marks = marks = node.marks.slice();
         marks.push(t.slice(1));
       } else if (c === 35) { // #id or #id: (a blank or the end follows, so the colon goes)
-        if (node.id !== null) return false; // a second free-standing #token stays in the label
-        node.id = t.charCodeAt(t.length - 1) === 58 ? t.slice(1, -1) : t.slice(1);
-      } else { // :#a,#b
+        if (node.id === null) node.id = t.charCodeAt(t.length - 1) === 58 ? t.slice(1, -1) : t.slice(1);
+        else {
+          // A second free-standing #token stays in the label, whole, after the label's words
+          // (the other tail tokens leave the text), and may be a ticket ref.
+          node.label += ' ' + t;
+          node._plainLabel = false;
+        }
+      } else if (c === 58) { // :#a,#b
         if (deps === null) node.deps = deps = node.deps.slice();
         var parts = t.slice(2).split(',#');
         for (var j = 0; j < parts.length; j++) deps.push(parts[j]);
+      } else { // a URL: the first one counts, a second stays in the label
+        if (node.url !== null) return false;
+        node.url = t;
       }
     }
     return true;
@@ -464,10 +478,10 @@
   // Shapes. A goja object keeps its own properties in a Go map, whose storage is rebuilt at
   // 9 entries; a node that owned its indentation, gate, box, size and tag besides its line,
   // id, label and place in the tree passed 8, and parsing 2,000 such nodes took 4 ms more.
-  // Most lines of a plan repeat a few combinations of these five, so a fast-path node gets
-  // them from a shared prototype, its shape, keyed by the text of FAST_RE's groups 2 (the
-  // prefix) and 6 (size and tag), which determines the five; the regexp does not capture
-  // them one by one, which saves five strings per line. A shape is a Node whose fields are
+  // Most lines of a plan repeat a few combinations of these five and the fold mark, so a
+  // fast-path node gets them from a shared prototype, its shape, keyed by the text of
+  // FAST_RE's groups 2 (the prefix) and 6 (size and tag), which determines the six; the
+  // regexp does not capture them one by one, which saves six strings per line. A shape is a Node whose fields are
   // never written after it is made; a node that reads more tail tokens owns what they
   // change. The shapes stay with the runtime for the next parse; when there are too many,
   // the next parse starts the table afresh (shapedNode), and it goes with the memo when the
@@ -487,7 +501,8 @@
     this.indent = m[1];
     this.width = m[1].length;
     this.gate = m[2] === undefined ? '' : m[2];
-    this.box = m[3] === undefined ? null : m[3];
+    this.fold = m[3] !== undefined ? m[3] : m[5] !== undefined ? m[5] : null; // the first one counts
+    this.box = m[4] === undefined ? null : m[4];
     this.shapes = Object.create(null); // group 6's text → Shape
   }
 
@@ -505,13 +520,14 @@
     return pre;
   }
 
-  // shapeFields sets the five fields a prefix and a size-and-tag text determine. A shape
+  // shapeFields sets the six fields a prefix and a size-and-tag text determine. A shape
   // gets them once for all its nodes; a node whose combination finds the table full gets
   // them as fields of its own (the same values: one code path for both).
   function shapeFields(o, pre, sizeTag) {
     var m = SIZE_TAG_RE.exec(sizeTag);
     if (pre.width !== 0) o.indent = pre.indent;
     if (pre.gate !== '') setGate(o, pre.gate);
+    if (pre.fold !== null) o.fold = pre.fold;
     if (pre.box !== null) setBox(o, pre.box, STATUS_BY_CODE[BOX_ALIASES[pre.box] || pre.box]);
     if (m[1] !== undefined) o.size = m[1];
     if (m[2] !== undefined) o.tags = Object.freeze([m[2]]);
@@ -647,13 +663,17 @@
       else doc.warnings.push({ type: 'descStray', line: first });
       return SKIP;
     }
-    var pre = prefixOf(fm[2]);
+    // The usual case, a known prefix and shape, takes no call: a call costs more than the
+    // look-up in goja.
+    var pre = prefixes[fm[2]];
+    if (pre === undefined) pre = prefixOf(fm[2]);
     var id = fm[3] === undefined ? null : fm[3];
     if (fm[5] !== undefined) {
       if (id !== null) return null; // a second free-standing #token stays in the label
       id = fm[5];
     }
-    var node = shapedNode(pre, fm[6]);
+    var Shape = pre.shapes[fm[6]];
+    var node = Shape !== undefined ? new Shape() : shapedNode(pre, fm[6]);
     node.line = first;
     if (id !== null) node.id = id;
     node.label = fm[4];
@@ -766,31 +786,17 @@
     }
   }
 
-  // place adds a node to the document under parent (null: a root), in pre-order (§5).
-  function place(doc, walk, node, parent, cont) {
-    var all = doc.all;
-    node.index = all.length;
-    all[node.index] = node;
-    if (cont) descOf(node, walk.described).lines = cont.slice();
-    if (parent) {
-      node.parent = parent.index;
-      node.depth = parent.depth + 1;
-      var siblings = parent.children;
-      if (siblings === NONE) {
-        parent.children = siblings = [];
-        walk.parents[walk.parents.length] = parent; // in pre-order: a first child follows its parent
-      }
-      siblings[siblings.length] = node;
-    } else {
-      doc.roots[doc.roots.length] = node;
-    }
-    if (node.deps !== NONE) walk.withDeps[walk.withDeps.length] = node;
-  }
-
-  // walkTree reads the tree part, up to the first separator (§1 step 3).
+  // walkTree reads the tree part, up to the first separator (§1 step 3), and places each
+  // node under its parent in pre-order (§5). The placing is written out in the loop, with
+  // the document's lists in locals: a call and a property read per line cost more than the
+  // placing itself in goja.
   function walkTree(doc, walk) {
     var lines = doc.lines;
     var n = lines.length;
+    var all = doc.all;
+    var roots = doc.roots;
+    var parents = walk.parents;
+    var withDeps = walk.withDeps;
     // The hierarchy stack (§5): nodes and their widths, [0, top) in use. Index writes instead
     // of push and pop: a native call costs more than the write in goja.
     var stackNodes = [null];
@@ -812,10 +818,28 @@
         node = generalLine(doc, walk, s, first, cont, lastNode);
       }
       if (node === SKIP) continue;
-      checkNode(doc, node, first, lnBox, lnShaped, lnTailed);
+      // checkNode has nothing to do for a node of a shape without a box, tail or id.
+      if (lnBox !== null || !lnShaped || lnTailed || node.id !== null) checkNode(doc, node, first, lnBox, lnShaped, lnTailed);
       var width = lnWidth;
       while (stackWidths[top - 1] >= width) top--;
-      place(doc, walk, node, stackNodes[top - 1], cont);
+      var parent = stackNodes[top - 1];
+      var index = all.length;
+      node.index = index;
+      all[index] = node;
+      if (cont) descOf(node, walk.described).lines = cont.slice();
+      if (parent !== null) {
+        node.parent = parent.index;
+        node.depth = parent.depth + 1;
+        var siblings = parent.children;
+        if (siblings === NONE) {
+          parent.children = siblings = [];
+          parents[parents.length] = parent; // in pre-order: a first child follows its parent
+        }
+        siblings[siblings.length] = node;
+      } else {
+        roots[roots.length] = node;
+      }
+      if (node.deps !== NONE) withDeps[withDeps.length] = node;
       stackNodes[top] = node;
       stackWidths[top] = width;
       top++;

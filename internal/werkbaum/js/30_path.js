@@ -203,7 +203,9 @@
     this.reach = []; // reach[g][o] = R(g, o)
     this.acts = []; // acts[g][o] = the groups R(g, o) activates
     this.comps = new Array(N); // comps[x] = the coupled groups whose R sets hold x
-    this.cover = new Array(N); // cover[x] = [g, o, …]: the options o of groups g with x in R(g, o)
+    // cover[x] = [g, o, …]: the options o of groups g with x in R(g, o); only enumerate reads
+    // it, so it is made by the first enumerate (coverOf).
+    this.cover = null;
     this.uf = []; // union-find over the groups
     for (var i = 0; i < G.length; i++) this.uf.push(i);
     // The evaluation of one assignment marks its needed nodes with a new stamp.
@@ -247,7 +249,6 @@
   function reachSets(S) {
     var G = S.G;
     var comps = S.comps;
-    var cover = S.cover;
     for (var i = 0; i < G.length; i++) {
       var g = G[i];
       var rs = [];
@@ -260,8 +261,6 @@
         for (var k = 0; k < r.length; k++) {
           var cs = comps[r[k]] || (comps[r[k]] = []);
           if (cs[cs.length - 1] !== i) cs.push(i);
-          var cv = cover[r[k]] || (cover[r[k]] = []);
-          cv.push(i, j);
         }
         for (k = 0; k < act.length; k++) union(S.uf, i, act[k]);
         rs.push(r);
@@ -270,6 +269,24 @@
       S.reach.push(rs);
       S.acts.push(as);
     }
+  }
+
+  // coverOf returns S.cover, made from the R sets on first use.
+  function coverOf(S) {
+    if (S.cover !== null) return S.cover;
+    var cover = new Array(S.N);
+    for (var i = 0; i < S.reach.length; i++) {
+      var rs = S.reach[i];
+      for (var j = 0; j < rs.length; j++) {
+        var r = rs[j];
+        for (var k = 0; k < r.length; k++) {
+          var cv = cover[r[k]] || (cover[r[k]] = []);
+          cv.push(i, j);
+        }
+      }
+    }
+    S.cover = cover;
+    return cover;
   }
 
   // couplings unites the groups whose R sets share a node or whose options decide one
@@ -290,7 +307,7 @@
       if (comps[x]) {
         dep = true;
         first = comps[x][0];
-        for (k = 1; k < comps[x].length; k++) union(S.uf, first, comps[x][k]);
+        for (k = 1; k < comps[x].length; k++) if (comps[x][k] !== first) union(S.uf, first, comps[x][k]);
       }
       var kids = pc[x];
       for (var j = 0; j < kids.length; j++) {
@@ -298,7 +315,7 @@
         if (!ck) continue;
         dep = true;
         if (first < 0) first = ck[0];
-        for (k = 0; k < ck.length; k++) union(S.uf, first, ck[k]);
+        for (k = 0; k < ck.length; k++) if (ck[k] !== first) union(S.uf, first, ck[k]);
       }
       if (dep) nodes.push(x);
       else {
@@ -312,18 +329,23 @@
 
   // components returns the components in the order of their first group: each its groups
   // in ascending order and its term nodes.
+  // A group's component is found once per group (compOf, by group index), so a term node
+  // costs one array read instead of a find and a number-keyed look-up.
   function components(S, termNodes) {
     var comps = S.comps;
-    var byRoot = Object.create(null);
+    var byRoot = new Array(S.G.length); // root group → its component
+    var compOf = new Array(S.G.length); // group → its component
     var order = [];
     var i;
     for (i = 0; i < S.G.length; i++) {
       var root = find(S.uf, i);
-      if (!byRoot[root]) {
-        byRoot[root] = { groups: [], nodes: [] };
-        order.push(byRoot[root]);
+      var comp = byRoot[root];
+      if (comp === undefined) {
+        comp = byRoot[root] = { groups: [], nodes: [] };
+        order.push(comp);
       }
-      byRoot[root].groups.push(i);
+      comp.groups.push(i);
+      compOf[i] = comp;
     }
     for (i = 0; i < termNodes.length; i++) {
       var x = termNodes[i];
@@ -332,24 +354,9 @@
         var kids = S.pc[x];
         for (var j = 0; j < kids.length && gi < 0; j++) if (comps[kids[j]]) gi = comps[kids[j]][0];
       }
-      byRoot[find(S.uf, gi)].nodes.push(x);
+      compOf[gi].nodes.push(x);
     }
     return order;
-  }
-
-  // termCost: the margin term of node x under the current stamp.
-  function termCost(S, x) {
-    var base = S.base;
-    var mark = S.mark;
-    var stamp = S.stamp;
-    if (!base[x] && mark[x] !== stamp) return 0;
-    var own = S.P.ownCost;
-    var cc = own[x];
-    var ks = S.pc[x];
-    for (var q = 0; q < ks.length; q++) {
-      if (base[ks[q]] || mark[ks[q]] === stamp) cc -= own[ks[q]];
-    }
-    return cc > 0 ? cc : 0;
   }
 
   // enumerate: the reference order restricted to one component (any activation pattern).
@@ -471,7 +478,7 @@
   // termClasses pools the term nodes of a component by their support (enumerate): each
   // class with its groups, the strides of its table index and its table (or null).
   function termClasses(S, comp, assignments) {
-    var cover = S.cover;
+    var cover = coverOf(S);
     var pc = S.pc;
     var byKey = Object.create(null);
     var classes = [];
@@ -542,9 +549,14 @@
   }
 
   // firstPos returns the smallest position (in the component) of the groups in cs.
+  // firstPos: the first position (in the search's order) of the groups cs, k when none of
+  // them is in the component (posOf −1).
   function firstPos(posOf, cs, k) {
     var mp = k;
-    for (var c = 0; c < cs.length; c++) if (posOf[cs[c]] < mp) mp = posOf[cs[c]];
+    for (var c = 0; c < cs.length; c++) {
+      var pc = posOf[cs[c]];
+      if (pc >= 0 && pc < mp) mp = pc;
+    }
     return mp;
   }
 
@@ -615,12 +627,19 @@
   // compared in reference order). Two assignments that agree on groups 0…p−1 compare in
   // the reference's order exactly so, so memoising best(p, state) yields the reference's
   // lexicographically first optimum. Returns {idx (options in the given order), cost}.
+  // The tables are typed arrays indexed by group or node, not objects keyed by numbers: in
+  // goja every such key is a number made into a string and a map access, and the setup of
+  // the 16,384-assignment plan took a third of its search (issue 33).
   function dynamic(S, comp, cg) {
     var G = S.G;
     var comps = S.comps;
     var mark = S.mark;
+    var pc = S.pc;
+    var base = S.base;
+    var own = S.P.ownCost;
+    var isBaseActive = S.isBaseActive;
     var k = cg.length;
-    var posOf = Object.create(null);
+    var posOf = new Int32Array(G.length).fill(-1); // group → position in cg, −1 outside
     for (var a = 0; a < k; a++) posOf[cg[a]] = a;
     // byRef: the positions (in the given order) sorted by the groups' reference order.
     var byRef = [];
@@ -628,43 +647,51 @@
     byRef.sort(function (u, v) { return cg[u] - cg[v]; });
     var termsAt = [];
     for (a = 0; a < k; a++) termsAt.push([]);
-    var minPos = Object.create(null);
-    var maxUse = Object.create(null);
-    var q, x, y, cs;
+    // minPos[y], maxUse[y]: −1 until set; used lists the nodes with a maxUse.
+    var minPos = new Int32Array(S.N).fill(-1);
+    var maxUse = new Int32Array(S.N).fill(-1);
+    var used = [];
+    var q, x, y, cs, b, c, kids;
     for (q = 0; q < comp.nodes.length; q++) {
       x = comp.nodes[q];
-      var members = [x].concat(S.pc[x]);
+      kids = pc[x];
       var last = -1;
-      for (var b = 0; b < members.length; b++) {
-        cs = comps[members[b]];
+      for (b = -1; b < kids.length; b++) { // the node, then its path children
+        cs = comps[b < 0 ? x : kids[b]];
         if (!cs) continue;
-        for (var c = 0; c < cs.length; c++) if (posOf[cs[c]] > last) last = posOf[cs[c]];
+        for (c = 0; c < cs.length; c++) if (posOf[cs[c]] > last) last = posOf[cs[c]];
       }
       termsAt[last].push(x);
-      for (b = 0; b < members.length; b++) {
-        y = members[b];
+      for (b = -1; b < kids.length; b++) {
+        y = b < 0 ? x : kids[b];
         cs = comps[y];
         if (!cs) continue;
-        if (maxUse[y] === undefined || maxUse[y] < last) maxUse[y] = last;
-        if (minPos[y] === undefined) minPos[y] = firstPos(posOf, cs, k);
+        if (maxUse[y] < last) {
+          if (maxUse[y] < 0) used.push(y);
+          maxUse[y] = last;
+        }
+        if (minPos[y] < 0) minPos[y] = firstPos(posOf, cs, k);
       }
     }
     // keys[p] = nodes whose marks (made by groups before p) later terms still read.
     // A group that is not always active reads its parent's mark at its own level.
     for (a = 0; a < k; a++) {
-      if (S.isBaseActive[cg[a]]) continue;
+      if (isBaseActive[cg[a]]) continue;
       y = G[cg[a]].parent;
       if (!comps[y]) continue; // never reachable: the group is never active
-      if (maxUse[y] === undefined || maxUse[y] < a) maxUse[y] = a;
-      if (minPos[y] === undefined) minPos[y] = firstPos(posOf, comps[y], k);
+      if (maxUse[y] < a) {
+        if (maxUse[y] < 0) used.push(y);
+        maxUse[y] = a;
+      }
+      if (minPos[y] < 0) minPos[y] = firstPos(posOf, comps[y], k);
     }
     var keys = [];
     for (a = 0; a <= k; a++) keys.push([]);
-    for (var key in maxUse) {
-      y = +key;
+    for (q = 0; q < used.length; q++) {
+      y = used[q];
       for (a = minPos[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
     }
-    for (a = 0; a <= k; a++) keys[a].sort(function (u, v) { return u - v; });
+    for (a = 0; a <= k; a++) keys[a].sort(byNumber);
     var memo = Object.create(null);
     // before: completion u (options by position, p…k−1 set) comes before v in reference order.
     function before(u, v, p) {
@@ -674,24 +701,41 @@
       }
       return false;
     }
+    // solve(p, marked): best(p, state), the state being the marked nodes of keys[p]. The
+    // margin terms (max(0, own − Σ own of the marked path children)) are summed inline: a
+    // call per term costs more than the term in goja.
     function solve(p, marked) {
       var id = p + '|' + marked.join(',');
       var hit = memo[id];
       if (hit) return hit;
       var g = cg[p];
+      var grp = G[g];
+      var always = isBaseActive[g] === 1;
+      var reach = S.reach[g];
+      var terms = termsAt[p];
+      var kn = keys[p + 1];
       var best = null;
-      for (var o = 0; o < G[g].pool.length; o++) {
+      for (var o = 0; o < grp.pool.length; o++) {
         var stamp = ++S.stamp;
-        for (var t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
-        if (S.isBaseActive[g] || mark[G[g].parent] === stamp) {
-          var rr = S.reach[g][o];
+        var t;
+        for (t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
+        if (always || mark[grp.parent] === stamp) {
+          var rr = reach[o];
           for (t = 0; t < rr.length; t++) mark[rr[t]] = stamp;
         }
         var cost = 0;
-        var terms = termsAt[p];
-        for (t = 0; t < terms.length; t++) cost += termCost(S, terms[t]);
+        for (t = 0; t < terms.length; t++) {
+          var tx = terms[t];
+          if (!base[tx] && mark[tx] !== stamp) continue;
+          var cc = own[tx];
+          var ks = pc[tx];
+          for (var j = 0; j < ks.length; j++) {
+            var kj = ks[j];
+            if (base[kj] || mark[kj] === stamp) cc -= own[kj];
+          }
+          if (cc > 0) cost += cc;
+        }
         var next = [];
-        var kn = keys[p + 1];
         for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) next.push(kn[t]);
         var opts;
         if (p + 1 < k) {
@@ -709,6 +753,10 @@
     }
     var res = solve(0, []);
     return { idx: res.opts, cost: res.cost };
+  }
+
+  function byNumber(u, v) {
+    return u - v;
   }
 
   // finish walks the needed set once, children before parents, and adds to the result:

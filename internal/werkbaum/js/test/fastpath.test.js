@@ -78,6 +78,50 @@ test('fast and general path agree on generated lines full of near-tokens', () =>
   }
 });
 
+test('fold marks before and after the box read alike on both paths', () => {
+  // The fast path reads fold marks since issue 33 (they took the general path before); the
+  // first mark counts when there are two, and a mark needs a blank after it.
+  const lines = ['- [x] > Review split Test #t15 @jörg', '> [ ] < Straße @Müller (M)', '- < [x] > Größe klären',
+    '- > > Ä', '= < [x] label', '  | > [~] > Größe @Łukasz &ops', '->[x] a', '- [x]> a #id (XL)', '- >\tTab',
+    '- >', '>label', '- [x] >label', '< a', '  + > #g1: Part :#db', '- [!] <  two  blanks', '- > [x]'];
+  for (const line of lines) assertSame('[ ] Root\n  ' + line + '\n', line);
+  assertSame(lines.join('\n'), 'all fold lines');
+});
+
+test('URLs in the tail read alike on both paths', () => {
+  // The fast path reads a URL among the tail tokens since issue 33; whatever the URL holds
+  // ((M), &k, @x, #y) is the URL's, only the first URL counts, and `%%` or `\\` end it.
+  const lines = ['- [ ] Rechnung fix @ann https://example.org/t/4?a=1&b=(M)', '- Export (S) HTTPS://ex.org/(XL)@x#y',
+    '- a https://x https://y', '- a https://x%%c', '- a https://x%20y', '- a https://x\\', '  more', '- a https://x (M) @jörg',
+    '- a http://', '- a https://x&k @Müller :#a,#b', '- a Http://x #id (XL) &k', '- a https://x  (M)  %% note',
+    '- [x] > b https://x :#a', '- a https://x\u00a0y', '- a ftp://x', '- a https://x"q"'];
+  for (const line of lines) assertSame('[ ] Root #a\n  ' + line + '\n', line);
+  assertSame(lines.join('\n'), 'all URL lines');
+});
+
+test('a second #token in the tail stays in the label on both paths, and counts as a ticket ref', () => {
+  // The fast path keeps a second free-standing #token in the label since issue 33 (the
+  // line took the general path before); the label then may hold a ticket ref (#US-…), which
+  // the model finds only when the node is not marked as having a plain label.
+  const lines = ['- X #t6 #US-545 (M)', '- X #a @bo #b: &k #US-2', '- #lead: X #US-7', '- X #a #b:', '- X (M) #a #a',
+    '- Größe #prüf1 #US-3 @jörg :#a', '- [x] > Straße #t1 #T-9 #US-1 @Müller', '- X :#a #a #b %% c'];
+  const all = lines.join('\n') + '\n';
+  for (const line of lines) assertSame('[ ] Root #a\n  ' + line + '\n', line);
+  assertSame(all, 'all lines with a second #token');
+  const views = [];
+  for (const fast of [true, false]) {
+    W._fastParse(fast);
+    try {
+      W._clearMemo();
+      views.push(JSON.stringify(W.inspect('[ ] Root #a\n' + all, {})));
+    } finally {
+      W._fastParse(true);
+    }
+  }
+  assert.strictEqual(views[0], views[1]);
+  assert.ok(views[0].includes('"ticketRef":"US-545"'), 'the label\'s ticket ref is found');
+});
+
 test('labels with astral characters and lone surrogates: the fast path reads them, like the general one', () => {
   // FAST_RE runs under the `u` flag, where a class takes an astral character whole: the
   // label's classes must accept it as they accepted its two halves, and a lone half (not

@@ -64,6 +64,43 @@ if (process.argv[2] === '--phases') {
   process.exit(0);
 }
 
+// node node-bench.js --serve is the Node side of BenchmarkNodeRatio (bench_ratio_test.go):
+// it reads one JSON request a line from stdin, {op, text}, runs the op once on the text and
+// answers one JSON line, {wallMs, cpuMs} (hrtime and process.cpuUsage around the call, so the
+// pipe is not counted). op "inspect" is the engine's inspect as a host calls it (W.call, the
+// records written by the script, JSON.stringify); op "records" is W.inspect, the whole
+// analysis with the script's own records, BenchmarkPhase's "records". The memo is off, as
+// above, so every call does the full work.
+// node node-bench.js --first reads one plan from stdin and answers the same JSON line for the
+// first inspect of this fresh process (scripts loaded, nothing compiled by the JIT yet): the
+// Node side of BenchmarkNodeRatio's "first".
+if (process.argv[2] === '--first') {
+  const text = fs.readFileSync(0, 'utf8');
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  W.call('inspect', JSON.stringify({ text: text }));
+  const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+  const c = process.cpuUsage(c0);
+  process.stdout.write(JSON.stringify({ wallMs: wall, cpuMs: (c.user + c.system) / 1000 }) + '\n');
+  return;
+}
+if (process.argv[2] === '--serve') {
+  const readline = require('node:readline');
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  rl.on('line', (line) => {
+    const req = JSON.parse(line);
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    if (req.op === 'inspect') W.call('inspect', JSON.stringify({ text: req.text }));
+    else if (req.op === 'records') W.inspect(req.text, {});
+    else throw new Error('unknown op ' + req.op);
+    const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+    const c = process.cpuUsage(c0);
+    process.stdout.write(JSON.stringify({ wallMs: wall, cpuMs: (c.user + c.system) / 1000 }) + '\n');
+  });
+  return;
+}
+
 const files = process.argv.slice(2);
 if (files.length) {
   for (const f of files) {

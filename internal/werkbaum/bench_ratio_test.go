@@ -1,0 +1,272 @@
+package werkbaum
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"talkd/internal/werkbaum/gen"
+)
+
+// BenchmarkNodeRatio is goja ÷ Node on the same JavaScript, both sides measured interleaved
+// in one run (issue 33), so that a machine shared with other work slows both alike:
+//
+//	go test -run '^$' -bench 'NodeRatio/' -benchtime 10x ./internal/werkbaum
+//
+// Each side first runs the op on the plan (Node twenty times: its JIT compiles the hot
+// functions then). Each iteration runs the op on a new text (variant: nothing carries over) in goja and then
+// in one Node process (testdata/bench/node-bench.js --serve), the order swapped every other
+// iteration. Every side times only the call itself: wall clock and the process's CPU time.
+// The ops:
+//   - inspect: the engine's inspect as the daemon calls it (InspectJSON, the node records
+//     written by Go) against the script's inspect under Node (W.call: records and JSON written
+//     by the script); warm on both sides, cache and memo off.
+//   - records: the whole analysis with the script's own records (W.inspect), the same call on
+//     both sides (BenchmarkPhase's "records").
+//   - first: the first inspect of a fresh engine (its runtime made, nothing parsed yet)
+//     against the first inspect of a fresh Node process (node-bench.js --first, the JIT cold).
+//
+// ratio is goja's wall time ÷ Node's, cpu-ratio the same for CPU time; goja-ms and node-ms
+// are the mean wall times. Skipped when node is not installed.
+func BenchmarkNodeRatio(b *testing.B) {
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node is not installed")
+	}
+	benchJS, err := filepath.Abs(filepath.Join("testdata", "bench", "node-bench.js"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	plans := []struct{ name, text string }{
+		{"nodes=1000", gen.Plan(1000, 1)},
+		{"nodes=2000", gen.Plan(2000, 1)},
+		{"nodes=5000", gen.Plan(5000, 1)},
+		{"nodes=10000", gen.Plan(10000, 1)},
+		{"coupled14w20", gen.Coupled(14, 20, 1)},
+		{"coupled14w5", gen.Coupled(14, 5, 1)},
+	}
+	node := startNodeServer(b, nodeBin, benchJS)
+	records, recordsRT := scriptFuncs(b, `Werkbaum._benchRecords = function (text) { Werkbaum.inspect(text, {}); };`, "_benchRecords")
+	warm := sizeEngine(b, false)
+	gojaOps := map[string]func(text string){
+		"inspect": func(text string) {
+			if _, err := warm.InspectJSON(context.Background(), text, InspectOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		},
+		"records": func(text string) {
+			if _, err := records[0](goja.Undefined(), recordsRT.vm.ToValue(text)); err != nil {
+				b.Fatal(err)
+			}
+		},
+	}
+	for _, op := range []string{"inspect", "records", "first"} {
+		for _, p := range plans {
+			b.Run(op+"/"+p.name, func(b *testing.B) {
+				var gojaOp func(string)
+				var nodeOp func(string) (wall, cpu time.Duration)
+				if op == "first" {
+					nodeOp = func(text string) (time.Duration, time.Duration) { return nodeFirst(b, nodeBin, benchJS, text) }
+				} else {
+					gojaOp = gojaOps[op]
+					nodeOp = func(text string) (time.Duration, time.Duration) { return node.call(b, op, text) }
+					// Warm both sides on this plan: goja has nothing to warm but its shapes and
+					// heap, while Node's JIT optimises a function only after many calls.
+					for w := 1; w <= 20; w++ {
+						if w <= 3 {
+							gojaOp(variant(p.text, -w))
+						}
+						nodeOp(variant(p.text, -w))
+					}
+				}
+				var gWall, gCPU, nWall, nCPU time.Duration
+				runGoja := func(text string) {
+					var e *Engine
+					if op == "first" {
+						e = sizeEngine(b, false) // a fresh runtime: made here, untimed
+					}
+					start, startCPU := time.Now(), cpuNow()
+					if e != nil {
+						if _, err := e.InspectJSON(context.Background(), text, InspectOptions{}); err != nil {
+							b.Fatal(err)
+						}
+					} else {
+						gojaOp(text)
+					}
+					gWall, gCPU = gWall+time.Since(start), gCPU+cpuNow()-startCPU
+				}
+				runNode := func(text string) {
+					w, c := nodeOp(text)
+					nWall, nCPU = nWall+w, nCPU+c
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					text := variant(p.text, i)
+					if i%2 == 0 {
+						runGoja(text)
+						runNode(text)
+					} else {
+						runNode(text)
+						runGoja(text)
+					}
+				}
+				b.ReportMetric(float64(gWall)/float64(nWall), "ratio")
+				b.ReportMetric(float64(gCPU)/float64(nCPU), "cpu-ratio")
+				b.ReportMetric(float64(gWall)/float64(b.N)/1e6, "goja-ms")
+				b.ReportMetric(float64(nWall)/float64(b.N)/1e6, "node-ms")
+			})
+		}
+	}
+}
+
+// nodeServer is a node-bench.js --serve process: one request line in, one answer line out.
+type nodeServer struct {
+	in  io.Writer
+	out *bufio.Reader
+}
+
+type nodeAnswer struct {
+	WallMs float64 `json:"wallMs"`
+	CPUMs  float64 `json:"cpuMs"`
+}
+
+func (a nodeAnswer) durations() (wall, cpu time.Duration) {
+	return time.Duration(a.WallMs * 1e6), time.Duration(a.CPUMs * 1e6)
+}
+
+func startNodeServer(b *testing.B, nodeBin, benchJS string) *nodeServer {
+	cmd := exec.Command(nodeBin, benchJS, "--serve")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		in.Close() // the server ends at the end of its input
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("node-bench.js --serve: %v: %s", err, stderr.String())
+		}
+	})
+	return &nodeServer{in: in, out: bufio.NewReaderSize(out, 1<<16)}
+}
+
+// call runs op on text in the Node process and returns the times it measured.
+func (s *nodeServer) call(b *testing.B, op, text string) (wall, cpu time.Duration) {
+	req, err := json.Marshal(struct {
+		Op   string `json:"op"`
+		Text string `json:"text"`
+	}{op, text})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.in.Write(append(req, '\n')); err != nil {
+		b.Fatalf("node-bench.js --serve: write: %v", err)
+	}
+	line, err := s.out.ReadBytes('\n')
+	if err != nil {
+		b.Fatalf("node-bench.js --serve: read: %v", err)
+	}
+	var a nodeAnswer
+	if err := json.Unmarshal(line, &a); err != nil {
+		b.Fatalf("node-bench.js --serve answered %q: %v", line, err)
+	}
+	return a.durations()
+}
+
+// nodeFirst runs the first inspect of text in a fresh Node process and returns its times.
+func nodeFirst(b *testing.B, nodeBin, benchJS, text string) (wall, cpu time.Duration) {
+	cmd := exec.Command(nodeBin, benchJS, "--first")
+	cmd.Stdin = strings.NewReader(text)
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("node-bench.js --first: %v", err)
+	}
+	var a nodeAnswer
+	if err := json.Unmarshal(out, &a); err != nil {
+		b.Fatalf("node-bench.js --first answered %q: %v", out, err)
+	}
+	return a.durations()
+}
+
+// BenchmarkKernelRatio is goja ÷ Node on small kernels of the kinds of work the engine does
+// (testdata/bench/kernels.js: an integer loop, marking through a typed array, objects with
+// a few fields, a regexp split of a node line, the same line read by a charCodeAt scanner),
+// each side warm, interleaved per iteration:
+//
+//	go test -run '^$' -bench 'KernelRatio/' -benchtime 5x ./internal/werkbaum
+//
+// It shows what bounds the ratio of a whole analysis: goja is tens of times slower than
+// V8 on interpreted loops and a few times on work done by built-ins (regexps, allocation),
+// so a plan whose analysis is mostly tight integer loops (the exact search) has a larger
+// ratio than one that is mostly parsing. Skipped when node is not installed.
+func BenchmarkKernelRatio(b *testing.B) {
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node is not installed")
+	}
+	file, err := filepath.Abs(filepath.Join("testdata", "bench", "kernels.js"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vm := goja.New()
+	if _, err := vm.RunScript("kernels.js", string(src)); err != nil {
+		b.Fatal(err)
+	}
+	kernels := vm.Get("KERNELS").ToObject(vm)
+	const rounds = 1000
+	for _, name := range []string{"sum", "mark", "objects", "split", "scan"} {
+		b.Run(name, func(b *testing.B) {
+			fn, ok := goja.AssertFunction(kernels.Get(name))
+			if !ok {
+				b.Fatalf("kernels.js has no kernel %s", name)
+			}
+			var gWall, gCPU, nWall, nCPU time.Duration
+			if _, err := fn(goja.Undefined(), vm.ToValue(rounds)); err != nil { // warm
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				start, startCPU := time.Now(), cpuNow()
+				if _, err := fn(goja.Undefined(), vm.ToValue(rounds)); err != nil {
+					b.Fatal(err)
+				}
+				gWall, gCPU = gWall+time.Since(start), gCPU+cpuNow()-startCPU
+				out, err := exec.Command(nodeBin, file, name, strconv.Itoa(rounds)).Output()
+				if err != nil {
+					b.Fatalf("kernels.js %s: %v", name, err)
+				}
+				var a nodeAnswer
+				if err := json.Unmarshal(out, &a); err != nil {
+					b.Fatalf("kernels.js answered %q: %v", out, err)
+				}
+				w, c := a.durations()
+				nWall, nCPU = nWall+w, nCPU+c
+			}
+			b.ReportMetric(float64(gWall)/float64(nWall), "ratio")
+			b.ReportMetric(float64(gCPU)/float64(nCPU), "cpu-ratio")
+			b.ReportMetric(float64(gWall)/float64(b.N)/1e6, "goja-ms")
+			b.ReportMetric(float64(nWall)/float64(b.N)/1e6, "node-ms")
+		})
+	}
+}
