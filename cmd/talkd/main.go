@@ -16,6 +16,7 @@ import (
 
 	"talkd/internal/config"
 	"talkd/internal/queue/voice"
+	"talkd/internal/werkbaum/gctune"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -25,7 +26,7 @@ func main() {
 	if path := os.Getenv(stateCheckEnv); path != "" {
 		os.Exit(runStateCheck(path, os.Stderr)) // the checker process (statecheck.go)
 	}
-	tuneGC(os.Getenv)
+	gctune.Apply(os.Getenv)
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"talkd/internal/werkbaum/gctune"
 	"talkd/internal/werkbaum/gen"
 )
 
@@ -36,9 +38,22 @@ import (
 //   - first: the first inspect of a fresh engine (its runtime made, nothing parsed yet)
 //     against the first inspect of a fresh Node process (node-bench.js --first, the JIT cold).
 //
+// goja runs under talkd's collector settings (gctune.Apply, as the daemon starts; GOGC and
+// GOMEMLIMIT in the environment override them there and here alike): the engine allocates
+// several times a plan's size per call, and under `go test`'s default GOGC=100 the collector
+// takes a fifth to a quarter of goja's CPU at 10,000 nodes, which the daemon does not pay.
+//
 // ratio is goja's wall time ÷ Node's, cpu-ratio the same for CPU time; goja-ms and node-ms
 // are the mean wall times. Skipped when node is not installed.
 func BenchmarkNodeRatio(b *testing.B) {
+	percent, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
+	debug.SetGCPercent(percent)
+	stopTuning := gctune.Apply(os.Getenv)
+	b.Cleanup(func() {
+		stopTuning()
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
 	nodeBin, err := exec.LookPath("node")
 	if err != nil {
 		b.Skip("node is not installed")

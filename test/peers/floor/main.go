@@ -12,7 +12,7 @@
 // talkd's http.Server (cmd/talkd/daemon.go: header, read and idle timeouts, header size
 // limit), so the per-request deadline timers and keep-alive handling cost both the same.
 // It reads the whole request body, as talkd does (one buffer of the declared length). And
-// it runs with talkd's collector percentage (cmd/talkd/gc.go, GOGC=400), so it does not
+// it runs with talkd's collector percentage (internal/werkbaum/gctune/gctune.go, GOGC=400), so it does not
 // pay for more collections than talkd does.
 //
 //	go run ./test/peers/floor -addr 127.0.0.1:0 -answer tools/call=call.json -answer tools/list=list.json

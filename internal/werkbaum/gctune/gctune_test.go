@@ -1,4 +1,4 @@
-package main
+package gctune
 
 import (
 	"math"
@@ -15,7 +15,7 @@ func TestTuneGCKeepsTheEnvironmentsSettings(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 
 	env := map[string]string{}
-	stop := tuneGC(func(k string) string { return env[k] })
+	stop := Apply(func(k string) string { return env[k] })
 	stop()
 	if got := debug.SetGCPercent(100); got != defaultGCPercent {
 		t.Errorf("GC percent %d, want %d", got, defaultGCPercent)
@@ -25,7 +25,7 @@ func TestTuneGCKeepsTheEnvironmentsSettings(t *testing.T) {
 	}
 
 	env = map[string]string{"GOGC": "100", "GOMEMLIMIT": "1GiB"}
-	tuneGC(func(k string) string { return env[k] })()
+	Apply(func(k string) string { return env[k] })()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC set: GC percent %d, want it left at 100", got)
 	}
@@ -47,7 +47,7 @@ func TestMemoryLimitFollowsTheLiveHeap(t *testing.T) {
 
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	stop := tuneGC(func(string) string { return "" })
+	stop := Apply(func(string) string { return "" })
 	defer stop()
 	live := make([][]byte, 96)
 	for i := range live {

@@ -1,4 +1,7 @@
-package main
+// Package gctune holds talkd's collector settings. They exist because of the notation
+// engine's allocation pattern, so the daemon applies them at start and the engine's
+// benchmarks apply the same ones to measure the engine as talkd runs it.
+package gctune
 
 import (
 	"runtime"
@@ -60,9 +63,9 @@ func memoryLimitFor(live uint64) int64 {
 	return max(int64(live)+int64(live)/2+memoryLimitSlack, memoryLimitFloor)
 }
 
-// tuneGC applies talkd's collector settings unless GOGC or GOMEMLIMIT are set, which keep
+// Apply applies talkd's collector settings unless GOGC or GOMEMLIMIT are set, which keep
 // their usual meaning. The returned stop ends the limit's adjustment (tests).
-func tuneGC(getenv func(string) string) (stop func()) {
+func Apply(getenv func(string) string) (stop func()) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
