@@ -43,6 +43,9 @@ type Doc struct {
 	// record itself (0: none). A read that sees the new file before the writer's settle
 	// must not record that revision as a change made outside talkd.
 	writing uint64
+	// renamed: the file holds writing's text and the writer settles it in the background
+	// (Renamed); reads of that revision wait for its record (Note).
+	renamed bool
 	// unsaved is the version of a write whose settle failed after its rename (the
 	// journal keeps the write in memory): the read that records its revision records
 	// this version, with its author, not a change made outside talkd.
@@ -213,10 +216,21 @@ func (d *Doc) Writing(rev uint64) func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if d.writing == rev {
-			d.writing = 0
+			d.writing, d.renamed = 0, false
 			close(d.changed)
 			d.changed = make(chan struct{})
 		}
+	}
+}
+
+// Renamed marks that the writer of rev (Writing) has renamed its text into place and
+// settles it in the background, answered already: until Writing ends, a read of rev
+// waits for the writer's record (Note) instead of seeing the document without it.
+func (d *Doc) Renamed(rev uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.writing == rev {
+		d.renamed = true
 	}
 }
 
@@ -226,7 +240,8 @@ func (d *Doc) Writing(rev uint64) func() {
 // is recorded as such (at now), and the feed's waiters wake. Writes inside talkd record
 // their versions in their own transaction, so a record found in the database (committed
 // by another writer just now) is taken as it is. It costs a map lookup when the revision
-// is known. A failure to record is logged and does not fail the read.
+// is known. A failure to record is logged and does not fail the read. A revision whose
+// writer settles it after the rename (Renamed) is waited for: the writer records it.
 func (s *Store) Note(key string, rev uint64, raw string, now func() time.Time) {
 	if rev == 0 {
 		return
@@ -237,6 +252,15 @@ func (s *Store) Note(key string, rev uint64, raw string, now func() time.Time) {
 		return
 	}
 	d.mu.Lock()
+	for d.renamed && rev == d.writing && d.last() < rev {
+		// The write of this revision was answered before its settle committed (Writing):
+		// its version comes with the settle, so the read waits for it rather than see the
+		// document without it.
+		ch := d.changed
+		d.mu.Unlock()
+		<-ch
+		d.mu.Lock()
+	}
 	last, failed, writing, wasDeleted, kept := d.last(), d.failed, d.writing, d.deleted(), d.unsaved
 	if rev <= last || rev == failed || rev == writing {
 		d.mu.Unlock()

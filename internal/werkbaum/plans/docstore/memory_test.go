@@ -9,6 +9,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/journal"
 )
 
 func clock() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
@@ -102,5 +103,42 @@ func TestDiffComputedOnceForAllWaiters(t *testing.T) {
 		if f != got[0] || !f.Kept || f.Err != nil {
 			t.Fatalf("waiters got different answers: %+v vs %+v", f, got[0])
 		}
+	}
+}
+
+// A read of a revision whose writer renamed it into place and settles it after its answer
+// (Renamed) waits for the writer's record and never records it as a change made outside
+// talkd; before the rename (Writing only) it does not wait: the writer may read the plan
+// itself then (a file saved under it).
+func TestNoteWaitsForARenamedWritersRecord(t *testing.T) {
+	s := openStore(t, openDB(t))
+	d, err := s.Doc("@müller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Note("@müller", 1, "- [ ] a\n", clock)
+	end := d.Writing(2)
+	s.Note("@müller", 2, "- [x] a\n", clock) // not renamed yet: returns at once
+	d.Renamed(2)
+	noted := make(chan struct{})
+	go func() {
+		s.Note("@müller", 2, "- [x] a\n", clock)
+		close(noted)
+	}()
+	select {
+	case <-noted:
+		t.Fatal("a read of a renamed revision did not wait for its writer's record")
+	case <-time.After(50 * time.Millisecond):
+	}
+	v := &Version{Rec: docs.Record{Version: 2, ChangeType: docs.ChangeUpdated, DisplayName: "Agent Jörg", ClientID: "mcp-1", At: clock()}, Text: "- [x] a\n"}
+	if err := s.commit.Do(func(tx journal.Tx) error { return d.Put(tx, v) }); err != nil {
+		t.Fatal(err)
+	}
+	d.Saved(v)
+	end()
+	<-noted
+	recs := d.Records()
+	if r := recs[len(recs)-1]; len(recs) != 2 || r.Version != 2 || r.DisplayName != "Agent Jörg" {
+		t.Fatalf("after the writer's record: %+v", recs)
 	}
 }
