@@ -44,7 +44,7 @@ type Doc struct {
 	// must not record that revision as a change made outside talkd.
 	writing uint64
 	// renamed: the file holds writing's text and the writer settles it in the background
-	// (Renamed); reads of that revision wait for its record (Note).
+	// (Renamed); the readers of the versions wait for its record (awaitRenamed).
 	renamed bool
 	// unsaved is the version of a write whose settle failed after its rename (the
 	// journal keeps the write in memory): the read that records its revision records
@@ -102,11 +102,27 @@ func (s *Store) Doc(key string) (*Doc, error) {
 	return loaded, nil
 }
 
+// awaitRenamed waits (under mu, released meanwhile) until a writer that renamed its
+// revision into place and was answered before its settle (Renamed) has recorded its
+// version or ended: every reader of the versions sees the version of each answered
+// write, as when the settle came before the answer. The plan's next write does not wait
+// here (its read's Note leaves the writer's revision to it), so its work overlaps the
+// settle.
+func (d *Doc) awaitRenamed() {
+	for d.renamed && d.last() < d.writing {
+		ch := d.changed
+		d.mu.Unlock()
+		<-ch
+		d.mu.Lock()
+	}
+}
+
 // Records returns the version records, oldest first. The slice is the reader's: appends
 // never change an element it sees, and a mark replaces the slice (Replace).
 func (d *Doc) Records() []docs.Record {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.awaitRenamed()
 	return d.records
 }
 
@@ -114,6 +130,7 @@ func (d *Doc) Records() []docs.Record {
 func (d *Doc) Info() (title string, created time.Time, records []docs.Record) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.awaitRenamed()
 	return d.title, d.created, d.records
 }
 
@@ -121,6 +138,7 @@ func (d *Doc) Info() (title string, created time.Time, records []docs.Record) {
 func (d *Doc) Last() (version uint64, deleted bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.awaitRenamed()
 	return d.last(), d.deleted()
 }
 
@@ -128,6 +146,7 @@ func (d *Doc) Last() (version uint64, deleted bool) {
 func (d *Doc) Settling(rev uint64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.awaitRenamed()
 	return d.writing == rev && d.last() < rev
 }
 
@@ -224,8 +243,9 @@ func (d *Doc) Writing(rev uint64) func() {
 }
 
 // Renamed marks that the writer of rev (Writing) has renamed its text into place and
-// settles it in the background, answered already: until Writing ends, a read of rev
-// waits for the writer's record (Note) instead of seeing the document without it.
+// settles it in the background, answered already: until Writing ends, the readers of the
+// versions (Records, Info, Last, Settling) wait for the writer's record instead of seeing the
+// document without it.
 func (d *Doc) Renamed(rev uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -240,8 +260,7 @@ func (d *Doc) Renamed(rev uint64) {
 // is recorded as such (at now), and the feed's waiters wake. Writes inside talkd record
 // their versions in their own transaction, so a record found in the database (committed
 // by another writer just now) is taken as it is. It costs a map lookup when the revision
-// is known. A failure to record is logged and does not fail the read. A revision whose
-// writer settles it after the rename (Renamed) is waited for: the writer records it.
+// is known. A failure to record is logged and does not fail the read.
 func (s *Store) Note(key string, rev uint64, raw string, now func() time.Time) {
 	if rev == 0 {
 		return
@@ -252,15 +271,6 @@ func (s *Store) Note(key string, rev uint64, raw string, now func() time.Time) {
 		return
 	}
 	d.mu.Lock()
-	for d.renamed && rev == d.writing && d.last() < rev {
-		// The write of this revision was answered before its settle committed (Writing):
-		// its version comes with the settle, so the read waits for it rather than see the
-		// document without it.
-		ch := d.changed
-		d.mu.Unlock()
-		<-ch
-		d.mu.Lock()
-	}
 	last, failed, writing, wasDeleted, kept := d.last(), d.failed, d.writing, d.deleted(), d.unsaved
 	if rev <= last || rev == failed || rev == writing {
 		d.mu.Unlock()
