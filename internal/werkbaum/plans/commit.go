@@ -252,9 +252,10 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 	// next write's pending record cannot be durable before it, so a crash never leaves
 	// the checksum rule of a restart a file that hides this write. Until it commits, the
 	// journal's memory answers operation_get, retries and reads with the applied entry and
-	// the revision, and a read of this revision waits for its document version (Renamed).
-	// A crash before it leaves the pending entry, which the next start settles from the
-	// file.
+	// the revision, and the readers of the document's versions wait for its version
+	// (Doc.Renamed); the plan's next write does not, it computes meanwhile. A crash before
+	// it leaves the pending entry, which the next start settles from the file
+	// (TestPlanCrashAfterAnswerBeforeSettle).
 	entry.State = StateApplied
 	meta := journal.Meta{Revision: rev, Checksum: newSum}
 	doc, pv := w.version(rev)
