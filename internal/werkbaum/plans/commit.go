@@ -5,7 +5,8 @@ package plans
 // once: entry key → begin → settle a pending entry whose writer is gone → replay a known
 // request → read → base check and compute (the change) → record a no-change answer, or
 // put the new text (pending record → store → failure handling → settle with the document
-// version) → the after-hook, inside the caller's lane. What differs is behind two small
+// version, queued on the group commit after the answer for a file) → the after-hook,
+// inside the caller's lane. What differs is behind two small
 // interfaces: where the text lives (target: fileTarget, remoteTarget) and what the write
 // does to it (change: verbChange, patchChange).
 
@@ -31,9 +32,10 @@ type target interface {
 	read(ctx context.Context) (*Snapshot, error)
 	// settle settles a pending entry whose writer is gone; nil: not applied (forgotten).
 	settle(ctx context.Context, e *journalEntry) (*journalEntry, error)
-	// put records w's entry as pending, stores the new text and settles the entry. It
-	// returns the settled entry (applied, or a conflict a document server answered) and a
-	// func the commit calls once its after-hook ran (nil: nothing to end).
+	// put records w's entry as pending, stores the new text and settles the entry (a
+	// file: in the background, after the answer). It returns the settled entry (applied,
+	// or a conflict a document server answered) and a func the commit calls once its
+	// after-hook ran (nil: nothing to end).
 	put(ctx context.Context, w *commitWrite) (*journalEntry, func(), error)
 }
 
@@ -208,7 +210,8 @@ func (t fileTarget) settle(_ context.Context, e *journalEntry) (*journalEntry, e
 }
 
 // put writes the file: the pending record before the rename (the rename is the commit
-// point), and the settle with the document version in one transaction after it.
+// point), and the settle with the document version in one transaction after it, which
+// the answer does not wait for.
 func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, func(), error) {
 	s, p, key, entry := t.s, t.p, w.key, w.entry
 	data := []byte(w.text) // one copy for the hash and the file (a 10,000-node plan: 470 KB)
@@ -242,33 +245,45 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 	}
 	// The next read hashes the file again (its identity is new) and keeps this string.
 	s.texts.Wrote(key, w.text, newSum)
+	// The rename is the commit point: the file is synced and the pending record durable,
+	// so the write is applied and the answer need not wait for its settle. The settle (the
+	// entry, the revision and the document version in one transaction) is queued on the
+	// group commit, where every later journal change of this plan queues behind it: the
+	// next write's pending record cannot be durable before it, so a crash never leaves
+	// the checksum rule of a restart a file that hides this write. Until it commits, the
+	// journal's memory answers operation_get, retries and reads with the applied entry and
+	// the revision, and the readers of the document's versions wait for its version
+	// (Doc.Renamed); the plan's next write does not, it computes meanwhile. A crash before
+	// it leaves the pending entry, which the next start settles from the file
+	// (TestPlanCrashAfterAnswerBeforeSettle).
 	entry.State = StateApplied
 	meta := journal.Meta{Revision: rev, Checksum: newSum}
 	doc, pv := w.version(rev)
-	err := s.settleApplied(key, entry, meta, func(tx Tx) error {
+	settling := *entry // the settle's own copy: the caller reads entry meanwhile
+	s.mem.Settling(key, &settling, meta)
+	if doc != nil {
+		doc.Renamed(rev)
+	}
+	s.commit.Start(s.settleTx(key, &settling, meta, func(tx Tx) error {
 		if doc == nil {
 			return nil
 		}
 		return doc.Put(tx, pv)
-	})
-	if err != nil {
-		// The file is written: the write is applied and the caller gets the truth. The
-		// journal keeps it in memory (operation_get, retries and reads answer from there)
-		// and saves it in the background; a crash before that leaves the pending entry,
-		// which the next start settles from the file. Its document version waits in memory
-		// for the read that records the revision.
-		s.log.Error(w.logs.settle, append([]any{"plan", key}, append(w.logs.attrs, "err", err)...)...)
-		s.mem.KeepApplied(key, entry, meta)
-		if doc != nil && pv != nil {
-			doc.Keep(pv)
-		}
-	} else {
-		s.mem.MetaSaved(key, meta)
-		if doc != nil {
+	}), func(err error) {
+		if err != nil {
+			// The journal keeps the write in memory and saves it in the background; its
+			// document version waits in memory for the read that records the revision.
+			s.log.Error(w.logs.settle, append([]any{"plan", key}, append(w.logs.attrs, "err", err)...)...)
+			if doc != nil && pv != nil {
+				doc.Keep(pv)
+			}
+		} else if doc != nil {
 			doc.Saved(pv)
 		}
-	}
-	return entry, done, nil
+		s.mem.Settled(key, &settling, meta, err)
+		done()
+	})
+	return entry, nil, nil
 }
 
 // remoteTarget is a document on a Werkbaum document server (remote.go).

@@ -51,6 +51,7 @@ func TestKeptSettleVersionKeepsItsAuthor(t *testing.T) {
 			ctx := context.Background()
 			db.arm(1) // the pending record, then nothing
 			tc.write(t, f, id)
+			f.svc.mem.WaitSettles() // the answer does not wait for the settle
 			if db.failed.Load() == 0 {
 				t.Fatal("the settle did not fail: the test does not test what it says")
 			}

@@ -759,6 +759,7 @@ func TestPatchSettleLostIsNotAppliedTwice(t *testing.T) {
 	if err != nil || res.Version != 2 {
 		t.Fatalf("patch: %+v %v", res, err)
 	}
+	f.svc.mem.WaitSettles() // the answer does not wait for the settle
 	if db.failed.Load() == 0 {
 		t.Fatal("the settle did not fail: the test does not test what it says")
 	}

@@ -103,7 +103,7 @@ func pendingEntry(tag string, k int) *journalEntry {
 // settleEntry settles e as a write does, without a document version.
 func settleEntry(svc *Service, key string, e *journalEntry) error {
 	e.State = StateApplied
-	return svc.settleApplied(key, e, journal.Meta{Revision: e.Revision, Checksum: e.NewChecksum}, func(Tx) error { return nil })
+	return svc.commit.Do(svc.settleTx(key, e, journal.Meta{Revision: e.Revision, Checksum: e.NewChecksum}, func(Tx) error { return nil }))
 }
 
 // acrossPlans runs write (its k-th call on a plan: k from 0, tag unique per phase and

@@ -74,6 +74,7 @@ func TestSettleFailureKeptInMemory(t *testing.T) {
 	if err != nil || !res.Changed || res.Revision != 2 {
 		t.Fatalf("write: %+v %v", res, err)
 	}
+	f.svc.mem.WaitSettles() // the answer does not wait for the settle
 	if db.failed.Load() == 0 {
 		t.Fatal("the settle did not fail: the test does not test what it says")
 	}
@@ -339,6 +340,7 @@ func TestKeptSettleSavedWithTheNextWrite(t *testing.T) {
 	db.arm(1) // the pending record, then nothing
 	first, err := f.svc.Write(ctx, "p", WriteRequest{Tool: "werkbaum_set_status", RequestID: "k1", ArgsHash: "h1", Base: base,
 		Verb: werkbaum.SetStatus{ID: "auth", Status: "done"}})
+	f.svc.mem.WaitSettles() // the answer does not wait for the settle
 	if err != nil || db.failed.Load() == 0 {
 		t.Fatalf("first write: %+v %v (settle failures %d)", first, err, db.failed.Load())
 	}

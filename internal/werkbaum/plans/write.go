@@ -186,11 +186,11 @@ func (s *Service) runVerb(ctx context.Context, key string, snap *Snapshot, req W
 	return newText, verdict, nil
 }
 
-// settleApplied records an applied write after its rename in one transaction: the
+// settleTx is the transaction that settles an applied write after its rename: the
 // journal entry, the plan's new revision and checksum, and its document version
-// (putVersion). Agent writes and editor PATCHes settle through it.
-func (s *Service) settleApplied(key string, entry *journalEntry, meta journal.Meta, putVersion func(Tx) error) error {
-	return s.commit.Do(func(tx Tx) error {
+// (putVersion). Agent writes and editor PATCHes settle through it (fileTarget.put).
+func (s *Service) settleTx(key string, entry *journalEntry, meta journal.Meta, putVersion func(Tx) error) func(Tx) error {
+	return func(tx Tx) error {
 		b := tx.Bucket(journal.BucketName(key))
 		if err := s.putEntry(b, entry); err != nil {
 			return err
@@ -199,7 +199,7 @@ func (s *Service) settleApplied(key string, entry *journalEntry, meta journal.Me
 			return err
 		}
 		return putVersion(tx)
-	})
+	}
 }
 
 // conflictDuringWrite settles a pending write whose file changed before the rename as a

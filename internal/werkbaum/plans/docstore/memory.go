@@ -43,6 +43,9 @@ type Doc struct {
 	// record itself (0: none). A read that sees the new file before the writer's settle
 	// must not record that revision as a change made outside talkd.
 	writing uint64
+	// renamed: the file holds writing's text and the writer settles it in the background
+	// (Renamed); the readers of the versions wait for its record (awaitRenamed).
+	renamed bool
 	// unsaved is the version of a write whose settle failed after its rename (the
 	// journal keeps the write in memory): the read that records its revision records
 	// this version, with its author, not a change made outside talkd.
@@ -99,11 +102,27 @@ func (s *Store) Doc(key string) (*Doc, error) {
 	return loaded, nil
 }
 
+// awaitRenamed waits (under mu, released meanwhile) until a writer that renamed its
+// revision into place and was answered before its settle (Renamed) has recorded its
+// version or ended: every reader of the versions sees the version of each answered
+// write, as when the settle came before the answer. The plan's next write does not wait
+// here (its read's Note leaves the writer's revision to it), so its work overlaps the
+// settle.
+func (d *Doc) awaitRenamed() {
+	for d.renamed && d.last() < d.writing {
+		ch := d.changed
+		d.mu.Unlock()
+		<-ch
+		d.mu.Lock()
+	}
+}
+
 // Records returns the version records, oldest first. The slice is the reader's: appends
 // never change an element it sees, and a mark replaces the slice (Replace).
 func (d *Doc) Records() []docs.Record {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.awaitRenamed()
 	return d.records
 }
 
@@ -111,6 +130,7 @@ func (d *Doc) Records() []docs.Record {
 func (d *Doc) Info() (title string, created time.Time, records []docs.Record) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.awaitRenamed()
 	return d.title, d.created, d.records
 }
 
@@ -118,6 +138,7 @@ func (d *Doc) Info() (title string, created time.Time, records []docs.Record) {
 func (d *Doc) Last() (version uint64, deleted bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.awaitRenamed()
 	return d.last(), d.deleted()
 }
 
@@ -125,6 +146,7 @@ func (d *Doc) Last() (version uint64, deleted bool) {
 func (d *Doc) Settling(rev uint64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.awaitRenamed()
 	return d.writing == rev && d.last() < rev
 }
 
@@ -213,10 +235,22 @@ func (d *Doc) Writing(rev uint64) func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if d.writing == rev {
-			d.writing = 0
+			d.writing, d.renamed = 0, false
 			close(d.changed)
 			d.changed = make(chan struct{})
 		}
+	}
+}
+
+// Renamed marks that the writer of rev (Writing) has renamed its text into place and
+// settles it in the background, answered already: until Writing ends, the readers of the
+// versions (Records, Info, Last, Settling) wait for the writer's record instead of seeing the
+// document without it.
+func (d *Doc) Renamed(rev uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.writing == rev {
+		d.renamed = true
 	}
 }
 

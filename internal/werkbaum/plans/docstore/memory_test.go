@@ -9,6 +9,7 @@ import (
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docs"
+	"talkd/internal/werkbaum/plans/journal"
 )
 
 func clock() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
@@ -102,5 +103,38 @@ func TestDiffComputedOnceForAllWaiters(t *testing.T) {
 		if f != got[0] || !f.Kept || f.Err != nil {
 			t.Fatalf("waiters got different answers: %+v vs %+v", f, got[0])
 		}
+	}
+}
+
+// The readers of the versions wait for a writer that renamed its revision into place
+// and settles it after its answer (Renamed) and then see its version; a read's Note of
+// that revision leaves it to the writer (never a change made outside talkd) and does not
+// wait, so the plan's next write overlaps the settle.
+func TestVersionReadersWaitForARenamedWritersRecord(t *testing.T) {
+	s := openStore(t, openDB(t))
+	d, err := s.Doc("@müller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Note("@müller", 1, "- [ ] a\n", clock)
+	end := d.Writing(2)
+	d.Renamed(2)
+	s.Note("@müller", 2, "- [x] a\n", clock) // returns: the writer records it
+	read := make(chan []docs.Record)
+	go func() { read <- d.Records() }()
+	select {
+	case recs := <-read:
+		t.Fatalf("the versions were read before the renamed writer's record: %+v", recs)
+	case <-time.After(50 * time.Millisecond):
+	}
+	v := &Version{Rec: docs.Record{Version: 2, ChangeType: docs.ChangeUpdated, DisplayName: "Agent Jörg", ClientID: "mcp-1", At: clock()}, Text: "- [x] a\n"}
+	if err := s.commit.Do(func(tx journal.Tx) error { return d.Put(tx, v) }); err != nil {
+		t.Fatal(err)
+	}
+	d.Saved(v)
+	end()
+	recs := <-read
+	if r := recs[len(recs)-1]; len(recs) != 2 || r.Version != 2 || r.DisplayName != "Agent Jörg" {
+		t.Fatalf("after the writer's record: %+v", recs)
 	}
 }

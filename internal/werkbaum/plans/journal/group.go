@@ -35,7 +35,17 @@ const groupLinger = 500 * time.Microsecond
 
 type groupCall struct {
 	fn   func(Tx) error
-	done chan error
+	done chan error  // Do's caller waits here
+	then func(error) // Start's caller is called back instead
+}
+
+// finish hands the outcome of c to its caller.
+func (c *groupCall) finish(err error) {
+	if c.then != nil {
+		c.then(err)
+		return
+	}
+	c.done <- err
 }
 
 // Do runs fn in a shared transaction and returns when it is committed (nil) or failed.
@@ -43,6 +53,26 @@ type groupCall struct {
 // rolled back and run again without that one. fn's own error reaches only its caller.
 func (g *GroupCommit) Do(fn func(Tx) error) error {
 	c := &groupCall{fn: fn, done: make(chan error, 1)}
+	if g.enqueue(c) {
+		g.lead()
+	}
+	return <-c.done
+}
+
+// Start queues fn like Do and returns at once; then is told the outcome (as Do's return
+// value) by the goroutine that committed it, in queue order with the other changes of its
+// group and before any later group runs. So a change queued after Start returned is
+// committed in the same transaction as fn or a later one, and sees what then recorded in
+// memory: a write's settle after its rename is queued so, and the plan's next journal
+// record can never be durable before it. then must return quickly and must not call Do.
+func (g *GroupCommit) Start(fn func(Tx) error, then func(error)) {
+	if g.enqueue(&groupCall{fn: fn, then: then}) {
+		go g.lead()
+	}
+}
+
+// enqueue queues c and reports whether the caller leads the next group (no group runs).
+func (g *GroupCommit) enqueue(c *groupCall) bool {
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
 	lead := !g.running
@@ -54,10 +84,7 @@ func (g *GroupCommit) Do(fn func(Tx) error) error {
 		}
 	}
 	g.mu.Unlock()
-	if lead {
-		g.lead()
-	}
-	return <-c.done
+	return lead
 }
 
 // lead commits what is queued, then hands the next group to a new goroutine, so its own
@@ -116,12 +143,12 @@ func (g *GroupCommit) commit(calls []*groupCall) {
 		var own *errOwnFailure
 		if errors.As(err, &own) {
 			// That change failed by itself: it gets its error, the others run again.
-			calls[own.i].done <- own.err
+			calls[own.i].finish(own.err)
 			calls = append(calls[:own.i:own.i], calls[own.i+1:]...)
 			continue
 		}
 		for _, c := range calls {
-			c.done <- err
+			c.finish(err)
 		}
 		return
 	}

@@ -87,3 +87,56 @@ func (d *countingDB) Update(fn func(Tx) error) error {
 	}
 	return d.Database.Update(fn)
 }
+
+// TestGroupCommitStartOrder: a change queued with Start returns at once, and its callback
+// runs after its commit and before any change queued after Start returned is told its
+// outcome, in the same transaction or a later one: a write's settle queued so is
+// durable no later than the plan's next journal record, and what the callback records in
+// memory is there for it. A change that fails by itself gets its error in the callback.
+func TestGroupCommitStartOrder(t *testing.T) {
+	db, err := bbolt.Open(filepath.Join(t.TempDir(), "state.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	g := NewGroupCommit(Bolt(db))
+	for round := range 50 {
+		var settled atomic.Bool
+		var settleErr error
+		fail := round%5 == 4
+		g.Start(func(tx Tx) error {
+			if fail {
+				return errDiskFull
+			}
+			b, err := tx.CreateBucket([]byte("settle"))
+			if err != nil {
+				return err
+			}
+			return b.Put([]byte{byte(round)}, []byte("applied"))
+		}, func(err error) {
+			settleErr = err
+			settled.Store(true)
+		})
+		var seen []byte
+		err := g.Do(func(tx Tx) error {
+			b, err := tx.CreateBucket([]byte("settle"))
+			if err != nil {
+				return err
+			}
+			seen = b.Get([]byte{byte(round)})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !settled.Load() {
+			t.Fatalf("round %d: a later change was answered before the earlier Start's callback ran", round)
+		}
+		switch {
+		case fail && !errors.Is(settleErr, errDiskFull):
+			t.Fatalf("round %d: the failing change's callback got %v", round, settleErr)
+		case !fail && (settleErr != nil || string(seen) != "applied"):
+			t.Fatalf("round %d: the later change saw %q (callback error %v), want the earlier change committed", round, seen, settleErr)
+		}
+	}
+}

@@ -45,6 +45,7 @@ type Memory struct {
 	metas    map[string]Meta         // plan → revision not yet saved
 	saving   bool                    // the background saver runs
 	closed   bool                    // Close was called
+	settles  sync.WaitGroup          // settles queued by Settling and not yet done
 	stop     chan struct{}           // closed by Close
 	saved    chan struct{}           // closed when the saver ends after Close
 }
@@ -66,6 +67,39 @@ func (m *Memory) KeepApplied(key string, e *Entry, meta Meta) {
 	}
 	m.mu.Unlock()
 	m.StartSaver()
+}
+
+// Settling keeps a write's applied entry and the plan's revision in memory from its
+// rename until its settle transaction (queued with GroupCommit.Start) is done: the write
+// is answered before that commit, and operation_get, retries and reads answer from here
+// meanwhile, as after a failed settle. Settled ends it with the commit's outcome; Close
+// waits for the settles in flight.
+func (m *Memory) Settling(key string, e *Entry, meta Meta) {
+	m.mu.Lock()
+	m.entries[memKey(key, m.keyOf(e))] = unsavedEntry{plan: key, e: *e}
+	if cur, ok := m.metas[key]; !ok || cur.Revision < meta.Revision {
+		m.metas[key] = meta
+	}
+	m.settles.Add(1)
+	m.mu.Unlock()
+}
+
+// WaitSettles waits until the settles queued so far (Settling) are done: Close, and a
+// caller that needs a settle's outcome (a test of a failed settle).
+func (m *Memory) WaitSettles() { m.settles.Wait() }
+
+// Settled ends Settling with the settle's outcome: committed (err nil), the entry and the
+// revision are forgotten (unless kept again since); failed, they stay and the background
+// saver saves them (KeepApplied).
+func (m *Memory) Settled(key string, e *Entry, meta Meta, err error) {
+	defer m.settles.Done()
+	if err != nil {
+		m.StartSaver()
+		return
+	}
+	k := memKey(key, m.keyOf(e))
+	m.ForgetKept(Kept{k: unsavedEntry{plan: key, e: *e}})
+	m.MetaSaved(key, meta)
 }
 
 // saveInterval is how often the background saver tries again.
@@ -222,9 +256,10 @@ func (m *Memory) ForgetKept(saved Kept) {
 	}
 }
 
-// Close saves what the journal keeps in memory (one last try) and stops the background
-// saver. The journal must not be used afterwards.
+// Close waits for the settles in flight (Settling), saves what the journal keeps in
+// memory (one last try) and stops the background saver. The journal must not be used afterwards.
 func (m *Memory) Close() error {
+	m.WaitSettles()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()

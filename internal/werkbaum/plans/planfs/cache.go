@@ -69,10 +69,10 @@ func (c *Cache) Load(p Ref, limit int64) (text, sum string, err error) {
 		text = fc.text
 	}
 	nfc := &cached{ident: id, hashed: started, sum: sum, text: text}
-	if fc != nil && fc.sum == sum {
-		nfc.views = fc.views
-	}
 	c.mu.Lock()
+	if fc != nil && fc.sum == sum {
+		nfc.views = fc.views // under mu: StoreView replaces fc.views under it
+	}
 	c.files[key] = nfc
 	c.mu.Unlock()
 	return text, sum, nil
