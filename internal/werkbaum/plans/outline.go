@@ -78,17 +78,8 @@ type Outlined struct {
 // same content when that is under way), and decodes it at most once per content while
 // the content's outline is kept (outlinesKept).
 func (s *Service) Outline(ctx context.Context, key string) (*Outlined, error) {
-	p, err := s.resolve(key)
-	if err != nil {
-		return nil, err
-	}
-	defer p.Release()
-	snap, err := s.read(ctx, p)
-	if err != nil {
-		return nil, err
-	}
 	// The answer with the caller's context, so its deadline and errors are Inspect's.
-	raw, err := s.inspectAnswer(ctx, key, snap, werkbaum.InspectOptions{})
+	snap, raw, err := s.readInspected(ctx, key, werkbaum.InspectOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -313,20 +313,29 @@ type Inspected struct {
 // plan by content, revision and options, so inspecting an unchanged plan costs an open,
 // a stat and a revision lookup, and hands out the cached bytes without copying them.
 func (s *Service) Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*Inspected, error) {
-	p, err := s.resolve(key)
-	if err != nil {
-		return nil, err
-	}
-	defer p.Release()
-	snap, err := s.read(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := s.inspectAnswer(ctx, key, snap, opts)
+	snap, raw, err := s.readInspected(ctx, key, opts)
 	if err != nil {
 		return nil, err
 	}
 	return &Inspected{Base: snap.Base, JSON: raw}, nil
+}
+
+// readInspected reads the plan and gives its content's inspect answer (cached).
+func (s *Service) readInspected(ctx context.Context, key string, opts werkbaum.InspectOptions) (*Snapshot, json.RawMessage, error) {
+	p, err := s.resolve(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer p.Release()
+	snap, err := s.read(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := s.inspectAnswer(ctx, key, snap, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap, raw, nil
 }
 
 // inspectAnswer is the cached inspect answer of snap's content, computed on a miss.
