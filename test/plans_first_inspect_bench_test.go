@@ -3,7 +3,6 @@ package test
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,21 +88,9 @@ func firstInspect(b *testing.B, d *daemon, args string) (ms, cpuMS float64) {
 	if r.status != 200 || !strings.Contains(r.raw, `"structuredContent"`) || strings.Contains(r.raw, `"isError":true`) {
 		b.Fatalf("inspect: %d %.300s", r.status, r.raw)
 	}
-	return ms, daemonCPUms(b, d.cmd.Process.Pid)
+	return ms, float64(cpuTime(d.cmd.Process.Pid).Microseconds()) / 1000
 }
 
-// daemonCPUms is a process's user + system time in ms (Linux /proc; 0 elsewhere).
-func daemonCPUms(b *testing.B, pid int) float64 {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The fields after the command's closing parenthesis; utime and stime are 14 and 15.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) * 10 // USER_HZ is 100 on Linux
-}
 
 func meanOf(xs []float64) float64 {
 	if len(xs) == 0 {
