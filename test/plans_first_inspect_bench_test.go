@@ -91,7 +91,6 @@ func firstInspect(b *testing.B, d *daemon, args string) (ms, cpuMS float64) {
 	return ms, float64(cpuTime(d.cmd.Process.Pid).Microseconds()) / 1000
 }
 
-
 func meanOf(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
