@@ -271,7 +271,7 @@ func (s *Service) read(ctx context.Context, p planfs.Ref) (*Snapshot, error) {
 				break
 			}
 		} else if !errors.Is(err, errPlanSwapped) {
-			s.log.Warn("plan file refused", "plan", key, "path", p.Path, "err", err)
+			s.log.Warn(readFailure(err), "plan", key, "path", p.Path, "err", err)
 			return nil, err
 		}
 		// A write landed between the read and the revision (or swapped the file between
@@ -285,6 +285,20 @@ func (s *Service) read(ctx context.Context, p planfs.Ref) (*Snapshot, error) {
 	}
 	s.docs.Note(key, rev, text, s.now)
 	return &Snapshot{Text: text, Base: Base{Revision: rev, Checksum: sum}, Lines: countLines(text)}, nil
+}
+
+// readFailure is the log message of a plan read that failed: a user looking for why a
+// plan cannot be read must not be told the file was refused when the daemon ran out of
+// descriptors or the file is gone.
+func readFailure(err error) string {
+	switch {
+	case errors.Is(err, ErrFileRefused):
+		return "plan file refused"
+	case errors.Is(err, ErrPlanMissing):
+		return "plan file missing"
+	default:
+		return "plan file unreadable"
+	}
 }
 
 // countLines counts physical lines as an editor shows them (a final newline does not

@@ -3,9 +3,12 @@ package plans
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"go.etcd.io/bbolt"
@@ -330,4 +333,22 @@ func mustRef(t *testing.T, svc *Service, key string) planfs.Ref {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A failed read's log line says what happened: only a file talkd refuses on purpose is
+// "refused"; a daemon out of descriptors is not told the file was refused.
+func TestReadFailureNamesTheCause(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("plan p: %w", ErrFileRefused), "plan file refused"},
+		{fmt.Errorf("plan p: %w", ErrPlanMissing), "plan file missing"},
+		{&fs.PathError{Op: "open", Path: "/x/p.werkbaum", Err: syscall.EMFILE}, "plan file unreadable"},
+		{&fs.PathError{Op: "open", Path: "/x/p.werkbaum", Err: syscall.EACCES}, "plan file unreadable"},
+	} {
+		if got := readFailure(c.err); got != c.want {
+			t.Errorf("readFailure(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
 }
