@@ -11,6 +11,7 @@ package plans
 // does to it (change: verbChange, patchChange).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,6 +143,11 @@ func commitOnce[R any](ctx context.Context, s *Service, t target, c change[R]) (
 		return zero, nil, err
 	}
 	entry := c.newEntry(snap)
+	if ek := c.entryKey(); !bytes.Equal(keyOf(entry), ek) {
+		// The entry would be recorded where neither the running mark nor a retry's
+		// lookup (both under entryKey) finds it: a change whose two keys disagree.
+		return zero, nil, fmt.Errorf("journal: the %s entry of client %q would be kept under %q, but its request is looked up under %q", entry.Tool, entry.Author.Client, keyOf(entry), ek)
+	}
 	newText, res, err := c.compute(ctx, snap, entry)
 	if err != nil {
 		return zero, nil, err
