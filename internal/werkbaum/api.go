@@ -387,7 +387,9 @@ func (v ApplyOps) verb() (string, any)   { return "applyOps", v }
 func (v Write) verb() (string, any)      { return "write", v }
 
 // Apply runs one verb on a plan text and returns the new text. A verb the text does not
-// allow (unknown id, bad status…) fails with an *InputError.
+// allow (unknown id, bad status…) fails with an *InputError. The plan store writes with
+// Edit (the verb and its guards in one call); Apply and Guard are the plain path Edit is
+// held to (TestEditEqualsApplyThenGuard) and the API for a verb or a guard on its own.
 func (e *Engine) Apply(ctx context.Context, text string, v Verb) (string, error) {
 	args, err := e.verbArgs(text, v)
 	if err != nil {
