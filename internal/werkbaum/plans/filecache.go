@@ -134,6 +134,12 @@ func (s *Service) startSummary(key string, snap *Snapshot) *summaryEntry {
 		s.cache.mu.Unlock()
 		return ent
 	}
+	if ent != nil {
+		// Nobody asks for a superseded content's outline again (Outline reads the plan's
+		// current content): it goes with its summary instead of holding a place, and a
+		// large plan's megabytes, among the kept ones.
+		s.cache.dropOutline(ent)
+	}
 	ent = &summaryEntry{sum: snap.Base.Checksum, done: make(chan struct{})}
 	s.cache.summaries[key] = ent
 	s.cache.mu.Unlock()

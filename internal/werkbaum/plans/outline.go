@@ -127,17 +127,18 @@ func (s *Service) outlineOf(ent *summaryEntry, raw []byte) (*Outline, error) {
 func (s *Service) keepOutline(ent *summaryEntry) {
 	s.cache.mu.Lock()
 	defer s.cache.mu.Unlock()
-	kept := s.cache.outlines
-	for i, e := range kept {
-		if e == ent {
-			kept = append(kept[:i], kept[i+1:]...)
-			break
-		}
-	}
+	kept := slices.DeleteFunc(s.cache.outlines, func(e *summaryEntry) bool { return e == ent })
 	kept = append(kept, ent)
 	for len(kept) > outlinesKept {
 		kept[0].outline.outline.Store(nil)
 		kept = slices.Delete(kept, 0, 1)
 	}
 	s.cache.outlines = kept
+}
+
+// dropOutline forgets ent's outline and its place among the kept ones; the caller holds
+// c.mu.
+func (c *cache) dropOutline(ent *summaryEntry) {
+	ent.outline.outline.Store(nil)
+	c.outlines = slices.DeleteFunc(c.outlines, func(e *summaryEntry) bool { return e == ent })
 }

@@ -91,4 +91,23 @@ func TestOutlineDecodedOncePerContent(t *testing.T) {
 	if after.Outline == got.Outline || after.Outline.Nodes[1].Status != "done" || after.Base != res.Base {
 		t.Fatalf("after the write: %+v at %+v (write at %+v)", after.Outline.Nodes[1], after.Base, res.Base)
 	}
+
+	// A content superseded while its outline is kept does not keep it beside the new one.
+	if _, err := svc.Write(ctx, dropped[0], WriteRequest{Tool: "werkbaum_set_status", RequestID: "r2", ArgsHash: "h2", Base: again.Base,
+		Verb: werkbaum.SetStatus{ID: "docs", Status: "done"}, Author: Author{Client: "local", Agent: "test"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Outline(ctx, dropped[0]); err != nil {
+		t.Fatal(err)
+	}
+	svc.cache.mu.Lock()
+	defer svc.cache.mu.Unlock()
+	for _, e := range svc.cache.outlines {
+		if e.outline.outline.Load() == again.Outline {
+			t.Fatal("the outline of the content before the write is still kept")
+		}
+	}
+	if again.Outline.Nodes[2].Status == "done" {
+		t.Fatal("the superseded outline was changed")
+	}
 }
