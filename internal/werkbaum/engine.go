@@ -180,6 +180,12 @@ type Engine struct {
 	idle  []*jsRuntime // warm runtimes, reused last-in first-out
 
 	vocab Vocabulary // Werkbaum.vocabulary(), read from the first runtime
+
+	// lines matches the parser's common lines for all runtimes (linegroups.go), compiled
+	// from the first runtime's pattern.
+	linesOnce sync.Once
+	lines     *lineMatcher
+	linesErr  error
 }
 
 // jsRuntime is one goja VM with the notation loaded and its entry point resolved.
@@ -295,6 +301,22 @@ func (e *Engine) newRuntime() (*jsRuntime, error) {
 	value, ok := goja.AssertFunction(ns.ToObject(vm).Get("callValue"))
 	if !ok {
 		return nil, fmt.Errorf("%w: Werkbaum.callValue is not a function", ErrEngine)
+	}
+	e.linesOnce.Do(func() {
+		source := ns.ToObject(vm).Get("_fastLineSource")
+		if source == nil || goja.IsUndefined(source) {
+			e.linesErr = fmt.Errorf("%w: the scripts define no Werkbaum._fastLineSource", ErrEngine)
+			return
+		}
+		if e.lines, e.linesErr = newLineMatcher(source.String()); e.linesErr != nil {
+			e.linesErr = fmt.Errorf("%w: %v", ErrEngine, e.linesErr)
+		}
+	})
+	if e.linesErr != nil {
+		return nil, e.linesErr
+	}
+	if err := e.lines.install(vm, ns.ToObject(vm)); err != nil {
+		return nil, err
 	}
 	rt := &jsRuntime{vm: vm, callPieces: fn, callParts: parts, callValue: value}
 	if e.opts.CacheEntries < 0 {

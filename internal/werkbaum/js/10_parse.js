@@ -658,42 +658,68 @@
   function fastLine(doc, walk, line, first, lastNode) {
     var fm = line.split(FAST_RE);
     if (fm.length === 1) return null;
-    if (fm[1] !== undefined) {
-      if (lastNode) shortDesc(lastNode, fm[1].trim(), first, null, walk.described);
+    return fastGroups(doc, walk, fm, 1, first, lastNode);
+  }
+
+  // fastGroups makes what a line that FAST_RE matched says, from the match's groups 1 to 9
+  // in g[k] to g[k + 8] (a split's answer, or the host's answer for all lines, see
+  // hostLineGroups).
+  function fastGroups(doc, walk, g, k, first, lastNode) {
+    var desc = g[k];
+    if (desc !== undefined) {
+      if (lastNode) shortDesc(lastNode, desc.trim(), first, null, walk.described);
       else doc.warnings.push({ type: 'descStray', line: first });
       return SKIP;
     }
     // The usual case, a known prefix and shape, takes no call: a call costs more than the
     // look-up in goja.
-    var pre = prefixes[fm[2]];
-    if (pre === undefined) pre = prefixOf(fm[2]);
-    var id = fm[3] === undefined ? null : fm[3];
-    if (fm[5] !== undefined) {
+    var prefix = g[k + 1];
+    var pre = prefixes[prefix];
+    if (pre === undefined) pre = prefixOf(prefix);
+    var id = g[k + 2];
+    if (id === undefined) id = null;
+    var id2 = g[k + 4];
+    if (id2 !== undefined) {
       if (id !== null) return null; // a second free-standing #token stays in the label
-      id = fm[5];
+      id = id2;
     }
-    var Shape = pre.shapes[fm[6]];
-    var node = Shape !== undefined ? new Shape() : shapedNode(pre, fm[6]);
+    var sizeTag = g[k + 5];
+    var Shape = pre.shapes[sizeTag];
+    var node = Shape !== undefined ? new Shape() : shapedNode(pre, sizeTag);
     node.line = first;
     if (id !== null) node.id = id;
-    node.label = fm[4];
+    node.label = g[k + 3];
     lnTailed = false;
-    if (fm[9] === '') {
+    var mark = g[k + 6];
+    var dep = g[k + 7];
+    var tail = g[k + 8];
+    if (tail === '') {
       // The lists have one entry each: shared frozen lists, one per name and parse.
       var single = walk.single;
-      if (fm[7] !== undefined) node.marks = single[fm[7]] || (single[fm[7]] = Object.freeze([fm[7]]));
-      if (fm[8] !== undefined) node.deps = single[fm[8]] || (single[fm[8]] = Object.freeze([fm[8]]));
+      if (mark !== undefined) node.marks = single[mark] || (single[mark] = Object.freeze([mark]));
+      if (dep !== undefined) node.deps = single[dep] || (single[dep] = Object.freeze([dep]));
     } else {
-      if (fm[7] !== undefined) node.marks = [fm[7]];
-      if (fm[8] !== undefined) node.deps = [fm[8]];
+      if (mark !== undefined) node.marks = [mark];
+      if (dep !== undefined) node.deps = [dep];
       lnTailed = true;
-      if (!fastTail(fm[9], node)) return null;
+      if (!fastTail(tail, node)) return null;
     }
     lnWidth = pre.width;
     lnBox = pre.box;
     lnShaped = true;
     return node;
   }
+
+  // hostLineGroups, when the host provides it (the Go engine: W._setLineGroups), matches
+  // every line of a text with FAST_RE at once: hostLineGroups(text) is a list of nine
+  // entries per line, the match's groups 1 to 9, with null first for a line that FAST_RE
+  // does not match; or null when the host declines the text. It is the same regexp run
+  // by the same matcher (goja hands FAST_RE to Go's regexp), so it answers what a split
+  // per line answers (TestHostLineGroupsEqualSplit), without a split's call and its list
+  // per line: in goja those were two fifths of the parse (docs/bench-werkbaum.md). Node
+  // has no host function and splits each line.
+  var hostLineGroups = null;
+  var hostOff = false;
 
   // logicalLine returns physical line i with its comment removed and its `\` continuations
   // glued on (§2), or null for the separator line. lnLast is the last physical index it
@@ -790,7 +816,7 @@
   // node under its parent in pre-order (§5). The placing is written out in the loop, with
   // the document's lists in locals: a call and a property read per line cost more than the
   // placing itself in goja.
-  function walkTree(doc, walk) {
+  function walkTree(doc, walk, groups) {
     var lines = doc.lines;
     var n = lines.length;
     var all = doc.all;
@@ -806,7 +832,11 @@
     for (var i = 0; i < n; i++) {
       var first = i + 1;
       var cont = null;
-      var node = fastOff ? null : fastLine(doc, walk, lines[i], first, lastNode);
+      var node;
+      if (groups !== null) {
+        var k = i * 9;
+        node = groups[k] === null ? null : fastGroups(doc, walk, groups, k, first, lastNode);
+      } else node = fastOff ? null : fastLine(doc, walk, lines[i], first, lastNode);
       if (node === null) {
         var s = logicalLine(lines, i);
         if (s === null) {
@@ -1017,7 +1047,8 @@
       descBlocks: []
     };
     var walk = new Walk();
-    walkTree(doc, walk);
+    var groups = hostLineGroups === null || hostOff || fastOff ? null : hostLineGroups(norm);
+    walkTree(doc, walk, groups);
     if (doc.separatorLine !== null) walkDescriptions(doc, walk, norm);
     assembleDescriptions(doc, walk);
     // The post-pass warnings follow the walk's, in this order (§1 step 4).
@@ -1273,5 +1304,15 @@
   // compare it with the general path; on by default).
   W._fastParse = function (on) {
     fastOff = !on;
+  };
+  // _fastLineSource is FAST_RE's pattern (flag u) for the host's matcher of all lines, which
+  // _setLineGroups(fn) installs (see hostLineGroups); _hostLines(on) switches it off and on
+  // (tests compare it with a split per line; on by default).
+  W._fastLineSource = FAST_RE.source;
+  W._setLineGroups = function (fn) {
+    hostLineGroups = fn;
+  };
+  W._hostLines = function (on) {
+    hostOff = !on;
   };
 })(Werkbaum);

@@ -1,0 +1,109 @@
+package werkbaum
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"talkd/internal/werkbaum/gen"
+)
+
+// hostLinesScript keeps the host's line matcher when the engine installs it and compares
+// it with the script's own split per line: lineGroups answers the first line whose groups
+// differ, and whether the host answered at all; hostParse compares the whole parse with the
+// matcher on and off.
+const hostLinesScript = `
+(function (W) {
+  var host = null;
+  var install = W._setLineGroups;
+  W._setLineGroups = function (fn) { host = fn; install(fn); };
+  var RE = new RegExp(W._fastLineSource, 'u');
+  W.methods.lineGroups = function (a) {
+    var norm = W.normalize(a.text);
+    var g = host(norm);
+    if (g === null) return { declined: true };
+    var lines = norm.split('\n');
+    if (g.length !== lines.length * 9) return { line: -1, host: g.length, split: lines.length * 9 };
+    for (var i = 0; i < lines.length; i++) {
+      var fm = lines[i].split(RE);
+      for (var k = 0; k < 9; k++) {
+        var want = fm.length === 1 ? (k === 0 ? null : undefined) : fm[k + 1];
+        if (g[i * 9 + k] !== want) return { line: i + 1, group: k + 1, host: String(g[i * 9 + k]), split: String(want) };
+      }
+    }
+    return { same: true };
+  };
+  W.methods.hostParse = function (a) {
+    var texts = [a.text, a.text + '\n- [ ] Lone \ud800 surrogate @j\u00f6rg\n'];
+    for (var t = 0; t < texts.length; t++) {
+      W._hostLines(false);
+      var plain;
+      try { plain = JSON.stringify(W._parseFresh(texts[t])); } finally { W._hostLines(true); }
+      if (JSON.stringify(W._parseFresh(texts[t])) !== plain) return { same: false, text: t };
+    }
+    return { same: true };
+  };
+})(Werkbaum);`
+
+// TestHostLineGroupsEqualSplit: the Go matcher of the parser's common lines (linegroups.go)
+// answers for every line what the script's split by FAST_RE answers in goja, group by
+// group, and the parse with it equals the parse without it — on the generated plans (half
+// their lines non-ASCII: @jörg, #prüf12), the shared examples, names the fast path must
+// leave to the general one, astral characters, CRLF and a byte-order mark, a separator with
+// descriptions, and a text built in the script with a lone surrogate (the matcher declines
+// it, TestHostLineGroupsDeclinesReplacementCharacter).
+func TestHostLineGroupsEqualSplit(t *testing.T) {
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: time.Minute, CacheEntries: -1}, hostLinesScript)
+	texts := map[string]string{
+		"plan 2000 seed 1": gen.Plan(2000, 1),
+		"plan 600 seed 2":  gen.Plan(600, 2),
+		"flat":             gen.Flat(600, 3),
+		"deep":             gen.Deep(300, 100, 4),
+		"names": "- [x] A #prüf1 (S) @jörg @Müller &qualität :#prüf1,#Łódź\n" +
+			"- B @e\u0301x (M)\n- C @\U0001d400x &k\n- D #中文 @ß :#中文\n- E @zoë\u00a0(S)\n" +
+			"  | [~] F #Łódź: @Łukasz Straße\n  | G (XS) @ana-maria @li.wei\n" +
+			"- [ ] Ship 🚀 now (S) @jörg\n  \" note with 😀\n- [ ] 😀 (XS)\n\n" +
+			"- [ ] Cont \\\n  glued @Müller\n- > [ ] Folded https://example.org/ä #x1\n---\n#prüf1\n  Straße ändern\n",
+		"crlf and bom": "\ufeff- [ ] A @jörg\r\n  - [x] B (S)\r\n  \" note\r\n",
+		"no newline":   "- [ ] Only line @Müller",
+	}
+	files, _ := filepath.Glob(filepath.Join(sharedDir(t), "werkbaum", "examples", "*.werkbaum"))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[filepath.Base(f)] = string(src)
+	}
+	for name, text := range texts {
+		raw, err := e.call(context.Background(), "lineGroups", struct{}{}, textArg{"text", text})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if string(raw) != `{"same":true}` {
+			t.Errorf("%s: the host's line groups differ from the split's: %s", name, raw)
+		}
+		raw, err = e.call(context.Background(), "hostParse", struct{}{}, textArg{"text", text})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if string(raw) != `{"same":true}` {
+			t.Errorf("%s: the parse with the host's line groups differs: %s", name, raw)
+		}
+	}
+}
+
+// TestHostLineGroupsDeclinesReplacementCharacter: a text with U+FFFD (what goja hands Go
+// for a lone surrogate) is left to the script's split.
+func TestHostLineGroupsDeclinesReplacementCharacter(t *testing.T) {
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: time.Minute, CacheEntries: -1}, hostLinesScript)
+	raw, err := e.call(context.Background(), "lineGroups", struct{}{}, textArg{"text", "- [ ] A \ufffd @jörg\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw) != `{"declined":true}` {
+		t.Errorf("the host matched a text with U+FFFD: %s", raw)
+	}
+}
