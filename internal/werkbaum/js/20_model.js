@@ -62,13 +62,16 @@
     return null;
   }
 
+  // NO_COUNTING is the assumed size rank of a node without counting children: M (§11).
+  var NO_COUNTING = 2;
+
   // assumedUnsized computes §11 steps 2–6 for a node without a stated size from its path
   // children (first/next): the counting children (not optional, not discarded) are exactly
   // the path children that are not optional.
   function assumedUnsized(all, rk, A, next, fk) {
     var c = fk;
     while (c >= 0 && all[c].optional) c = next[c];
-    if (c < 0) return 2; // no counting children: M
+    if (c < 0) return NO_COUNTING;
     var r, a;
     if (all[c].type !== 'and') {
       // Disjunctive: pool = realized counting children, else all; a done pool member ⇒ XS.
@@ -489,7 +492,10 @@
     var first = m.first;
     for (var j = unsized.length - 1; j >= 0; j--) {
       var i = unsized[j];
-      var au = assumedUnsized(all, rk, A, next, first[i]);
+      var fk = first[i];
+      // A node without path children (most unsized nodes are leaves) has no counting
+      // children: no call, which costs more than the rest of the loop in goja.
+      var au = fk < 0 ? NO_COUNTING : assumedUnsized(all, rk, A, next, fk);
       A[i] = au;
       O[i] = ownCost(rk[i], au);
     }
