@@ -315,10 +315,10 @@ func (e *Engine) newRuntime() (*jsRuntime, error) {
 	if e.linesErr != nil {
 		return nil, e.linesErr
 	}
-	if err := e.lines.install(vm, ns.ToObject(vm)); err != nil {
+	rt := &jsRuntime{vm: vm, callPieces: fn, callParts: parts, callValue: value}
+	if err := e.lines.install(rt, ns.ToObject(vm)); err != nil {
 		return nil, err
 	}
-	rt := &jsRuntime{vm: vm, callPieces: fn, callParts: parts, callValue: value}
 	if e.opts.CacheEntries < 0 {
 		setMemo, ok := goja.AssertFunction(ns.ToObject(vm).Get("_setMemoSize"))
 		if !ok {

@@ -49,18 +49,28 @@ func newLineMatcher(source string) (*lineMatcher, error) {
 	return &lineMatcher{re: re}, nil
 }
 
+// stopCheckLines is how many lines groups matches between two looks at stopped: about a
+// millisecond of work, so a call stopped by its deadline leaves Go soon (goja's interrupt
+// cannot stop Go code; the largest text, 2 MiB, takes about 100 ms here).
+const stopCheckLines = 512
+
 // groups answers Werkbaum's hostLineGroups(text): for every line of text (split at '\n'),
 // FAST_RE's groups 1 to 9 (undefined for a group that did not take part), or null and
 // eight undefined for a line it does not match. It declines (null) a text with U+FFFD:
 // goja hands a lone UTF-16 surrogate to Go as U+FFFD, and the script's split would see the
-// surrogate, so such a text is left to the split.
-func (m *lineMatcher) groups(vm *goja.Runtime, text string) goja.Value {
+// surrogate, so such a text is left to the split. It declines too once stopped reports
+// the call stopped: the script then goes on and goja's interrupt ends it.
+func (m *lineMatcher) groups(vm *goja.Runtime, text string, stopped func() bool) goja.Value {
 	if strings.ContainsRune(text, utf8.RuneError) {
 		return goja.Null()
 	}
 	undefined, null := goja.Undefined(), goja.Null()
 	vals := make([]any, 0, (strings.Count(text, "\n")+1)*lineGroupsPerLine)
+	n := 0
 	for line := range strings.SplitSeq(text, "\n") {
+		if n++; n%stopCheckLines == 0 && stopped() {
+			return goja.Null()
+		}
 		loc := m.re.FindStringSubmatchIndex(line)
 		if loc == nil {
 			vals = append(vals, null)
@@ -81,13 +91,15 @@ func (m *lineMatcher) groups(vm *goja.Runtime, text string) goja.Value {
 }
 
 // install gives the runtime's parser the matcher (Werkbaum._setLineGroups).
-func (m *lineMatcher) install(vm *goja.Runtime, ns *goja.Object) error {
+func (m *lineMatcher) install(rt *jsRuntime, ns *goja.Object) error {
+	vm := rt.vm
 	set, ok := goja.AssertFunction(ns.Get("_setLineGroups"))
 	if !ok {
 		return fmt.Errorf("%w: Werkbaum._setLineGroups is not a function", ErrEngine)
 	}
+	stopped := func() bool { return rt.stopped.Load() != nil }
 	fn := func(call goja.FunctionCall) goja.Value {
-		return m.groups(vm, call.Argument(0).String())
+		return m.groups(vm, call.Argument(0).String(), stopped)
 	}
 	if _, err := set(goja.Undefined(), vm.ToValue(fn)); err != nil {
 		return fmt.Errorf("%w: install the line matcher: %v", ErrEngine, err)

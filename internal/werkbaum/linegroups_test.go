@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/dop251/goja"
 
 	"talkd/internal/werkbaum/gen"
 )
@@ -105,5 +108,24 @@ func TestHostLineGroupsDeclinesReplacementCharacter(t *testing.T) {
 	}
 	if string(raw) != `{"declined":true}` {
 		t.Errorf("the host matched a text with U+FFFD: %s", raw)
+	}
+}
+
+// TestHostLineGroupsStopWhenTheCallStops: the matcher looks at the call's stop between
+// lines (goja's interrupt cannot stop Go code) and declines once it is set, so a stopped
+// call leaves Go within stopCheckLines lines; it matches every line while it is not set.
+func TestHostLineGroupsStopWhenTheCallStops(t *testing.T) {
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: time.Minute, CacheEntries: -1})
+	text := gen.Plan(2000, 1)
+	vm := goja.New()
+	looks := 0
+	if v := e.lines.groups(vm, text, func() bool { looks++; return false }); goja.IsNull(v) {
+		t.Fatal("the matcher declined a text while the call runs")
+	}
+	if lines := strings.Count(text, "\n") + 1; looks != lines/stopCheckLines {
+		t.Errorf("the matcher looked at the stop %d times for %d lines, want every %d lines", looks, lines, stopCheckLines)
+	}
+	if v := e.lines.groups(vm, text, func() bool { return true }); !goja.IsNull(v) {
+		t.Error("the matcher went on after the call stopped")
 	}
 }
