@@ -303,12 +303,12 @@ func (e *Engine) newRuntime() (*jsRuntime, error) {
 		return nil, fmt.Errorf("%w: Werkbaum.callValue is not a function", ErrEngine)
 	}
 	e.linesOnce.Do(func() {
-		source := ns.ToObject(vm).Get("_fastLineSource")
-		if source == nil || goja.IsUndefined(source) {
-			e.linesErr = fmt.Errorf("%w: the scripts define no Werkbaum._fastLineSource", ErrEngine)
+		re, ok := ns.ToObject(vm).Get("_fastLineRE").(*goja.Object)
+		if !ok {
+			e.linesErr = fmt.Errorf("%w: the scripts define no Werkbaum._fastLineRE", ErrEngine)
 			return
 		}
-		if e.lines, e.linesErr = newLineMatcher(source.String()); e.linesErr != nil {
+		if e.lines, e.linesErr = newLineMatcher(re.Get("source").String(), re.Get("flags").String()); e.linesErr != nil {
 			e.linesErr = fmt.Errorf("%w: %v", ErrEngine, e.linesErr)
 		}
 	})

@@ -20,7 +20,7 @@ import (
 // allocations. Go's regexp, which goja runs FAST_RE on anyway, matches the UTF-8 text
 // here line by line and answers one list for all of them.
 //
-// One rule, one place: the pattern is the script's own (Werkbaum._fastLineSource),
+// One rule, one place: the pattern is the script's own (Werkbaum._fastLineRE),
 // translated by goja's own translator and run by the same Go matcher that goja runs it
 // on, so a line gets the groups a split gives it (TestHostLineGroupsEqualSplit). Hosts
 // without this function (Node, a browser) split each line.
@@ -33,8 +33,12 @@ type lineMatcher struct {
 	re *regexp.Regexp
 }
 
-// newLineMatcher compiles the script's pattern (JavaScript syntax, flag u) as goja does.
-func newLineMatcher(source string) (*lineMatcher, error) {
+// newLineMatcher compiles the script's pattern (JavaScript syntax) as goja does. The
+// matcher runs on UTF-8 text, which means flag u (code points) and no other flag.
+func newLineMatcher(source, flags string) (*lineMatcher, error) {
+	if flags != "u" {
+		return nil, fmt.Errorf("the parser's line pattern has flags %q, the matcher runs it with u only", flags)
+	}
 	goSource, err := parser.TransformRegExp(source, false, true)
 	if err != nil {
 		return nil, fmt.Errorf("translate the parser's line pattern: %w", err)

@@ -22,7 +22,7 @@ const hostLinesScript = `
   var host = null;
   var install = W._setLineGroups;
   W._setLineGroups = function (fn) { host = fn; install(fn); };
-  var RE = new RegExp(W._fastLineSource, 'u');
+  var RE = W._fastLineRE;
   W.methods.lineGroups = function (a) {
     var norm = W.normalize(a.text);
     var g = host(norm);
@@ -127,5 +127,19 @@ func TestHostLineGroupsStopWhenTheCallStops(t *testing.T) {
 	}
 	if v := e.lines.groups(vm, text, func() bool { return true }); !goja.IsNull(v) {
 		t.Error("the matcher went on after the call stopped")
+	}
+}
+
+// TestLineMatcherRefusesOtherFlags: the matcher runs the pattern on UTF-8 with flag u only;
+// a pattern with other flags (i, m) would match differently there, so the engine refuses it.
+func TestLineMatcherRefusesOtherFlags(t *testing.T) {
+	if _, err := newLineMatcher(`^(a)$`, "ui"); err == nil {
+		t.Error("the matcher took a pattern with flag i")
+	}
+	if _, err := newLineMatcher(`^(a)(b)(c)(d)(e)(f)(g)(h)(i)$`, "u"); err != nil {
+		t.Errorf("the matcher refused a pattern with nine groups and flag u: %v", err)
+	}
+	if _, err := newLineMatcher(`^(a)$`, "u"); err == nil {
+		t.Error("the matcher took a pattern with one group; the parser reads nine")
 	}
 }

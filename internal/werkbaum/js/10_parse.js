@@ -716,7 +716,7 @@
   // does not match; or null when the host declines the text. It is the same regexp run
   // by the same matcher (goja hands FAST_RE to Go's regexp), so it answers what a split
   // per line answers (TestHostLineGroupsEqualSplit), without a split's call and its list
-  // per line: in goja those were two fifths of the parse (docs/bench-werkbaum.md). Node
+  // per line: in goja those were a third of the parse (docs/bench-werkbaum.md). Node
   // has no host function and splits each line.
   var hostLineGroups = null;
   var hostOff = false;
@@ -1305,10 +1305,11 @@
   W._fastParse = function (on) {
     fastOff = !on;
   };
-  // _fastLineSource is FAST_RE's pattern (flag u) for the host's matcher of all lines, which
-  // _setLineGroups(fn) installs (see hostLineGroups); _hostLines(on) switches it off and on
-  // (tests compare it with a split per line; on by default).
-  W._fastLineSource = FAST_RE.source;
+  // _fastLineRE is FAST_RE, whose pattern and flags the host's matcher of all lines is
+  // compiled from; _setLineGroups(fn) installs that matcher (see hostLineGroups), and
+  // _hostLines(on) switches it off and on (tests compare it with a split per line; on by
+  // default).
+  W._fastLineRE = FAST_RE;
   W._setLineGroups = function (fn) {
     hostLineGroups = fn;
   };
