@@ -23,6 +23,11 @@ import (
 // typed tool registration and result encoding, jsonrpc.go the JSON-RPC framing. The
 // protocol revisions come from mcprev (shared with the bridge).
 
+// headerProtocolVersion is the MCP-Protocol-Version header in the canonical form net/http
+// keeps request headers under: looked up in any other spelling, every lookup would first
+// allocate the canonical key.
+const headerProtocolVersion = "Mcp-Protocol-Version"
+
 // The _meta keys of the 2026 era.
 const (
 	metaVersion   = "io.modelcontextprotocol/protocolVersion"
@@ -215,7 +220,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request, a admitted) {
 // 2025-03-26 (and in a request that names no revision, which counts as 2025-03-26);
 // 2025-06-18 removed them, and the 2026 era has none.
 func (m *mcpServer) serveBatch(w http.ResponseWriter, r *http.Request, caller Caller, body []byte) {
-	version := strings.TrimSpace(r.Header.Get("MCP-Protocol-Version"))
+	version := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
 	if !mcprev.HasBatches(version) {
 		m.refuseRPC(w, r, nil, newRPCError(rpcInvalidRequest, fmt.Sprintf(
 			"batches are not part of protocol revision %s (only 2025-03-26 and 2024-11-05 have them): send one JSON-RPC message per request", version)).
@@ -301,7 +306,7 @@ func (m *mcpServer) serveMessage(r *http.Request, caller Caller, body []byte) (i
 				withStatus(http.StatusBadRequest))
 		}
 	}
-	header := strings.TrimSpace(r.Header.Get("MCP-Protocol-Version"))
+	header := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
 	c := &mcpCall{msg: msg, caller: caller}
 	if msg.Params != nil {
 		if err := c.env.decode(msg.Params); err != nil {

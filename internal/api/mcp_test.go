@@ -486,3 +486,39 @@ func TestMCPToolPanicIsInternalError(t *testing.T) {
 		t.Errorf("panic: %d %v", status, out)
 	}
 }
+
+// TestMCPToolsCallNameForms holds every spelling of params.name to one answer: the plain
+// string the door looks up directly, and the forms only encoding/json reads (an escape, a
+// key in another case), for a known tool, an unknown one and an empty name.
+func TestMCPToolsCallNameForms(t *testing.T) {
+	f := newMCPFixture(t, nil)
+	h := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
+	call := func(params string) map[string]any {
+		t.Helper()
+		_, _, out := f.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`, h)
+		return out
+	}
+	for _, params := range []string{
+		`{"name":"speak","arguments":{"text":"hi"}}`,
+		`{"name":"sp\u0065ak","arguments":{"text":"hi"}}`,
+		`{"Name":"speak","arguments":{"text":"hi"}}`,
+	} {
+		r := result(t, call(params))
+		if text, _ := r["content"].([]any)[0].(map[string]any)["text"].(string); r["isError"] != nil || !strings.HasPrefix(text, "queued: ") {
+			t.Errorf("%s: %v", params, r)
+		}
+	}
+	for params, want := range map[string]string{
+		`{"name":"shout","arguments":{}}`:       `unknown tool "shout"`,
+		`{"name":"sh\u006fut","arguments":{}}`:  `unknown tool "shout"`,
+		`{"name":"","arguments":{}}`:            `tools/call needs params.name`,
+		`{"arguments":{"text":"hi"}}`:           `tools/call needs params.name`,
+		`{"name":"speak","arguments":"hi"}`:     `params.arguments must be an object`,
+		`{"name":"sp\u0065ak","arguments":[1]}`: `params.arguments must be an object`,
+	} {
+		out := call(params)
+		if errCode(t, out) != rpcInvalidParams || !strings.Contains(out["error"].(map[string]any)["message"].(string), want) {
+			t.Errorf("%s: want %q, got %v", params, want, out)
+		}
+	}
+}

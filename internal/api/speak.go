@@ -53,11 +53,13 @@ func DecodeSpeakRequest(raw []byte) (SpeakRequest, *Error) {
 	if decodeSpeakPlain(raw, &req) {
 		return req, nil
 	}
-	req = SpeakRequest{}
-	if err := decodeStrict(raw, &req); err != nil {
-		return req, err
+	// A variable of its own for encoding/json: passing &req there would move req to the
+	// heap on every call, the plain ones too.
+	var strict SpeakRequest
+	if err := decodeStrict(raw, &strict); err != nil {
+		return strict, err
 	}
-	return req, nil
+	return strict, nil
 }
 
 // decodeSpeakPlain decodes the usual request, one object of known lower-case fields with
