@@ -121,7 +121,7 @@ var speakBodies = []string{
 }
 
 // TestDecodeSpeakRequestMatchesStrict: the plain fast path and decodeStrict agree on
-// every body (value or error).
+// every body (value or error), and on every valid one as the speak tool decodes it.
 func TestDecodeSpeakRequestMatchesStrict(t *testing.T) {
 	for _, b := range speakBodies {
 		checkSpeakDecode(t, []byte(b))
@@ -142,6 +142,13 @@ func checkSpeakDecode(t *testing.T, b []byte) {
 	got, gerr := DecodeSpeakRequest(b)
 	if !reflect.DeepEqual(werr, gerr) || (werr == nil && got != want) {
 		t.Fatalf("%q: got %+v %v, want %+v %v", b, got, gerr, want, werr)
+	}
+	if json.Valid(b) {
+		// The speak tool's arguments: valid JSON, decoded without checking that again.
+		got, gerr = decodeSpeakArgs(b)
+		if !reflect.DeepEqual(werr, gerr) || (werr == nil && got != want) {
+			t.Fatalf("%q as tool arguments: got %+v %v, want %+v %v", b, got, gerr, want, werr)
+		}
 	}
 }
 

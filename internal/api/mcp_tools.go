@@ -42,7 +42,8 @@ type ToolSpec[In, Out any] struct {
 	// once, call and result encoding included; the others wait their turn.
 	Heavy bool
 	// Decode replaces the strict decoding of the arguments where a hand-written decoder
-	// pays (the speak tool); nil = decodeStrictArgs into In.
+	// pays (the speak tool); nil = decodeStrictArgs into In. raw is valid JSON: a member of
+	// a body the door has checked with json.Valid (decodeRPC, serveBatch).
 	Decode func(raw json.RawMessage) (In, *Error)
 	// Call does the work: a success answers the result and its one-line text copy; a
 	// failure a *ToolError. raw is the arguments object as sent ({} when none), for
