@@ -60,7 +60,7 @@ func TestSpeakResultAppendJSONMatchesEncodingJSON(t *testing.T) {
 		}
 		res := toolAnswer{text: r.Text(), result: r}
 		wantRes, _ := json.Marshal(map[string]any{"content": []Content{TextContent(r.Text())}, "structuredContent": r})
-		gotRes, err := encodeToolResult(res)
+		gotRes, _, err := encodeToolResult(nil, res)
 		gotRes, wantRes = canonJSON(t, gotRes), canonJSON(t, wantRes)
 		if err != nil || !bytes.Equal(gotRes, wantRes) {
 			t.Errorf("tool result: got %s (%v), want %s", gotRes, err, wantRes)
@@ -77,7 +77,7 @@ func TestEncodeToolResultErrorShape(t *testing.T) {
 		toolErrorOf(fieldError("text", `field "text" is required`)),
 		{Error: "conflict", Message: "conflict: …", Conflict: true, Base: &base, Text: &text},
 	} {
-		got, err := encodeToolResult(toolAnswer{err: e})
+		got, _, err := encodeToolResult(nil, toolAnswer{err: e})
 		if err != nil {
 			t.Fatal(err)
 		}

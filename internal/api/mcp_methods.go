@@ -155,7 +155,10 @@ func (m *mcpServer) toolsCall(ctx context.Context, c *mcpCall) ([]byte, *rpcErro
 		}
 		defer release()
 	}
-	out, err := encodeToolResult(t.call(ctx, c.caller, args))
+	out, built, err := encodeToolResult(c.scratch[:0], t.call(ctx, c.caller, args))
+	if built {
+		c.scratch = out // the call's storage until it is released (a shared result is not)
+	}
 	if err != nil {
 		m.s.log.Error("encoding a tool result failed", "tool", t.Name, "err", err)
 		return nil, newRPCError(rpcInternalError, "the result of tool "+strconv.Quote(t.Name)+" could not be encoded")

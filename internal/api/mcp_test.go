@@ -522,3 +522,130 @@ func TestMCPToolsCallNameForms(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPConcurrentAnswersStayTheirOwn: answers are built in storage that calls reuse
+// (callPool); under concurrent calls every answer must still be its own request's — its
+// id, its announcement, its refused field — whole and valid, for single messages and the
+// elements of a batch.
+func TestMCPConcurrentAnswersStayTheirOwn(t *testing.T) {
+	f := newMCPFixture(t, nil)
+	const workers, calls = 8, 60
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	errs := make(chan error, workers*calls)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				id := fmt.Sprintf("%d-%d", w, i)
+				field := fmt.Sprintf("field_%d_%d", w, i)
+				ok := fmt.Sprintf(`{"jsonrpc":"2.0","id":"ok-%s","method":"tools/call","params":{"name":"speak","arguments":{"text":"Müller %s"}}}`, id, id)
+				bad := fmt.Sprintf(`{"jsonrpc":"2.0","id":"bad-%s","method":"tools/call","params":{"name":"speak","arguments":{"text":"x","%s":1}}}`, id, field)
+				body, version := ok, "2025-11-25"
+				switch i % 3 {
+				case 1:
+					body = bad
+				case 2:
+					body, version = "["+ok+","+bad+"]", "2025-03-26"
+				}
+				req, _ := http.NewRequest(http.MethodPost, f.http.URL+"/mcp", strings.NewReader(body))
+				req.Header.Set("MCP-Protocol-Version", version)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var answers []map[string]any
+				if i%3 == 2 {
+					err = json.Unmarshal(raw, &answers)
+				} else {
+					var one map[string]any
+					err = json.Unmarshal(raw, &one)
+					answers = append(answers, one)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("%s: not JSON: %v: %s", id, err, raw)
+					continue
+				}
+				for _, a := range answers {
+					r, _ := a["result"].(map[string]any)
+					content, _ := r["content"].([]any)
+					if len(content) != 1 {
+						errs <- fmt.Errorf("%s: %s", id, raw)
+						continue
+					}
+					text, _ := content[0].(map[string]any)["text"].(string)
+					switch a["id"] {
+					case "ok-" + id:
+						sc, _ := r["structuredContent"].(map[string]any)
+						aid, _ := sc["id"].(string)
+						if text != "queued: "+aid {
+							errs <- fmt.Errorf("%s: text %q, structured id %q", id, text, aid)
+						}
+						mu.Lock()
+						if seen[aid] {
+							errs <- fmt.Errorf("%s: announcement %s answered twice", id, aid)
+						}
+						seen[aid] = true
+						mu.Unlock()
+					case "bad-" + id:
+						if r["isError"] != true || !strings.Contains(text, field) {
+							errs <- fmt.Errorf("%s: want the refusal naming %s, got %s", id, field, raw)
+						}
+					default:
+						errs <- fmt.Errorf("%s: answer of another request: %s", id, raw)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if want := workers * (calls - calls/3); len(seen) != want {
+		t.Errorf("%d announcements answered, want %d", len(seen), want)
+	}
+}
+
+// sharedToolResult is a whole result whose bytes are made once and shared by every call,
+// as a cached inspect answer is; it has spare capacity, which a pooled answer must never
+// be written into.
+type sharedToolResult struct{ bytes []byte }
+
+func (r sharedToolResult) toolResult() []byte { return r.bytes }
+
+// TestMCPSharedResultNotReused: a call's storage (mcpCall.scratch) never takes a shared
+// result, so the next call built in that storage cannot overwrite it.
+func TestMCPSharedResultNotReused(t *testing.T) {
+	f := newMCPFixture(t, nil)
+	shared := make([]byte, 0, 4096)
+	shared = endResult(append(shared, `{"content":[{"type":"text","text":"shared"}]}`...))
+	want := string(shared[:cap(shared)])
+	AddTool(f.srv, ToolSpec[struct{}, sharedToolResult]{
+		Name: "shared", Description: "A cached result.", UndeclaredOutput: true,
+		Call: func(context.Context, Caller, struct{}, json.RawMessage) (sharedToolResult, string, *ToolError) {
+			return sharedToolResult{shared}, "", nil
+		},
+	})
+	m := f.srv.mcp
+	c := newCall()
+	c.env = mcpEnvelope{Name: json.RawMessage(`"shared"`), Arguments: json.RawMessage(`{}`)}
+	got, rerr := m.toolsCall(context.Background(), c)
+	if rerr != nil || string(got) != string(shared) {
+		t.Fatalf("shared tool answered %s %v", got, rerr)
+	}
+	// The next call on the same storage, as the pool hands it out again.
+	c.env = mcpEnvelope{Name: json.RawMessage(`"speak"`), Arguments: json.RawMessage(`{"text":"a longer text than the shared result holds, Müller"}`)}
+	if _, rerr := m.toolsCall(context.Background(), c); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if string(shared[:cap(shared)]) != want {
+		t.Errorf("the shared result was overwritten: %q", shared[:80])
+	}
+}

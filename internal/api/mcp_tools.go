@@ -223,25 +223,31 @@ type wholeResult interface {
 	toolResult() []byte
 }
 
-// encodeToolResult encodes a call's answer as the tools/call result object. Results that
-// encode themselves and all text are written without reflection; other results go
-// through encoding/json (cached per type by the encoder).
-func encodeToolResult(a toolAnswer) ([]byte, error) {
+// encodeToolResult encodes a call's answer as the tools/call result object, with
+// responseTail after it (endResult). A wholeResult's bytes, made once and shared, are
+// returned as they are (built false); every other answer is appended to dst (built true:
+// the result is dst's storage, or what append grew it to). Text and results that encode
+// themselves are written without reflection; other results go through encoding/json
+// (cached per type by the encoder).
+func encodeToolResult(dst []byte, a toolAnswer) (result []byte, built bool, err error) {
 	if w, ok := a.result.(wholeResult); ok && a.err == nil {
-		return w.toolResult(), nil
+		return w.toolResult(), false, nil
 	}
+	result, err = appendToolResult(dst, a)
+	return result, true, err
+}
+
+func appendToolResult(dst []byte, a toolAnswer) ([]byte, error) {
 	if a.err != nil {
 		body, err := json.Marshal(a.err)
 		if err != nil {
 			return nil, fmt.Errorf("encoding a tool error: %w", err)
 		}
-		out := make([]byte, 0, len(body)+len(body)/8+64)
-		out = append(out, `{"content":[{"type":"text","text":`...)
+		out := append(dst, `{"content":[{"type":"text","text":`...)
 		out = appendJSONString(out, string(body))
 		return endResult(append(out, `}],"isError":true}`...)), nil
 	}
-	out := make([]byte, 0, len(a.text)+len(a.text)/8+384)
-	out = append(out, `{"content":[{"type":"text","text":`...)
+	out := append(dst, `{"content":[{"type":"text","text":`...)
 	out = appendJSONString(out, a.text)
 	out = append(out, `}]`...)
 	if a.result != nil {
