@@ -155,7 +155,7 @@ func (m *mcpServer) toolsCall(ctx context.Context, c *mcpCall) ([]byte, *rpcErro
 		}
 		defer release()
 	}
-	out, built, err := encodeToolResult(c.scratch[:0], t.call(ctx, c.caller, args))
+	out, built, err := encodeToolResult(c.scratch[:0], t.call(ctx, c.caller, args, c.scratch[:0]))
 	if built {
 		c.scratch = out // the call's storage until it is released (a shared result is not)
 	}

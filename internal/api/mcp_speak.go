@@ -21,6 +21,7 @@ func (m *mcpServer) registerSpeak() {
 			OpenWorldHint:   Hint(false),
 		},
 		Decode: decodeSpeakArgs,
+		Encode: func(dst []byte, r SpeakResult) ([]byte, error) { return r.appendJSON(dst) },
 		Call: func(ctx context.Context, caller Caller, req SpeakRequest, _ json.RawMessage) (SpeakResult, string, *ToolError) {
 			res, serr := m.s.Speak(ctx, caller, req)
 			if serr != nil {

@@ -649,3 +649,54 @@ func TestMCPSharedResultNotReused(t *testing.T) {
 		t.Errorf("the shared result was overwritten: %q", shared[:80])
 	}
 }
+
+// TestToolEncodeMatchesGeneric: a result built by ToolSpec.Encode straight into the call's
+// storage is byte for byte the result the generic encoding makes of the same Out (the
+// speak tool's results, text and structured content, and an Out Encode cannot encode).
+func TestToolEncodeMatchesGeneric(t *testing.T) {
+	f := newMCPFixture(t, nil)
+	until := time.Date(2026, 11, 30, 4, 5, 6, 7, time.FixedZone("x", 3600))
+	var current SpeakResult
+	call := func(context.Context, Caller, struct{}, json.RawMessage) (SpeakResult, string, *ToolError) {
+		return current, current.Text(), nil
+	}
+	AddTool(f.srv, ToolSpec[struct{}, SpeakResult]{Name: "built", Description: "Encode.", Call: call,
+		Encode: func(dst []byte, r SpeakResult) ([]byte, error) { return r.appendJSON(dst) }})
+	AddTool(f.srv, ToolSpec[struct{}, SpeakResult]{Name: "generic", Description: "No Encode.", Call: call})
+	run := func(name string, c *mcpCall) ([]byte, *rpcError) {
+		c.env = mcpEnvelope{Name: json.RawMessage(`"` + name + `"`), Arguments: json.RawMessage(`{}`)}
+		return f.srv.mcp.toolsCall(context.Background(), c)
+	}
+	c := newCall()
+	c.scratch = make([]byte, 0, 8) // grown by the first call, reused by the next
+	for _, r := range []SpeakResult{
+		{Status: "queued", ID: "a1", Position: 3, Message: "queued as a1 at position 3", Warning: "no player <b>"},
+		{Status: "muted", Until: &until, Message: "muted: <until> & \"then\", Müller"},
+		{Status: "muted", Message: "muted: talkd is muted until unmuted; the announcement was not queued"},
+		{Status: "discarded", Reason: "rate_limit", RetryAfterMs: 1234, Message: "discarded: rate_limit"},
+		{Status: "discarded", Reason: "quiet_hours", Window: "22:00-07:00", Message: "discarded: quiet_hours \u2028"},
+		{Status: "queued", ID: "a9", ShortenedFrom: 900, LeftOut: "the first 3 lines", DeferredMs: 20, SameAs: "a8", Message: "x"},
+	} {
+		current = r
+		want, rerr := run("generic", &mcpCall{})
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		got, rerr := run("built", c)
+		if rerr != nil || string(got) != string(want) {
+			t.Fatalf("%+v: Encode built\n%s (%v)\nthe generic encoding\n%s", r, got, rerr, want)
+		}
+		if full, ok := withTail(got); !ok || string(full[len(got):]) != "}\n" {
+			t.Errorf("%+v: no response tail after the built result", r)
+		}
+	}
+	// A time Encode cannot write fails the call as the generic encoding does.
+	bad := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	current = SpeakResult{Status: "muted", Until: &bad}
+	if _, rerr := run("built", c); rerr == nil || rerr.Code != rpcInternalError {
+		t.Errorf("an unencodable result: %v", rerr)
+	}
+	if _, rerr := run("generic", &mcpCall{}); rerr == nil || rerr.Code != rpcInternalError {
+		t.Errorf("an unencodable result, generic: %v", rerr)
+	}
+}
