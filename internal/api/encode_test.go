@@ -35,7 +35,7 @@ func TestEncodeToolResultMatchesEncodingJSON(t *testing.T) {
 			"structuredContent": plansListOut{Plans: []PlanInfo{}}}},
 		{toolAnswer{text: "plain <b>", result: noArgs{}}, map[string]any{"content": []Content{TextContent("plain <b>")}, "structuredContent": map[string]any{}}},
 	} {
-		got, err := encodeToolResult(c.ans)
+		got, _, err := encodeToolResult(nil, c.ans)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func BenchmarkEncodeInspectResult(b *testing.B) {
 	b.Run("spliced", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			encodeToolResult(res)
+			encodeToolResult(nil, res)
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {

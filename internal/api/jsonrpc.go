@@ -118,8 +118,13 @@ func decodeRPC(body []byte) (rpcMessage, *rpcError) {
 	}
 	if s, ok := plainString(method); ok {
 		msg.Method = methodName(s)
-	} else if err := json.Unmarshal(method, &msg.Method); err != nil {
-		msg.Method = ""
+	} else {
+		// Into a variable of its own: &msg.Method would move the whole message to the heap
+		// on every request, not only on this rare one.
+		var name string
+		if json.Unmarshal(method, &name) == nil {
+			msg.Method = name
+		}
 	}
 	if msg.Method == "" {
 		return msg, newRPCError(rpcInvalidRequest, `invalid request: "method" must be a non-empty string`)

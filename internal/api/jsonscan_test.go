@@ -60,7 +60,7 @@ func TestSpeakResultAppendJSONMatchesEncodingJSON(t *testing.T) {
 		}
 		res := toolAnswer{text: r.Text(), result: r}
 		wantRes, _ := json.Marshal(map[string]any{"content": []Content{TextContent(r.Text())}, "structuredContent": r})
-		gotRes, err := encodeToolResult(res)
+		gotRes, _, err := encodeToolResult(nil, res)
 		gotRes, wantRes = canonJSON(t, gotRes), canonJSON(t, wantRes)
 		if err != nil || !bytes.Equal(gotRes, wantRes) {
 			t.Errorf("tool result: got %s (%v), want %s", gotRes, err, wantRes)
@@ -77,7 +77,7 @@ func TestEncodeToolResultErrorShape(t *testing.T) {
 		toolErrorOf(fieldError("text", `field "text" is required`)),
 		{Error: "conflict", Message: "conflict: …", Conflict: true, Base: &base, Text: &text},
 	} {
-		got, err := encodeToolResult(toolAnswer{err: e})
+		got, _, err := encodeToolResult(nil, toolAnswer{err: e})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ var speakBodies = []string{
 }
 
 // TestDecodeSpeakRequestMatchesStrict: the plain fast path and decodeStrict agree on
-// every body (value or error).
+// every body (value or error), and on every valid one as the speak tool decodes it.
 func TestDecodeSpeakRequestMatchesStrict(t *testing.T) {
 	for _, b := range speakBodies {
 		checkSpeakDecode(t, []byte(b))
@@ -142,6 +142,13 @@ func checkSpeakDecode(t *testing.T, b []byte) {
 	got, gerr := DecodeSpeakRequest(b)
 	if !reflect.DeepEqual(werr, gerr) || (werr == nil && got != want) {
 		t.Fatalf("%q: got %+v %v, want %+v %v", b, got, gerr, want, werr)
+	}
+	if json.Valid(b) {
+		// The speak tool's arguments: valid JSON, decoded without checking that again.
+		got, gerr = decodeSpeakArgs(b)
+		if !reflect.DeepEqual(werr, gerr) || (werr == nil && got != want) {
+			t.Fatalf("%q as tool arguments: got %+v %v, want %+v %v", b, got, gerr, want, werr)
+		}
 	}
 }
 

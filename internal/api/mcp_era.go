@@ -35,7 +35,7 @@ func check2026(r *http.Request, c *mcpCall) *rpcError {
 	if caps, ok := c.env.Meta[metaCaps]; !ok || len(caps) == 0 || caps[0] != '{' {
 		return invalidParams(`params._meta must carry %q (an object)`, metaCaps)
 	}
-	header, present := headerValue(r, "MCP-Protocol-Version")
+	header, present := headerValue(r, headerProtocolVersion)
 	if !present || header != version {
 		return newRPCError(rpcHeaderMismatch, fmt.Sprintf("header mismatch: MCP-Protocol-Version %q must equal params._meta[%q] %q",
 			header, metaVersion, version))

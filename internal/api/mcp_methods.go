@@ -117,24 +117,31 @@ func (m *mcpServer) promptsList(_ context.Context, c *mcpCall) ([]byte, *rpcErro
 var emptyArgs = json.RawMessage(`{}`)
 
 func (m *mcpServer) toolsCall(ctx context.Context, c *mcpCall) ([]byte, *rpcError) {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
+	var t tool
+	var args json.RawMessage
+	if name, ok := plainString(c.env.Name); ok && len(name) > 0 {
+		// The envelope already holds both fields, split from the same params; the name
+		// is looked up without a copy of its bytes.
+		if t, ok = m.reg.tool(string(name)); !ok {
+			return nil, invalidParams("unknown tool %q", string(name))
+		}
+		args = c.env.Arguments
+	} else {
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if e := decodeParams(c, &p); e != nil {
+			return nil, e
+		}
+		if p.Name == "" {
+			return nil, invalidParams("tools/call needs params.name")
+		}
+		if t, ok = m.reg.tool(p.Name); !ok {
+			return nil, invalidParams("unknown tool %q", p.Name)
+		}
+		args = p.Arguments
 	}
-	if name, ok := plainString(c.env.Name); ok {
-		// The envelope already holds both fields, split from the same params.
-		p.Name, p.Arguments = string(name), c.env.Arguments
-	} else if e := decodeParams(c, &p); e != nil {
-		return nil, e
-	}
-	if p.Name == "" {
-		return nil, invalidParams("tools/call needs params.name")
-	}
-	t, ok := m.reg.tool(p.Name)
-	if !ok {
-		return nil, invalidParams("unknown tool %q", p.Name)
-	}
-	args := p.Arguments
 	switch {
 	case args == nil || bytes.Equal(args, jsonNull):
 		args = emptyArgs
@@ -144,14 +151,17 @@ func (m *mcpServer) toolsCall(ctx context.Context, c *mcpCall) ([]byte, *rpcErro
 	if t.Heavy {
 		release, err := m.s.acquireHeavy(ctx)
 		if err != nil {
-			return nil, m.busyError(p.Name, err)
+			return nil, m.busyError(t.Name, err)
 		}
 		defer release()
 	}
-	out, err := encodeToolResult(t.call(ctx, c.caller, args))
+	out, built, err := encodeToolResult(c.scratch[:0], t.call(ctx, c.caller, args, c.scratch[:0]))
+	if built {
+		c.scratch = out // the call's storage until it is released (a shared result is not)
+	}
 	if err != nil {
-		m.s.log.Error("encoding a tool result failed", "tool", p.Name, "err", err)
-		return nil, newRPCError(rpcInternalError, "the result of tool "+strconv.Quote(p.Name)+" could not be encoded")
+		m.s.log.Error("encoding a tool result failed", "tool", t.Name, "err", err)
+		return nil, newRPCError(rpcInternalError, "the result of tool "+strconv.Quote(t.Name)+" could not be encoded")
 	}
 	return out, nil
 }

@@ -20,7 +20,8 @@ func (m *mcpServer) registerSpeak() {
 			IdempotentHint:  Hint(false), // every call is one more announcement
 			OpenWorldHint:   Hint(false),
 		},
-		Decode: func(raw json.RawMessage) (SpeakRequest, *Error) { return DecodeSpeakRequest(raw) },
+		Decode: decodeSpeakArgs,
+		Encode: func(dst []byte, r SpeakResult) ([]byte, error) { return r.appendJSON(dst) },
 		Call: func(ctx context.Context, caller Caller, req SpeakRequest, _ json.RawMessage) (SpeakResult, string, *ToolError) {
 			res, serr := m.s.Speak(ctx, caller, req)
 			if serr != nil {

@@ -486,3 +486,217 @@ func TestMCPToolPanicIsInternalError(t *testing.T) {
 		t.Errorf("panic: %d %v", status, out)
 	}
 }
+
+// TestMCPToolsCallNameForms holds every spelling of params.name to one answer: the plain
+// string the door looks up directly, and the forms only encoding/json reads (an escape, a
+// key in another case), for a known tool, an unknown one and an empty name.
+func TestMCPToolsCallNameForms(t *testing.T) {
+	f := newMCPFixture(t, nil)
+	h := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
+	call := func(params string) map[string]any {
+		t.Helper()
+		_, _, out := f.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`, h)
+		return out
+	}
+	for _, params := range []string{
+		`{"name":"speak","arguments":{"text":"hi"}}`,
+		`{"name":"sp\u0065ak","arguments":{"text":"hi"}}`,
+		`{"Name":"speak","arguments":{"text":"hi"}}`,
+	} {
+		r := result(t, call(params))
+		if text, _ := r["content"].([]any)[0].(map[string]any)["text"].(string); r["isError"] != nil || !strings.HasPrefix(text, "queued: ") {
+			t.Errorf("%s: %v", params, r)
+		}
+	}
+	for params, want := range map[string]string{
+		`{"name":"shout","arguments":{}}`:       `unknown tool "shout"`,
+		`{"name":"sh\u006fut","arguments":{}}`:  `unknown tool "shout"`,
+		`{"name":"","arguments":{}}`:            `tools/call needs params.name`,
+		`{"arguments":{"text":"hi"}}`:           `tools/call needs params.name`,
+		`{"name":"speak","arguments":"hi"}`:     `params.arguments must be an object`,
+		`{"name":"sp\u0065ak","arguments":[1]}`: `params.arguments must be an object`,
+	} {
+		out := call(params)
+		if errCode(t, out) != rpcInvalidParams || !strings.Contains(out["error"].(map[string]any)["message"].(string), want) {
+			t.Errorf("%s: want %q, got %v", params, want, out)
+		}
+	}
+}
+
+// TestMCPConcurrentAnswersStayTheirOwn: answers are built in storage that calls reuse
+// (callPool); under concurrent calls every answer must still be its own request's — its
+// id, its announcement, its refused field — whole and valid, for single messages and the
+// elements of a batch.
+func TestMCPConcurrentAnswersStayTheirOwn(t *testing.T) {
+	f := newMCPFixture(t, nil)
+	const workers, calls = 8, 60
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	errs := make(chan error, workers*calls)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				id := fmt.Sprintf("%d-%d", w, i)
+				field := fmt.Sprintf("field_%d_%d", w, i)
+				ok := fmt.Sprintf(`{"jsonrpc":"2.0","id":"ok-%s","method":"tools/call","params":{"name":"speak","arguments":{"text":"Müller %s"}}}`, id, id)
+				bad := fmt.Sprintf(`{"jsonrpc":"2.0","id":"bad-%s","method":"tools/call","params":{"name":"speak","arguments":{"text":"x","%s":1}}}`, id, field)
+				body, version := ok, "2025-11-25"
+				switch i % 3 {
+				case 1:
+					body = bad
+				case 2:
+					body, version = "["+ok+","+bad+"]", "2025-03-26"
+				}
+				req, _ := http.NewRequest(http.MethodPost, f.http.URL+"/mcp", strings.NewReader(body))
+				req.Header.Set("MCP-Protocol-Version", version)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var answers []map[string]any
+				if i%3 == 2 {
+					err = json.Unmarshal(raw, &answers)
+				} else {
+					var one map[string]any
+					err = json.Unmarshal(raw, &one)
+					answers = append(answers, one)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("%s: not JSON: %v: %s", id, err, raw)
+					continue
+				}
+				for _, a := range answers {
+					r, _ := a["result"].(map[string]any)
+					content, _ := r["content"].([]any)
+					if len(content) != 1 {
+						errs <- fmt.Errorf("%s: %s", id, raw)
+						continue
+					}
+					text, _ := content[0].(map[string]any)["text"].(string)
+					switch a["id"] {
+					case "ok-" + id:
+						sc, _ := r["structuredContent"].(map[string]any)
+						aid, _ := sc["id"].(string)
+						if text != "queued: "+aid {
+							errs <- fmt.Errorf("%s: text %q, structured id %q", id, text, aid)
+						}
+						mu.Lock()
+						if seen[aid] {
+							errs <- fmt.Errorf("%s: announcement %s answered twice", id, aid)
+						}
+						seen[aid] = true
+						mu.Unlock()
+					case "bad-" + id:
+						if r["isError"] != true || !strings.Contains(text, field) {
+							errs <- fmt.Errorf("%s: want the refusal naming %s, got %s", id, field, raw)
+						}
+					default:
+						errs <- fmt.Errorf("%s: answer of another request: %s", id, raw)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if want := workers * (calls - calls/3); len(seen) != want {
+		t.Errorf("%d announcements answered, want %d", len(seen), want)
+	}
+}
+
+// sharedToolResult is a whole result whose bytes are made once and shared by every call,
+// as a cached inspect answer is; it has spare capacity, which a pooled answer must never
+// be written into.
+type sharedToolResult struct{ bytes []byte }
+
+func (r sharedToolResult) toolResult() []byte { return r.bytes }
+
+// TestMCPSharedResultNotReused: a call's storage (mcpCall.scratch) never takes a shared
+// result, so the next call built in that storage cannot overwrite it.
+func TestMCPSharedResultNotReused(t *testing.T) {
+	f := newMCPFixture(t, nil)
+	shared := make([]byte, 0, 4096)
+	shared = endResult(append(shared, `{"content":[{"type":"text","text":"shared"}]}`...))
+	want := string(shared[:cap(shared)])
+	AddTool(f.srv, ToolSpec[struct{}, sharedToolResult]{
+		Name: "shared", Description: "A cached result.", UndeclaredOutput: true,
+		Call: func(context.Context, Caller, struct{}, json.RawMessage) (sharedToolResult, string, *ToolError) {
+			return sharedToolResult{shared}, "", nil
+		},
+	})
+	m := f.srv.mcp
+	c := newCall()
+	c.env = mcpEnvelope{Name: json.RawMessage(`"shared"`), Arguments: json.RawMessage(`{}`)}
+	got, rerr := m.toolsCall(context.Background(), c)
+	if rerr != nil || string(got) != string(shared) {
+		t.Fatalf("shared tool answered %s %v", got, rerr)
+	}
+	// The next call on the same storage, as the pool hands it out again.
+	c.env = mcpEnvelope{Name: json.RawMessage(`"speak"`), Arguments: json.RawMessage(`{"text":"a longer text than the shared result holds, Müller"}`)}
+	if _, rerr := m.toolsCall(context.Background(), c); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if string(shared[:cap(shared)]) != want {
+		t.Errorf("the shared result was overwritten: %q", shared[:80])
+	}
+}
+
+// TestToolEncodeMatchesGeneric: a result built by ToolSpec.Encode straight into the call's
+// storage is byte for byte the result the generic encoding makes of the same Out (the
+// speak tool's results, text and structured content, and an Out Encode cannot encode).
+func TestToolEncodeMatchesGeneric(t *testing.T) {
+	f := newMCPFixture(t, nil)
+	until := time.Date(2026, 11, 30, 4, 5, 6, 7, time.FixedZone("x", 3600))
+	var current SpeakResult
+	call := func(context.Context, Caller, struct{}, json.RawMessage) (SpeakResult, string, *ToolError) {
+		return current, current.Text(), nil
+	}
+	AddTool(f.srv, ToolSpec[struct{}, SpeakResult]{Name: "built", Description: "Encode.", Call: call,
+		Encode: func(dst []byte, r SpeakResult) ([]byte, error) { return r.appendJSON(dst) }})
+	AddTool(f.srv, ToolSpec[struct{}, SpeakResult]{Name: "generic", Description: "No Encode.", Call: call})
+	run := func(name string, c *mcpCall) ([]byte, *rpcError) {
+		c.env = mcpEnvelope{Name: json.RawMessage(`"` + name + `"`), Arguments: json.RawMessage(`{}`)}
+		return f.srv.mcp.toolsCall(context.Background(), c)
+	}
+	c := newCall()
+	c.scratch = make([]byte, 0, 8) // grown by the first call, reused by the next
+	for _, r := range []SpeakResult{
+		{Status: "queued", ID: "a1", Position: 3, Message: "queued as a1 at position 3", Warning: "no player <b>"},
+		{Status: "muted", Until: &until, Message: "muted: <until> & \"then\", Müller"},
+		{Status: "muted", Message: "muted: talkd is muted until unmuted; the announcement was not queued"},
+		{Status: "discarded", Reason: "rate_limit", RetryAfterMs: 1234, Message: "discarded: rate_limit"},
+		{Status: "discarded", Reason: "quiet_hours", Window: "22:00-07:00", Message: "discarded: quiet_hours \u2028"},
+		{Status: "queued", ID: "a9", ShortenedFrom: 900, LeftOut: "the first 3 lines", DeferredMs: 20, SameAs: "a8", Message: "x"},
+	} {
+		current = r
+		want, rerr := run("generic", &mcpCall{})
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		got, rerr := run("built", c)
+		if rerr != nil || string(got) != string(want) {
+			t.Fatalf("%+v: Encode built\n%s (%v)\nthe generic encoding\n%s", r, got, rerr, want)
+		}
+		if full, ok := withTail(got); !ok || string(full[len(got):]) != "}\n" {
+			t.Errorf("%+v: no response tail after the built result", r)
+		}
+	}
+	// A time Encode cannot write fails the call as the generic encoding does.
+	bad := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	current = SpeakResult{Status: "muted", Until: &bad}
+	if _, rerr := run("built", c); rerr == nil || rerr.Code != rpcInternalError {
+		t.Errorf("an unencodable result: %v", rerr)
+	}
+	if _, rerr := run("generic", &mcpCall{}); rerr == nil || rerr.Code != rpcInternalError {
+		t.Errorf("an unencodable result, generic: %v", rerr)
+	}
+}

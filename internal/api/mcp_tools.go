@@ -42,8 +42,15 @@ type ToolSpec[In, Out any] struct {
 	// once, call and result encoding included; the others wait their turn.
 	Heavy bool
 	// Decode replaces the strict decoding of the arguments where a hand-written decoder
-	// pays (the speak tool); nil = decodeStrictArgs into In.
+	// pays (the speak tool); nil = decodeStrictArgs into In. raw is valid JSON: a member of
+	// a body the door has checked with json.Valid (decodeRPC, serveBatch).
 	Decode func(raw json.RawMessage) (In, *Error)
+	// Encode, when set, appends an Out to dst exactly as encoding/json encodes it (the
+	// speak tool: SpeakResult.appendJSON). The result object is then built straight into
+	// the call's storage, without putting the Out into an interface first (an allocation
+	// of its size on every call). nil: the Out encodes itself (jsonAppender, wholeResult)
+	// or goes through encoding/json.
+	Encode func(dst []byte, out Out) ([]byte, error)
 	// Call does the work: a success answers the result and its one-line text copy; a
 	// failure a *ToolError. raw is the arguments object as sent ({} when none), for
 	// recognising retries.
@@ -59,7 +66,8 @@ type tool struct {
 	OutputSchema map[string]any
 	Annotations  ToolAnnotations
 	Heavy        bool
-	call         func(ctx context.Context, caller Caller, args json.RawMessage) toolAnswer
+	// call runs the tool; it may build the result object in dst (toolAnswer.built).
+	call func(ctx context.Context, caller Caller, args json.RawMessage, dst []byte) toolAnswer
 }
 
 // AddTool registers a tool. It panics on a type without a schema, an empty or duplicate
@@ -92,11 +100,11 @@ func AddTool[In, Out any](s *Server, spec ToolSpec[In, Out]) {
 			return v, err
 		}
 	}
-	name, log := spec.Name, s.log
+	name, log, encode := spec.Name, s.log, spec.Encode
 	s.mcp.reg.addTool(tool{
 		Name: spec.Name, Title: spec.Title, Description: spec.Description,
 		InputSchema: in, OutputSchema: out, Annotations: spec.Annotations, Heavy: spec.Heavy,
-		call: func(ctx context.Context, caller Caller, raw json.RawMessage) toolAnswer {
+		call: func(ctx context.Context, caller Caller, raw json.RawMessage, dst []byte) toolAnswer {
 			v, derr := decode(raw)
 			if derr != nil {
 				return refusedAnswer(log, name, caller, toolErrorOf(derr))
@@ -108,14 +116,27 @@ func AddTool[In, Out any](s *Server, spec ToolSpec[In, Out]) {
 			if terr != nil {
 				return refusedAnswer(log, name, caller, terr)
 			}
+			if encode != nil {
+				built, err := encode(append(appendTextContent(dst, text), `,"structuredContent":`...), res)
+				if err != nil {
+					return toolAnswer{encodeErr: fmt.Errorf("encoding a tool result: %w", err)}
+				}
+				return toolAnswer{built: endResult(append(built, '}'))}
+			}
 			return toolAnswer{text: text, result: res}
 		},
 	})
 }
 
 // toolAnswer is what a call produced: a result of the tool's Out type with its text
-// copy, or a failure. Only AddTool's wrapper builds one.
+// copy, the whole result object already built (ToolSpec.Encode), or a failure. Only
+// AddTool's wrapper builds one.
 type toolAnswer struct {
+	// built is the result object with responseTail after it, appended to the dst the
+	// call was given; encodeErr is why it could not be built.
+	built     []byte
+	encodeErr error
+
 	text   string
 	result any // the Out value; nil for a failure
 	err    *ToolError
@@ -222,27 +243,44 @@ type wholeResult interface {
 	toolResult() []byte
 }
 
-// encodeToolResult encodes a call's answer as the tools/call result object. Results that
-// encode themselves and all text are written without reflection; other results go
-// through encoding/json (cached per type by the encoder).
-func encodeToolResult(a toolAnswer) ([]byte, error) {
-	if w, ok := a.result.(wholeResult); ok && a.err == nil {
-		return w.toolResult(), nil
+// encodeToolResult encodes a call's answer as the tools/call result object, with
+// responseTail after it (endResult). A wholeResult's bytes, made once and shared, are
+// returned as they are (built false); every other answer is appended to dst (built true:
+// the result is dst's storage, or what append grew it to). Text and results that encode
+// themselves are written without reflection; other results go through encoding/json
+// (cached per type by the encoder).
+func encodeToolResult(dst []byte, a toolAnswer) (result []byte, built bool, err error) {
+	switch {
+	case a.encodeErr != nil:
+		return nil, false, a.encodeErr
+	case a.built != nil:
+		return a.built, true, nil // built in dst's storage by the call itself
 	}
+	if w, ok := a.result.(wholeResult); ok && a.err == nil {
+		return w.toolResult(), false, nil
+	}
+	result, err = appendToolResult(dst, a)
+	return result, true, err
+}
+
+// appendTextContent appends the start of a result object: its one text block.
+func appendTextContent(dst []byte, text string) []byte {
+	out := append(dst, `{"content":[{"type":"text","text":`...)
+	out = appendJSONString(out, text)
+	return append(out, `}]`...)
+}
+
+func appendToolResult(dst []byte, a toolAnswer) ([]byte, error) {
 	if a.err != nil {
 		body, err := json.Marshal(a.err)
 		if err != nil {
 			return nil, fmt.Errorf("encoding a tool error: %w", err)
 		}
-		out := make([]byte, 0, len(body)+len(body)/8+64)
-		out = append(out, `{"content":[{"type":"text","text":`...)
+		out := append(dst, `{"content":[{"type":"text","text":`...)
 		out = appendJSONString(out, string(body))
 		return endResult(append(out, `}],"isError":true}`...)), nil
 	}
-	out := make([]byte, 0, len(a.text)+len(a.text)/8+384)
-	out = append(out, `{"content":[{"type":"text","text":`...)
-	out = appendJSONString(out, a.text)
-	out = append(out, `}]`...)
+	out := appendTextContent(dst, a.text)
 	if a.result != nil {
 		out = append(out, `,"structuredContent":`...)
 		if app, ok := a.result.(jsonAppender); ok {

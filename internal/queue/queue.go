@@ -461,7 +461,7 @@ func (v *Voice) unlock() {
 func (v *Voice) newEntry(a Announcement, now time.Time) *Entry {
 	v.seq++
 	e := &Entry{
-		Seq: v.seq, ID: "a" + strconv.FormatUint(v.seq, 10), Text: a.Text, Lang: a.Lang,
+		Seq: v.seq, ID: entryID(v.seq), Text: a.Text, Lang: a.Lang,
 		Priority: a.Priority.String(), Provider: a.Provider, Voice: a.Voice, Caller: a.Caller, Agent: a.Agent,
 		Origin: a.Origin, Received: now,
 	}
@@ -479,6 +479,13 @@ func (v *Voice) newEntry(a Announcement, now time.Time) *Entry {
 	}
 	v.dirty[e] = struct{}{}
 	return e
+}
+
+// entryID is the id of announcement number seq, "a" and the number, made with one
+// allocation ("a" + strconv.FormatUint takes two, on every announcement).
+func entryID(seq uint64) string {
+	var buf [21]byte
+	return string(strconv.AppendUint(append(buf[:0], 'a'), seq, 10))
 }
 
 // recentLocked returns the history's newest HistorySize entries, oldest first. Caller holds
