@@ -120,3 +120,54 @@ func TestBoxEditParseEqualsFullParse(t *testing.T) {
 		t.Fatalf("only %d edits took the model from the old one: the test does not test it", incModel)
 	}
 }
+
+// TestBoxEditPathEqualsFullPath: the same proof as js/test/write_path.test.js, in goja, with
+// that very file (js/test/edit_chain.js): chains of random status edits of generated plans
+// (package gen's, whose assignees include @jörg and @Müller, with coupled choice groups),
+// each edit's path taken from the old analysis where it can and
+// held to the full search and finish, its loads to the loads of that path, and every third
+// analysis to the plain one.
+func TestBoxEditPathEqualsFullPath(t *testing.T) {
+	chain, err := os.ReadFile(filepath.Join("js", "test", "edit_chain.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(chain) + `
+Werkbaum.methods.editChainSame = function (a) { return editChainSame(Werkbaum, a.text, a.seed, a.edits); };`
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: 5 * time.Minute}, script)
+	plans := []struct {
+		name, text string
+		edits      int
+	}{
+		{"gen 2000", gen.Plan(2000, 1), 60},
+		{"gen 1000 seed 3", gen.Plan(1000, 3), 60},
+		{"deep", gen.Deep(300, 40, 2), 30},
+		{"flat", gen.Flat(400, 4), 30},
+		{"coupled", coupledPlan(6), 60},
+		{"small", smallPlan, 40},
+		{"dropped", "[-] Old #old\n  - A #a\nNew (L) @ann\n  - [~] B :#a,#b @bo\n  | > C #b (S)\n  = D\n  + [/] E !!!\n", 40},
+	}
+	fast, full := 0, 0
+	for _, p := range plans {
+		raw, err := e.call(context.Background(), "editChainSame", map[string]any{"text": p.text, "seed": len(p.name), "edits": p.edits})
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		var r struct {
+			Fast, Full, Analyses int
+			Differ               []string
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Differ) > 0 {
+			t.Errorf("%s: the status edits' analyses differ from the plain ones: %v", p.name, r.Differ)
+		}
+		fast += r.Fast
+		full += r.Full
+	}
+	t.Logf("paths taken from the old one: %d, searched in full: %d", fast, full)
+	if fast < 100 || full < 20 {
+		t.Fatalf("%d paths taken from the old one, %d searched in full: the test does not test both", fast, full)
+	}
+}

@@ -81,8 +81,10 @@
   }
 
   // result: the needed set of an assignment; finish adds its cost, margins and stations.
+  // sens (decomposed only, else null) marks the nodes whose own cost the exact search reads
+  // (pathAfterEdit).
   function result(P, choice, exact) {
-    return { exact: exact, choice: choice, inSet: neededSet(P, choice), cost: 0 };
+    return { exact: exact, choice: choice, inSet: neededSet(P, choice), cost: 0, sens: null };
   }
 
   // naive: the literal reference enumeration (kept for tests).
@@ -187,7 +189,22 @@
     for (var g = 0; g < S.G.length; g++) choice.push(S.G[g].pool[S.choiceIdx[g]]);
     var res = result(P, choice, true);
     res.decomposedCost = total;
+    res.sens = sensitive(S, terms.nodes);
     return res;
+  }
+
+  // sensitive marks the nodes whose own cost some component's cost reads: the term nodes
+  // (couplings) and their path children. Every other node's own cost enters only the base
+  // cost, which is the same for every assignment, so changing it cannot change the choice.
+  function sensitive(S, termNodes) {
+    var sens = new Uint8Array(S.N);
+    for (var q = 0; q < termNodes.length; q++) {
+      var x = termNodes[q];
+      sens[x] = 1;
+      var kids = S.pc[x];
+      for (var j = 0; j < kids.length; j++) sens[kids[j]] = 1;
+    }
+    return sens;
   }
 
   // Search is the state of one exact search over the coupled groups G of the model P.
@@ -806,14 +823,145 @@
     res.margin = margin;
     res.station = station;
     res.hot = hot;
+    res.openBelow = openBelow;
     res.P = m;
     return res;
+  }
+
+  // ---- The path of a status edit ------------------------------------------------------
+  // A status edit of node x whose model modelBoxEdit (20_model.js) made from the old one
+  // shares the old path children, dependency lists and roots (the very arrays), and changes
+  // the rank of x and the own costs and local choices (pick) of x and its ancestors (the
+  // chain) only: every other node reads only columns of nodes off the chain (a node's
+  // children are off the chain unless it is on it). So when the chain's picks are the old
+  // ones and the coupled groups are the same groups with the same pools, the closures of
+  // neededSet and of the exact search are the old ones; and when no node whose own cost
+  // changed is one the search's component costs read (path.sens), each component's costs
+  // are the old ones, and so is its first cheapest assignment: the choice, and with it the
+  // needed set, are the old ones. finish's columns then change on the chain only: a margin
+  // reads the node's and its path children's own costs, a station its rank and openBelow,
+  // and openBelow (an open needed node somewhere below) changes only above x. pathAfterEdit
+  // answers that path, or null when it cannot prove the old choice (the caller runs the
+  // search). js/test/write_path.test.js and TestBoxEditPathEqualsFullPath (goja) hold it to
+  // the full path on generated edits.
+  var afterEditOff = false;
+  function pathAfterEdit(prev, m, index) {
+    var P0 = prev.P;
+    if (afterEditOff || P0 === undefined || m.N !== P0.N || m.first !== P0.first || m.next !== P0.next ||
+        m.depT !== P0.depT || m.depLists !== P0.depLists || m.rootIdx !== P0.rootIdx) return null;
+    var all = m.all;
+    var O = m.ownCost;
+    var sens = prev.sens;
+    for (var x = index; x >= 0; x = all[x].parent) {
+      if (m.pick[x] !== P0.pick[x]) return null;
+      if (sens !== null && O[x] !== P0.ownCost[x] && sens[x] === 1) return null;
+    }
+    if (!sameGroups(m.coupled, P0.coupled)) return null;
+    var res = { exact: prev.exact, choice: prev.choice, inSet: prev.inSet, cost: 0, sens: sens };
+    return finishAfterEdit(m, prev, res, index);
+  }
+
+  // sameGroups: the coupled groups a and b have the same parents and pools, in order.
+  function sameGroups(a, b) {
+    if (a.length !== b.length) return false;
+    for (var i = 0; i < a.length; i++) {
+      var pa = a[i].pool;
+      var pb = b[i].pool;
+      if (a[i].parent !== b[i].parent || pa.length !== pb.length) return false;
+      for (var j = 0; j < pa.length; j++) if (pa[j] !== pb[j]) return false;
+    }
+    return true;
+  }
+
+  // finishAfterEdit is finish(m, res) for the old needed set, from the old path's columns:
+  // openBelow above x first (set up to the first ancestor that has it when x became an
+  // open needed node; recomputed from the children up to the first ancestor that keeps it
+  // when x stopped being one), then margin, station and hot membership of the chain.
+  function finishAfterEdit(m, prev, res, index) {
+    var all = m.all;
+    var first = m.first;
+    var next = m.next;
+    var rk = m.rank;
+    var own = m.ownCost;
+    var inSet = res.inSet;
+    var openBelow = prev.openBelow;
+    var wasOpen = inSet[index] === 1 && prev.P.rank[index] < 4;
+    var isOpen = inSet[index] === 1 && rk[index] < 4;
+    var x;
+    if (wasOpen !== isOpen) {
+      openBelow = openBelow.slice();
+      for (x = all[index].parent; x >= 0; x = all[x].parent) {
+        var ob = isOpen ? 1 : openAmong(all[x].children, inSet, rk, openBelow);
+        if (openBelow[x] === ob) break;
+        openBelow[x] = ob;
+      }
+    }
+    var margin = prev.margin.slice();
+    var station = prev.station.slice();
+    var hot = prev.hot;
+    var copied = false;
+    var cost = prev.cost;
+    for (x = index; x >= 0; x = all[x].parent) {
+      if (inSet[x] === 0) continue;
+      var c = own[x];
+      for (var k = first[x]; k >= 0; k = next[k]) if (inSet[k] === 1) c -= own[k];
+      var mg = c > 0 ? c : 0;
+      var st = rk[x] < 4 && openBelow[x] === 0 ? 1 : 0;
+      var was = margin[x] > 0 || station[x] === 1;
+      var is = mg > 0 || st === 1;
+      cost += mg - margin[x];
+      margin[x] = mg;
+      station[x] = st;
+      if (is !== was) {
+        if (!copied) {
+          hot = hot.slice();
+          copied = true;
+        }
+        toggleHot(hot, x, is);
+      }
+    }
+    res.cost = cost;
+    res.margin = margin;
+    res.station = station;
+    res.hot = hot;
+    res.openBelow = openBelow;
+    res.P = m;
+    return res;
+  }
+
+  // openAmong: some child is an open needed node or has one below (finish's openBelow).
+  function openAmong(kids, inSet, rk, openBelow) {
+    for (var i = 0; i < kids.length; i++) {
+      var c = kids[i].index;
+      if ((inSet[c] === 1 && rk[c] < 4) || openBelow[c] === 1) return 1;
+    }
+    return 0;
+  }
+
+  // toggleHot inserts node x into hot (descending node indices) or removes it.
+  function toggleHot(hot, x, on) {
+    var lo = 0;
+    var hi = hot.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (hot[mid] > x) lo = mid + 1;
+      else hi = mid;
+    }
+    if (on) hot.splice(lo, 0, x);
+    else hot.splice(lo, 1);
   }
 
   // cheapPath(model) → {exact, inSet (Uint8Array by node index), cost, station (Uint8Array),
   // choice, margin, hot, P}.
   W._cheapPath = function (m) {
     return finish(m, exactSearch(m));
+  };
+  // _cheapPathAfterEdit(prevPath, model, index): the cheap path of a status edit of node
+  // index whose model modelBoxEdit made from prevPath's, from prevPath, or null (see
+  // pathAfterEdit). _boxEditPath(on) switches it on or off (tests; on by default).
+  W._cheapPathAfterEdit = pathAfterEdit;
+  W._boxEditPath = function (on) {
+    afterEditOff = !on;
   };
   W._naivePath = function (m) {
     return finish(m, naive(m));

@@ -3,13 +3,16 @@
 // * a host's one-row edits (60_edit.js replaceRow; the Go engine's edit.go spliceHost and
 //   spliceRow, mirrored here) give the text the script builds itself;
 // * the guard's status-edit count of nodes newly in production (70_guard.js newlyProd)
-//   equals the plain count over both documents.
+//   equals the plain count over both documents;
+// * the path of a status edit taken from the old analysis (30_path.js pathAfterEdit)
+//   equals the full search and finish, and the analysis the plain one (edit_chain.js).
 const test = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
 const { load, examples } = require('./load.js');
-const { rng, randomPlan, richPlan, bigPlan } = require('./gen.js');
+const { rng, randomPlan, richPlan, bigPlan, coupledRandomPlan, chainPlan } = require('./gen.js');
+const editChainSame = require('./edit_chain.js');
 
 const W = load();
 const plain = (x) => JSON.parse(JSON.stringify(x));
@@ -129,4 +132,25 @@ test('the guard\'s count of nodes newly in production equals the plain count on 
     W._guardBoxEdit(true);
   }
   assert.ok(counts.fast > 1000 && counts.newlyProd > 100 && counts.notTheEdited > 0, JSON.stringify(counts));
+});
+
+// named gives a plan's assignees non-ASCII names (the loads are keyed by them).
+function named(text) {
+  return text.replace(/@bo\b/g, '@jörg').replace(/@cy\b/g, '@Müller');
+}
+
+test('the path of a status edit taken from the old one equals the full path', () => {
+  const counts = { fast: 0, full: 0, analyses: 0 };
+  const run = (what, text, seed, edits) => {
+    const got = editChainSame(W, text, seed, edits);
+    assert.deepStrictEqual(got.differ, [], what);
+    counts.fast += got.fast;
+    counts.full += got.full;
+    counts.analyses += got.analyses;
+  };
+  for (const [what, text] of plans()) run(what, named(text), text.length, 40);
+  for (let seed = 1; seed <= 40; seed++) run('coupledRandomPlan ' + seed, named(coupledRandomPlan(seed)), seed, 30);
+  for (let seed = 1; seed <= 10; seed++) run('chainPlan ' + seed, chainPlan(seed, 4 + (seed % 6), 2), seed, 30);
+  run('bigPlan', named(bigPlan(2000, 9)), 9, 60);
+  assert.ok(counts.fast > 1000 && counts.full > 300 && counts.analyses > 500, JSON.stringify(counts));
 });

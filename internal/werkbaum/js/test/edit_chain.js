@@ -1,0 +1,69 @@
+'use strict';
+// editChainSame(X, text, seed, edits) walks a chain of random status edits of text, each on
+// the text the last one made, the way the write path does (the old text analysed, the verb,
+// the analysis of the new text), and holds every analysis made from the old one to the
+// plain one:
+// * the path of each edit (50_analyze.js: W._cheapPathAfterEdit when it can) to the full
+//   search and finish on the same model, column by column, and the loads made from it;
+// * every third edit, the whole analysis (analyze's JSON) to the one made with the model's
+//   and the path's status-edit shortcuts off and the memo emptied (the plain path of every
+//   part); the chain goes on from that plain analysis.
+// It answers {fast, full, analyses, differ}: fast counts the edits whose path was taken from
+// the old one (the old needed set is shared), differ lists what differed. Plain ES5: the
+// Node test (write_path.test.js) and the goja test (boxedit_test.go) run this very file.
+function editChainSame(X, text, seed, edits) {
+  var statuses = ['done', 'progress', 'planned', 'idea', 'highrisk', 'blocked', 'review', 'prod', 'discarded', null];
+  var s = seed >>> 0;
+  function rnd() {
+    s = (s * 1103515245 + 12345) >>> 0;
+    return s / 4294967296;
+  }
+  function col(a, n) {
+    var out = [];
+    for (var i = 0; i < n; i++) out.push(a[i]);
+    return JSON.stringify(out);
+  }
+  function pathOf(p, n) {
+    return [p.exact, JSON.stringify(p.choice), col(p.inSet, n), p.cost, col(p.margin, n), col(p.station, n),
+      JSON.stringify(p.hot), col(p.openBelow, n)].join('\n');
+  }
+  var out = { fast: 0, full: 0, analyses: 0, differ: [] };
+  for (var k = 0; k < edits; k++) {
+    var before = X._compute(text, {});
+    var N = before.doc.all.length;
+    if (!N) break;
+    var n = before.doc.all[Math.floor(rnd() * N)];
+    var st = statuses[Math.floor(rnd() * statuses.length)];
+    var next;
+    try {
+      next = X.edit.setStatus(text, 'line:' + n.line, st);
+    } catch (e) {
+      continue;
+    }
+    if (next === text) continue;
+    var r = X._compute(next, {});
+    if (r.path.inSet === before.path.inSet) out.fast++;
+    else out.full++;
+    var what = 'edit ' + k + ': line ' + n.line + ' to ' + st;
+    var plain = X._cheapPath(r.m);
+    if (pathOf(r.path, N) !== pathOf(plain, N)) out.differ.push(what + ': path');
+    else if (JSON.stringify(r.loads) !== JSON.stringify(X._loads(r.m, plain))) out.differ.push(what + ': loads');
+    if (k % 3 === 2) {
+      out.analyses++;
+      var got = JSON.stringify(X.analyze(next, {}));
+      X._boxEditModel(false);
+      X._boxEditPath(false);
+      X._clearMemo();
+      try {
+        if (JSON.stringify(X.analyze(next, {})) !== got) out.differ.push(what + ': analysis');
+      } finally {
+        X._boxEditModel(true);
+        X._boxEditPath(true);
+      }
+    }
+    text = next;
+  }
+  return out;
+}
+
+if (typeof module !== 'undefined') module.exports = editChainSame;
