@@ -1074,14 +1074,27 @@
     return { node: node, warnings: scratch.warnings };
   }
 
-  function parseBoxEdit(old, index, newText) {
+  //
+  // newLine, when given, is what the caller knows: newText is the old text with the content
+  // of the node's line replaced by newLine, every other byte kept (60_edit.js setStatus
+  // splicing a text without CR). The new lines are then the old ones with that one
+  // replaced, and neither the split of the whole new text nor the comparison of its lines
+  // with the old ones is needed (a third of the parse's time on a 10,000-node plan).
+  function parseBoxEdit(old, index, newText, newLine) {
     var node = old.all[index];
     if (!node || node.cont !== NONE) return null;
     var k = node.line - 1;
-    var lines = T.normalize(newText).split('\n');
     var oldLines = old.lines;
-    if (lines.length !== oldLines.length || (old.separatorLine !== null && k >= old.separatorLine - 1)) return null;
-    for (var i = 0; i < lines.length; i++) if (i !== k && lines[i] !== oldLines[i]) return null;
+    var lines, i;
+    if (typeof newLine === 'string' && k < oldLines.length) {
+      lines = oldLines.slice();
+      lines[k] = newLine;
+    } else {
+      lines = T.normalize(newText).split('\n');
+      if (lines.length !== oldLines.length) return null;
+      for (i = 0; i < lines.length; i++) if (i !== k && lines[i] !== oldLines[i]) return null;
+    }
+    if (old.separatorLine !== null && k >= old.separatorLine - 1) return null;
     var read = readAlone(lines, k);
     if (read === null) return null;
     var fresh = read.node;
@@ -1212,11 +1225,12 @@
   // W.parseBoxEdit(oldText, newText, index) is W.parse(newText) for a text that a status
   // edit of node `index` made from oldText: from the old document when parseBoxEdit can,
   // else in full; memoised like W.parse.
-  W.parseBoxEdit = function (oldText, newText, index) {
+  // newLine (optional): see parseBoxEdit.
+  W.parseBoxEdit = function (oldText, newText, index, newLine) {
     var doc = parsed.get(newText);
     if (doc === null) {
       var old = W.parse(oldText);
-      if (!boxEditOff) doc = parseBoxEdit(old, index, newText);
+      if (!boxEditOff) doc = parseBoxEdit(old, index, newText, newLine);
       if (doc === null) doc = parse(newText);
       else lastBoxEdit = { doc: doc, from: old, index: index };
       parsed.put(newText, doc);
@@ -1240,8 +1254,8 @@
   W._boxEditParse = function (on) {
     boxEditOff = !on;
   };
-  W._parseBoxEditFresh = function (oldText, newText, index) {
-    return parseBoxEdit(parse(oldText), index, newText);
+  W._parseBoxEditFresh = function (oldText, newText, index, newLine) {
+    return parseBoxEdit(parse(oldText), index, newText, newLine);
   };
   // _parseFresh parses without the memo (the debugging method "parse" shows a document
   // that no analysis has touched).

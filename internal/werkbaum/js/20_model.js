@@ -234,8 +234,9 @@
   // - the effective ranks (§19), from the same dependency targets;
   // - the choice groups (§20.3: local choice and coupling read ranks and own costs);
   // - the mixedGate warnings (new records: the final warning list gives them texts).
-  // The rest (view, byId, taiga, tickets, fold state, path children, dependency lists) is
-  // shared with prev: models are read-only once made. js/test/fastpath.test.js and
+  // The rest (view, byId, taiga, tickets, fold state, path children, dependency lists, the
+  // loads' owners) is shared with prev: models are read-only once made (the owners column
+  // is filled as asked, with values a status edit does not change). js/test/fastpath.test.js and
   // boxedit_test.go prove the result equal to model(doc, {}).
   function modelBoxEdit(prev, doc, index) {
     var o = prev.all[index];
@@ -356,7 +357,8 @@
       targets: NONE, // nodes others depend on
       dependents: null, // dependents[t] > 0: depOn[dependents[t]] = the nodes in view that depend on t
       depOn: null,
-      touch: null // §20.2 touches (null: the document has no dependencies)
+      touch: null, // §20.2 touches (null: the document has no dependencies)
+      owners: null // 35_loads.js: the owners of the nodes the loads asked for (shared by modelBoxEdit)
     };
   }
 
