@@ -34,7 +34,9 @@ Werkbaum.methods.boxEditSame = function (a) {
     function rep(k, v) { return k === 'children' ? Array.prototype.map.call(v, function (c) { return c.index; }) : v; }
     var parts = [JSON.stringify(d.lines), JSON.stringify(d.warnings), JSON.stringify(d.descBlocks), String(d.separatorLine),
       JSON.stringify(Array.prototype.map.call(d.roots, function (r) { return r.index; }))];
-    var ids = Object.keys(d.byId).sort();
+    var ids = [];
+    for (var id in d.byId) ids.push(id); // for-in: a status edit's map is layered (byIdWith)
+    ids.sort();
     for (var j = 0; j < ids.length; j++) parts.push(ids[j] + '=' + d.byId[ids[j]].index);
     for (var i = 0; i < d.all.length; i++) {
       var n = d.all[i];

@@ -914,7 +914,7 @@
       station[x] = st;
       if (is !== was) {
         if (!copied) {
-          hot = hot.slice();
+          hot = W._copyOf(hot);
           copied = true;
         }
         toggleHot(hot, x, is);

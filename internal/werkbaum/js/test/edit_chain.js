@@ -5,9 +5,12 @@
 // plain one:
 // * the path of each edit (50_analyze.js: W._cheapPathAfterEdit when it can) to the full
 //   search and finish on the same model, column by column, and the loads made from it;
-// * every third edit, the whole analysis (analyze's JSON) to the one made with the model's
-//   and the path's status-edit shortcuts off and the memo emptied (the plain path of every
-//   part); the chain goes on from that plain analysis.
+// * the ids of each edited document (byId, layered over the old map: 10_parse.js byIdWith)
+//   to the full parse's, each naming the edited document's own node;
+// * every seventh edit, the whole analysis (analyze's JSON) to the one made with the
+//   model's and the path's status-edit shortcuts off and the memo emptied (the plain path
+//   of every part); the chain goes on from that plain analysis, so the chains between are
+//   long enough for byIdWith to flatten its layers.
 // It answers {fast, full, analyses, differ}: fast counts the edits whose path was taken from
 // the old one (the old needed set is shared), differ lists what differed. Plain ES5: the
 // Node test (write_path.test.js) and the goja test (boxedit_test.go) run this very file.
@@ -26,6 +29,11 @@ function editChainSame(X, text, seed, edits) {
   function pathOf(p, n) {
     return [p.exact, JSON.stringify(p.choice), col(p.inSet, n), p.cost, col(p.margin, n), col(p.station, n),
       JSON.stringify(p.hot), col(p.openBelow, n)].join('\n');
+  }
+  function ids(doc) {
+    var list = [];
+    for (var id in doc.byId) list.push(id + '=' + doc.byId[id].index + (doc.byId[id] === doc.all[doc.byId[id].index] ? '' : ' stale'));
+    return list.sort().join(',');
   }
   var out = { fast: 0, full: 0, analyses: 0, differ: [] };
   for (var k = 0; k < edits; k++) {
@@ -48,7 +56,8 @@ function editChainSame(X, text, seed, edits) {
     var plain = X._cheapPath(r.m);
     if (pathOf(r.path, N) !== pathOf(plain, N)) out.differ.push(what + ': path');
     else if (JSON.stringify(r.loads) !== JSON.stringify(X._loads(r.m, plain))) out.differ.push(what + ': loads');
-    if (k % 3 === 2) {
+    if (ids(r.doc) !== ids(X._parseFresh(next))) out.differ.push(what + ': ids');
+    if (k % 7 === 6) {
       out.analyses++;
       var got = JSON.stringify(X.analyze(next, {}));
       X._boxEditModel(false);

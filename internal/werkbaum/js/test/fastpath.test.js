@@ -243,7 +243,9 @@ function canonical(d) {
   const rep = (k, v) => (k === 'children' ? Array.from(v, (c) => c.index) : v);
   const parts = [JSON.stringify(d.lines), JSON.stringify(d.warnings), JSON.stringify(d.descBlocks), String(d.separatorLine),
     JSON.stringify(Array.from(d.roots, (r) => r.index))];
-  for (const id of Object.keys(d.byId).sort()) parts.push(id + '=' + d.byId[id].index);
+  const ids = [];
+  for (const id in d.byId) ids.push(id); // for-in: a status edit's map is layered (byIdWith)
+  for (const id of ids.sort()) parts.push(id + '=' + d.byId[id].index);
   for (const n of d.all) parts.push(JSON.stringify(n, rep) + ' ' + n._sizeMin + ' ' + n._plainLabel + ' ' + n._box);
   return parts.join('\n');
 }
