@@ -141,23 +141,25 @@ Werkbaum.methods.editChainSame = function (a) { return editChainSame(Werkbaum, a
 		name, text string
 		edits      int
 	}{
-		{"gen 2000", gen.Plan(2000, 1), 60},
+		{"gen 2000", gen.Plan(2000, 1), 100},
 		{"gen 1000 seed 3", gen.Plan(1000, 3), 60},
 		{"deep", gen.Deep(300, 40, 2), 30},
-		{"flat", gen.Flat(400, 4), 30},
+		{"flat", gen.Flat(400, 4), 60},
 		{"coupled", coupledPlan(6), 60},
 		{"small", smallPlan, 40},
 		{"dropped", "[-] Old #old\n  - A #a\nNew (L) @ann\n  - [~] B :#a,#b @bo\n  | > C #b (S)\n  = D\n  + [/] E !!!\n", 40},
+		// Mixed gates under nodes that are discarded and no longer are.
+		{"mixed", "- [ ] Top #top\n  - A\n  | [-] B\n    - B1\n    = B2\n  - C\n    | C1 @jörg\n    = [x] C2\n    - [-] C3\n      = C31\n      | C32\n  + [~] D @Müller\n", 80},
 	}
-	fast, full := 0, 0
+	fast, full, relinked, hidden := 0, 0, 0, 0
 	for _, p := range plans {
 		raw, err := e.call(context.Background(), "editChainSame", map[string]any{"text": p.text, "seed": len(p.name), "edits": p.edits})
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
 		var r struct {
-			Fast, Full, Analyses int
-			Differ               []string
+			Fast, Full, Analyses, Models, Relinked, Hidden int
+			Differ                                         []string
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
 			t.Fatal(err)
@@ -167,9 +169,11 @@ Werkbaum.methods.editChainSame = function (a) { return editChainSame(Werkbaum, a
 		}
 		fast += r.Fast
 		full += r.Full
+		relinked += r.Relinked
+		hidden += r.Hidden
 	}
-	t.Logf("paths taken from the old one: %d, searched in full: %d", fast, full)
-	if fast < 100 || full < 20 {
-		t.Fatalf("%d paths taken from the old one, %d searched in full: the test does not test both", fast, full)
+	t.Logf("paths taken from the old one: %d, searched in full: %d; models relinked: %d, hiding: %d", fast, full, relinked, hidden)
+	if fast < 100 || full < 20 || relinked < 10 || hidden < 5 {
+		t.Fatalf("%d paths taken from the old one, %d searched in full, %d models relinked, %d hiding: the test does not test each", fast, full, relinked, hidden)
 	}
 }

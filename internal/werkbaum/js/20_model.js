@@ -225,24 +225,31 @@
 
   // modelBoxEdit is model(doc, {}) for a document that parseBoxEdit (10_parse.js) made from
   // prev.doc by a status edit of node `index`, computed from prev, the model of the text
-  // before the edit (default view), or null when the edit changes more than a status can
-  // without touching the view: a node discarded before or after, or an optional node that
-  // starts or stops being a path child. Then the forward pass reads the same from every node
-  // but that one's rank, and what follows from a rank is recomputed:
+  // before the edit (default view), or null when the edit changes what it cannot follow: a
+  // root discarded before or after (the view changes), or a node others depend on (its
+  // dependents' lists hold only targets not discarded). Then the forward pass reads the same
+  // from every node but that one's rank, whether it is a path child (§20: not discarded, not
+  // optional unless started) and whether it hides its subtree from the mixedGate walk
+  // (discarded), and what follows from those is recomputed:
+  // - its parent's path children, local choice and membership of the choice groups, when
+  //   the node starts or stops being a path child;
   // - the node's own cost, and §11 for every unsized node on its path to the root (each
   //   reads only its path children, and of those only the one on that path changed);
   // - the effective ranks (§19), from the same dependency targets;
   // - the choice groups (§20.3: local choice and coupling read ranks and own costs);
-  // - the mixedGate warnings (new records: the final warning list gives them texts).
+  // - the mixedGate groups of its parent and its subtree, when it is discarded or no longer
+  //   is, and the mixedGate warnings (new records: the final warning list gives them texts).
   // The rest (view, byId, taiga, tickets, fold state, path children, dependency lists, the
   // loads' owners) is shared with prev: models are read-only once made (the owners column
-  // is filled as asked, with values a status edit does not change). js/test/fastpath.test.js and
-  // boxedit_test.go prove the result equal to model(doc, {}).
+  // is filled as asked, with values a status edit does not change). js/test/fastpath.test.js,
+  // js/test/edit_chain.js and boxedit_test.go prove the result equal to model(doc, {}).
   function modelBoxEdit(prev, doc, index) {
     var o = prev.all[index];
     var n = doc.all[index];
     if (prev.showDiscarded || prev.pass === null || doc.all.length !== prev.N || !o || !n) return null;
-    if (isDiscarded(o) || isDiscarded(n) || isPathChild(o) !== isPathChild(n)) return null;
+    var linked = isPathChild(o) !== isPathChild(n);
+    var hiding = isDiscarded(o) !== isDiscarded(n);
+    if (hiding && (n.parent < 0 || (prev.dependents !== null && prev.dependents[index] !== 0))) return null;
     var all = doc.all;
     var pass = prev.pass;
     var m = Object.assign({}, prev);
@@ -255,6 +262,15 @@
     m.byId = prev.discardedRootsDropped === 0 ? doc.byId : byIdAfterEdit(prev, all, index);
     m.rank = rk;
     m.eff = prev.discardedRootsDropped === 0 ? rk : viewRanks(rk, m.inView);
+    m.pick = prev.pick.slice();
+    if (linked && n.parent >= 0) {
+      var groupsAt = relink(m, all, n.parent, pass.groupsAt);
+      if (hiding) pass = new Pass(pass.unsized, pass.depNodes, pass.rescues, groupsAt, mixedAfterHiding(all, index, pass.mixedAt));
+      else pass = new Pass(pass.unsized, pass.depNodes, pass.rescues, groupsAt, pass.mixedAt);
+    } else if (hiding) {
+      pass = new Pass(pass.unsized, pass.depNodes, pass.rescues, pass.groupsAt, mixedAfterHiding(all, index, pass.mixedAt));
+    }
+    m.pass = pass;
     var A = (m.assumed = prev.assumed.slice());
     var O = (m.ownCost = prev.ownCost.slice());
     for (var x = index; x >= 0; x = all[x].parent) {
@@ -265,12 +281,75 @@
       if (m.eff === rk) m.eff = rk.slice();
       effectiveRanks(m.eff, prev.targets, prev.dependents, prev.depOn);
     }
-    m.pick = prev.pick.slice();
     m.coupled = NONE;
     m.coupledOf = null;
     if (pass.groupsAt !== null) choiceGroups(m, pass.groupsAt, m.touch);
-    if (pass.mixedAt !== null) m.mixed = mixedWarnings(m, pass.mixedAt);
+    m.mixed = pass.mixedAt !== null ? mixedWarnings(m, pass.mixedAt) : NONE;
     return m;
+  }
+
+  // relink gives parent p of the edited node its path children anew (the forward pass's
+  // first/next, in document order, and the local choice it sets: the first path child when
+  // that is disjunctive), in copies of the columns, and returns the choice-group parents
+  // (the forward pass's groupsAt: the first path child disjunctive and a second one) with p
+  // in or out. Their order does not matter: choiceGroups sorts the coupled groups by parent.
+  function relink(m, all, p, groupsAt) {
+    var first = (m.first = m.first.slice());
+    var next = (m.next = m.next.slice());
+    var kids = all[p].children;
+    var last = -1;
+    first[p] = -1;
+    for (var i = 0; i < kids.length; i++) {
+      var c = kids[i];
+      next[c.index] = -1;
+      if (!isPathChild(c)) continue;
+      if (last < 0) first[p] = c.index;
+      else next[last] = c.index;
+      last = c.index;
+    }
+    var fk = first[p];
+    m.pick[p] = fk >= 0 && all[fk].type !== 'and' ? fk + 1 : 0;
+    var out = [];
+    if (groupsAt !== null) for (i = 0; i < groupsAt.length; i++) if (groupsAt[i] !== p) out.push(groupsAt[i]);
+    if (m.pick[p] > 0 && next[fk] >= 0) out.push(p);
+    return out.length ? out : null;
+  }
+
+  // mixedAfterHiding is the forward pass's mixedAt (parents whose visible children mix
+  // gates) after node x was discarded or no longer is: x hides its subtree from the walk,
+  // so the groups of its parent and of its subtree are looked at again (none when an
+  // ancestor hides them anyway). mixedWarnings sorts the list.
+  function mixedAfterHiding(all, x, mixedAt) {
+    var p = all[x].parent;
+    for (var a = p; a >= 0; a = all[a].parent) if (isDiscarded(all[a])) return mixedAt;
+    var end = x;
+    while (all[end].children.length) end = all[end].children[all[end].children.length - 1].index;
+    var out = [];
+    if (mixedAt !== null) for (var i = 0; i < mixedAt.length; i++) if (mixedAt[i] !== p && (mixedAt[i] < x || mixedAt[i] > end)) out.push(mixedAt[i]);
+    if (gatesMixed(all[p].children)) out.push(p);
+    var hide = -1;
+    for (i = x; i <= end; i++) {
+      var n = all[i];
+      if (hide >= 0) {
+        if (n.depth > hide) continue;
+        hide = -1;
+      }
+      if (isDiscarded(n)) hide = n.depth;
+      else if (n.children.length > 1 && gatesMixed(n.children)) out.push(i);
+    }
+    return out.length ? out : null;
+  }
+
+  // gatesMixed: the children not discarded have more than one gate.
+  function gatesMixed(kids) {
+    var g = null;
+    for (var i = 0; i < kids.length; i++) {
+      if (isDiscarded(kids[i])) continue;
+      var t = kids[i].type;
+      if (g === null) g = t;
+      else if (t !== g) return true;
+    }
+    return false;
   }
 
   // byIdAfterEdit is the model's byId (first node per id among the nodes in view) with the

@@ -139,18 +139,19 @@ function named(text) {
   return text.replace(/@bo\b/g, '@jörg').replace(/@cy\b/g, '@Müller');
 }
 
-test('the path of a status edit taken from the old one equals the full path', () => {
-  const counts = { fast: 0, full: 0, analyses: 0 };
+test('the model and path of a status edit taken from the old ones equal the full ones', () => {
+  const counts = { fast: 0, full: 0, analyses: 0, models: 0, relinked: 0, hidden: 0 };
   const run = (what, text, seed, edits) => {
     const got = editChainSame(W, text, seed, edits);
     assert.deepStrictEqual(got.differ, [], what);
     counts.fast += got.fast;
     counts.full += got.full;
-    counts.analyses += got.analyses;
+    for (const k of ['analyses', 'models', 'relinked', 'hidden']) counts[k] += got[k];
   };
   for (const [what, text] of plans()) run(what, named(text), text.length, 40);
   for (let seed = 1; seed <= 40; seed++) run('coupledRandomPlan ' + seed, named(coupledRandomPlan(seed)), seed, 30);
   for (let seed = 1; seed <= 10; seed++) run('chainPlan ' + seed, chainPlan(seed, 4 + (seed % 6), 2), seed, 30);
   run('bigPlan', named(bigPlan(2000, 9)), 9, 60);
   assert.ok(counts.fast > 1000 && counts.full > 300 && counts.analyses > 300, JSON.stringify(counts));
+  assert.ok(counts.models > 2000 && counts.relinked > 300 && counts.hidden > 100, JSON.stringify(counts));
 });
