@@ -146,6 +146,9 @@ Werkbaum.methods.editChainSame = function (a) { return editChainSame(Werkbaum, a
 		{"deep", gen.Deep(300, 40, 2), 30},
 		{"flat", gen.Flat(400, 4), 60},
 		{"coupled", coupledPlan(6), 60},
+		// 2^15 assignments, too many for the exact search until an edit takes an option
+		// out of a pool.
+		{"coupled 15", gen.Coupled(15, 1, 1), 80},
 		{"small", smallPlan, 40},
 		{"dropped", "[-] Old #old\n  - A #a\nNew (L) @ann\n  - [~] B :#a,#b @bo\n  | > C #b (S)\n  = D\n  + [/] E !!!\n", 40},
 		// Mixed gates under nodes that are discarded and no longer are.

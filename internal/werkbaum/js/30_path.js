@@ -834,7 +834,9 @@
   // the rank of x and the own costs and local choices (pick) of x and its ancestors (the
   // chain) only: every other node reads only columns of nodes off the chain (a node's
   // children are off the chain unless it is on it). So when the chain's picks are the old
-  // ones and the coupled groups are the same groups with the same pools, the closures of
+  // ones (but those of coupled group parents when the search chose for every group) and
+  // the coupled groups are the same groups with the same pools (or too many assignments
+  // before and after: the path is the local choices'), the closures of
   // neededSet and of the exact search are the old ones; and when no node whose own cost
   // changed is one the search's component costs read (path.sens), each component's costs
   // are the old ones, and so is its first cheapest assignment: the choice, and with it the
@@ -849,14 +851,20 @@
     var P0 = prev.P;
     if (afterEditOff || P0 === undefined || m.N !== P0.N || m.first !== P0.first || m.next !== P0.next ||
         m.depT !== P0.depT || m.depLists !== P0.depLists || m.rootIdx !== P0.rootIdx) return null;
+    // An approximate path (too many assignments, §20 step 7: the local choices) stays one
+    // while the assignments are too many, and then reads no group at all.
+    var approx = prev.choice === null && product(m) > LIMIT;
+    if (!approx && !sameGroups(m.coupled, P0.coupled)) return null;
     var all = m.all;
     var O = m.ownCost;
     var sens = prev.sens;
+    // With a choice per coupled group the search reads a group parent's pick only as
+    // "disjunctive" (pick > 0), which it stays, so its local choice may change.
+    var cOf = prev.choice !== null ? m.coupledOf : null;
     for (var x = index; x >= 0; x = all[x].parent) {
-      if (m.pick[x] !== P0.pick[x]) return null;
+      if (m.pick[x] !== P0.pick[x] && (cOf === null || cOf[x] === undefined)) return null;
       if (sens !== null && O[x] !== P0.ownCost[x] && sens[x] === 1) return null;
     }
-    if (!sameGroups(m.coupled, P0.coupled)) return null;
     var res = { exact: prev.exact, choice: prev.choice, inSet: prev.inSet, cost: 0, sens: sens };
     return finishAfterEdit(m, prev, res, index);
   }
