@@ -235,8 +235,10 @@
   //   the node starts or stops being a path child;
   // - the node's own cost, and §11 for every unsized node on its path to the root (each
   //   reads only its path children, and of those only the one on that path changed);
-  // - the effective ranks (§19), from the same dependency targets;
-  // - the choice groups (§20.3: local choice and coupling read ranks and own costs);
+  // - the effective ranks (§19), from the same dependency targets (of the node alone when
+  //   nothing depends on it: no other node reaches it);
+  // - the choice groups (§20.3: local choice and coupling read ranks and own costs) of the
+  //   node's ancestors (no other group has a member whose rank or own cost changed);
   // - the mixedGate groups of its parent and its subtree, when it is discarded or no longer
   //   is, and the mixedGate warnings (new records: the final warning list gives them texts).
   // The rest (view, byId, taiga, tickets, fold state, path children, dependency lists, the
@@ -277,15 +279,71 @@
       if (all[x].size === null) A[x] = assumedUnsized(all, rk, A, m.next, m.first[x]);
       O[x] = ownCost(rk[x], A[x]);
     }
-    if (pass.depNodes !== null) {
+    if (pass.depNodes !== null && prev.dependents[index] === 0) m.eff = effAfterEdit(prev, m, index);
+    else if (pass.depNodes !== null) {
       if (m.eff === rk) m.eff = rk.slice();
       effectiveRanks(m.eff, prev.targets, prev.dependents, prev.depOn);
     }
-    m.coupled = NONE;
-    m.coupledOf = null;
-    if (pass.groupsAt !== null) choiceGroups(m, pass.groupsAt, m.touch);
+    if (pass.groupsAt !== null) groupsAfterEdit(m, prev, index, pass.groupsAt);
+    else {
+      m.coupled = NONE;
+      m.coupledOf = null;
+    }
     m.mixed = pass.mixedAt !== null ? mixedWarnings(m, pass.mixedAt) : NONE;
     return m;
+  }
+
+  // effAfterEdit is the effective ranks (§19) after an edit of node x that no node depends
+  // on: every other node reaches the nodes it reached before, none of them x, so only x's
+  // own effective rank changes, to the lowest of its rank and its targets' effective ranks
+  // (its resolvable dependencies, as dependencies() resolves them).
+  function effAfterEdit(prev, m, x) {
+    var eff = prev.eff.slice();
+    if (m.inView[x] !== true) return eff;
+    var e = m.rank[x];
+    var deps = m.all[x].deps;
+    for (var j = 0; j < deps.length; j++) {
+      var t = m.byId[deps[j]];
+      if (t !== undefined && eff[t.index] < e) e = eff[t.index];
+    }
+    eff[x] = e;
+    return eff;
+  }
+
+  // groupsAfterEdit settles the choice groups (choiceGroups) after an edit of node x: only
+  // a group whose parent is x or an ancestor of x has a member whose rank, own cost or path
+  // children changed, so the other groups and their local choices are the old ones. When
+  // the coupled groups are then the old parents, the old list is kept with the chain's
+  // groups replaced (their ci stays); otherwise choiceGroups settles every group.
+  function groupsAfterEdit(m, prev, x, groupsAt) {
+    var all = m.all;
+    var first = m.first;
+    var next = m.next;
+    var allIn = m.discardedRootsDropped === 0;
+    var coupled = prev.coupled;
+    var coupledOf = prev.coupledOf;
+    var replaced = false;
+    for (var a = x; a >= 0; a = all[a].parent) {
+      var fk = first[a];
+      var isGroup = fk >= 0 && all[fk].type !== 'and' && next[fk] >= 0 && (allIn || m.inView[a]);
+      var old = coupledOf === null ? undefined : coupledOf[a];
+      var g = isGroup ? settleGroup(m, a, m.touch) : null;
+      if ((g === null) !== (old === undefined)) {
+        choiceGroups(m, groupsAt, m.touch);
+        return;
+      }
+      if (g === null) continue;
+      g.ci = old.ci;
+      if (!replaced) {
+        coupled = W._copyOf(coupled);
+        coupledOf = Object.assign(Object.create(null), coupledOf);
+        replaced = true;
+      }
+      coupled[g.ci] = g;
+      coupledOf[a] = g;
+    }
+    m.coupled = coupled;
+    m.coupledOf = coupledOf;
   }
 
   // relink gives parent p of the edited node its path children anew (the forward pass's
@@ -633,59 +691,66 @@
   function choiceGroups(m, groupsAt, touch) {
     var allIn = m.discardedRootsDropped === 0;
     var inView = m.inView;
-    var O = m.ownCost;
-    var rk = m.rank;
-    var first = m.first;
-    var next = m.next;
-    var pick = m.pick;
-    var anyDep = touch !== null;
     var coupled = null;
     var coupledOf = null;
     for (var j = 0; j < groupsAt.length; j++) {
       var i = groupsAt[j];
       if (!allIn && !inView[i]) continue;
-      var fk = first[i];
-      var lAll = fk;
-      var oAll = O[fk];
-      var lR = -1;
-      var oR = 0;
-      var nAll = 0;
-      var nR = 0;
-      var tAll = false;
-      var tR = false;
-      for (var c = fk; c >= 0; c = next[c]) {
-        var oc = O[c];
-        nAll++;
-        if (oc < oAll) {
-          lAll = c;
-          oAll = oc;
-        }
-        var tc = anyDep && touch[c] !== 0;
-        if (tc) tAll = true;
-        if (rk[c] >= 2) {
-          nR++;
-          if (lR < 0 || oc < oR) {
-            lR = c;
-            oR = oc;
-          }
-          if (tc) tR = true;
-        }
-      }
-      pick[i] = (nR ? lR : lAll) + 1;
-      if (anyDep && (nR ? nR : nAll) > 1 && (nR ? tR : tAll)) {
-        var pool = [];
-        for (c = fk; c >= 0; c = next[c]) if (!nR || rk[c] >= 2) pool.push(c);
-        var g = { parent: i, pool: pool, local: pick[i] - 1, coupled: true, ci: -1 };
-        (coupled || (coupled = [])).push(g);
-        (coupledOf || (coupledOf = Object.create(null)))[i] = g;
-      }
+      var g = settleGroup(m, i, touch);
+      if (g === null) continue;
+      (coupled || (coupled = [])).push(g);
+      (coupledOf || (coupledOf = Object.create(null)))[i] = g;
     }
+    m.coupled = NONE;
+    m.coupledOf = null;
     if (coupled === null) return;
     // groupsAt is in the order of the second children: back to pre-order of the parents.
     if (coupled.length > 1) coupled.sort(byParent);
     for (j = 0; j < coupled.length; j++) coupled[j].ci = j;
     m.coupled = coupled;
     m.coupledOf = coupledOf;
+  }
+
+  // settleGroup sets the local choice of the group under parent i (m.pick) and returns the
+  // group when it is coupled (its ci still to be set), else null.
+  function settleGroup(m, i, touch) {
+    var O = m.ownCost;
+    var rk = m.rank;
+    var next = m.next;
+    var pick = m.pick;
+    var anyDep = touch !== null;
+    var fk = m.first[i];
+    var lAll = fk;
+    var oAll = O[fk];
+    var lR = -1;
+    var oR = 0;
+    var nAll = 0;
+    var nR = 0;
+    var tAll = false;
+    var tR = false;
+    for (var c = fk; c >= 0; c = next[c]) {
+      var oc = O[c];
+      nAll++;
+      if (oc < oAll) {
+        lAll = c;
+        oAll = oc;
+      }
+      var tc = anyDep && touch[c] !== 0;
+      if (tc) tAll = true;
+      if (rk[c] >= 2) {
+        nR++;
+        if (lR < 0 || oc < oR) {
+          lR = c;
+          oR = oc;
+        }
+        if (tc) tR = true;
+      }
+    }
+    pick[i] = (nR ? lR : lAll) + 1;
+    if (!(anyDep && (nR ? nR : nAll) > 1 && (nR ? tR : tAll))) return null;
+    var pool = [];
+    for (c = fk; c >= 0; c = next[c]) if (!nR || rk[c] >= 2) pool.push(c);
+    return { parent: i, pool: pool, local: pick[i] - 1, coupled: true, ci: -1 };
   }
 
   // mixedWarnings returns the renderer's mixedGate warnings (§23), in pre-order of the

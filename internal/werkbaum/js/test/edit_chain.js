@@ -45,8 +45,11 @@ function editChainSame(X, text, seed, edits) {
   }
   function modelOf(m, n) {
     var groups = [];
-    for (var g = 0; g < m.coupled.length; g++) groups.push(m.coupled[g].parent + ':' + m.coupled[g].pool.join('/') + ':' + m.coupled[g].local);
-    return [col(m.first, n), col(m.next, n), col(m.pick, n), col(m.rank, n), sorted(m.pass.groupsAt), sorted(m.pass.mixedAt),
+    for (var g = 0; g < m.coupled.length; g++) {
+      var grp = m.coupled[g];
+      groups.push(grp.parent + ':' + grp.pool.join('/') + ':' + grp.local + ':' + grp.ci + (m.coupledOf[grp.parent] === grp ? '' : ' not in coupledOf'));
+    }
+    return [col(m.first, n), col(m.next, n), col(m.pick, n), col(m.rank, n), col(m.eff, n), sorted(m.pass.groupsAt), sorted(m.pass.mixedAt),
       groups.join(' '), JSON.stringify(Array.prototype.map.call(m.mixed, function (w) { return [w.line, w.label]; }))].join('\n');
   }
   var out = { fast: 0, full: 0, analyses: 0, models: 0, relinked: 0, hidden: 0, differ: [] };
