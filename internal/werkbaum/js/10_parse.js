@@ -1100,8 +1100,7 @@
     return { node: node, warnings: scratch.warnings };
   }
 
-  //
-  // newLine, when given, is what the caller knows: newText is the old text with the content
+  // parseBoxEdit's newLine, when given, is what the caller knows: newText is the old text with the content
   // of the node's line replaced by newLine, every other byte kept (60_edit.js setStatus
   // splicing a text without CR). The new lines are then the old ones with that one
   // replaced, and neither the split of the whole new text nor the comparison of its lines
