@@ -235,8 +235,8 @@
   //   the node starts or stops being a path child;
   // - the node's own cost, and §11 for every unsized node on its path to the root (each
   //   reads only its path children, and of those only the one on that path changed);
-  // - the effective ranks (§19), from the same dependency targets (of the node alone when
-  //   nothing depends on it: no other node reaches it);
+  // - the effective ranks (§19) of the node and the nodes that reach it through
+  //   dependencies (no other node reaches it);
   // - the choice groups (§20.3: local choice and coupling read ranks and own costs) of the
   //   node's ancestors (no other group has a member whose rank or own cost changed);
   // - the mixedGate groups of its parent and its subtree, when it is discarded or no longer
@@ -279,11 +279,7 @@
       if (all[x].size === null) A[x] = assumedUnsized(all, rk, A, m.next, m.first[x]);
       O[x] = ownCost(rk[x], A[x]);
     }
-    if (pass.depNodes !== null && prev.dependents[index] === 0) m.eff = effAfterEdit(prev, m, index);
-    else if (pass.depNodes !== null) {
-      if (m.eff === rk) m.eff = rk.slice();
-      effectiveRanks(m.eff, prev.targets, prev.dependents, prev.depOn);
-    }
+    if (pass.depNodes !== null) m.eff = effAfterEdit(prev, m, index);
     if (pass.groupsAt !== null) groupsAfterEdit(m, prev, index, pass.groupsAt);
     else {
       m.coupled = NONE;
@@ -293,20 +289,57 @@
     return m;
   }
 
-  // effAfterEdit is the effective ranks (§19) after an edit of node x that no node depends
-  // on: every other node reaches the nodes it reached before, none of them x, so only x's
-  // own effective rank changes, to the lowest of its rank and its targets' effective ranks
-  // (its resolvable dependencies, as dependencies() resolves them).
+  // effAfterEdit is the effective ranks (§19) after an edit of node x: only x and the nodes
+  // that reach x through dependencies (its dependents, theirs, …: `reach`) reach a node
+  // whose rank changed, so every other node keeps its effective rank. Those of `reach`
+  // start from their ranks lowered by their targets outside `reach` (final already), and
+  // effectiveRanks' bottleneck search runs among them.
   function effAfterEdit(prev, m, x) {
     var eff = prev.eff.slice();
     if (m.inView[x] !== true) return eff;
-    var e = m.rank[x];
-    var deps = m.all[x].deps;
-    for (var j = 0; j < deps.length; j++) {
-      var t = m.byId[deps[j]];
-      if (t !== undefined && eff[t.index] < e) e = eff[t.index];
+    var dependents = prev.dependents;
+    var depOn = prev.depOn;
+    var all = m.all;
+    var rk = m.rank;
+    var inReach = new Uint8Array(m.N);
+    var reach = [x];
+    inReach[x] = 1;
+    for (var q = 0; q < reach.length; q++) {
+      var ds = depOn[dependents[reach[q]]];
+      for (var j = 0; j < ds.length; j++) {
+        if (inReach[ds[j]] === 0) {
+          inReach[ds[j]] = 1;
+          reach.push(ds[j]);
+        }
+      }
     }
-    eff[x] = e;
+    var byId = m.byId;
+    for (q = 0; q < reach.length; q++) {
+      var y = reach[q];
+      var e = rk[y];
+      var deps = all[y].deps;
+      for (j = 0; j < deps.length; j++) {
+        var t = byId[deps[j]];
+        if (t !== undefined && inReach[t.index] === 0 && eff[t.index] < e) e = eff[t.index];
+      }
+      eff[y] = e;
+    }
+    var buckets = [[], [], [], [], [], []];
+    for (q = 0; q < reach.length; q++) buckets[eff[reach[q]]].push(reach[q]);
+    for (var r = 0; r < 6; r++) {
+      var b = buckets[r];
+      for (q = 0; q < b.length; q++) {
+        if (eff[b[q]] !== r) continue;
+        ds = depOn[dependents[b[q]]];
+        for (j = 0; j < ds.length; j++) {
+          var d = ds[j];
+          if (eff[d] > r) {
+            eff[d] = r;
+            b.push(d);
+          }
+        }
+      }
+    }
     return eff;
   }
 
