@@ -34,7 +34,9 @@ Werkbaum.methods.boxEditSame = function (a) {
     function rep(k, v) { return k === 'children' ? Array.prototype.map.call(v, function (c) { return c.index; }) : v; }
     var parts = [JSON.stringify(d.lines), JSON.stringify(d.warnings), JSON.stringify(d.descBlocks), String(d.separatorLine),
       JSON.stringify(Array.prototype.map.call(d.roots, function (r) { return r.index; }))];
-    var ids = Object.keys(d.byId).sort();
+    var ids = [];
+    for (var id in d.byId) ids.push(id); // for-in: a status edit's map is layered (byIdWith)
+    ids.sort();
     for (var j = 0; j < ids.length; j++) parts.push(ids[j] + '=' + d.byId[ids[j]].index);
     for (var i = 0; i < d.all.length; i++) {
       var n = d.all[i];
@@ -118,5 +120,63 @@ func TestBoxEditParseEqualsFullParse(t *testing.T) {
 	}
 	if incModel < 40 {
 		t.Fatalf("only %d edits took the model from the old one: the test does not test it", incModel)
+	}
+}
+
+// TestBoxEditPathEqualsFullPath: the same proof as js/test/write_path.test.js, in goja, with
+// that very file (js/test/edit_chain.js): chains of random status edits of generated plans
+// (package gen's, whose assignees include @jörg and @Müller, with coupled choice groups),
+// each edit's path taken from the old analysis where it can and
+// held to the full search and finish, its loads to the loads of that path, and every third
+// analysis to the plain one.
+func TestBoxEditPathEqualsFullPath(t *testing.T) {
+	chain, err := os.ReadFile(filepath.Join("js", "test", "edit_chain.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(chain) + `
+Werkbaum.methods.editChainSame = function (a) { return editChainSame(Werkbaum, a.text, a.seed, a.edits); };`
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: 5 * time.Minute}, script)
+	plans := []struct {
+		name, text string
+		edits      int
+	}{
+		{"gen 2000", gen.Plan(2000, 1), 100},
+		{"gen 1000 seed 3", gen.Plan(1000, 3), 60},
+		{"deep", gen.Deep(300, 40, 2), 30},
+		{"flat", gen.Flat(400, 4), 60},
+		{"coupled", coupledPlan(6), 60},
+		// 2^15 assignments, too many for the exact search until an edit takes an option
+		// out of a pool.
+		{"coupled 15", gen.Coupled(15, 1, 1), 80},
+		{"small", smallPlan, 40},
+		{"dropped", "[-] Old #old\n  - A #a\nNew (L) @ann\n  - [~] B :#a,#b @bo\n  | > C #b (S)\n  = D\n  + [/] E !!!\n", 40},
+		// Mixed gates under nodes that are discarded and no longer are.
+		{"mixed", "- [ ] Top #top\n  - A\n  | [-] B\n    - B1\n    = B2\n  - C\n    | C1 @jörg\n    = [x] C2\n    - [-] C3\n      = C31\n      | C32\n  + [~] D @Müller\n", 80},
+	}
+	fast, full, relinked, hidden := 0, 0, 0, 0
+	for _, p := range plans {
+		raw, err := e.call(context.Background(), "editChainSame", map[string]any{"text": p.text, "seed": len(p.name), "edits": p.edits})
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		var r struct {
+			Fast, Full, Analyses, Models, Relinked, Hidden int
+			Differ                                         []string
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Differ) > 0 {
+			t.Errorf("%s: the status edits' analyses differ from the plain ones: %v", p.name, r.Differ)
+		}
+		fast += r.Fast
+		full += r.Full
+		relinked += r.Relinked
+		hidden += r.Hidden
+	}
+	t.Logf("paths taken from the old one: %d, searched in full: %d; models relinked: %d, hiding: %d", fast, full, relinked, hidden)
+	if fast < 100 || full < 20 || relinked < 10 || hidden < 5 {
+		t.Fatalf("%d paths taken from the old one, %d searched in full, %d models relinked, %d hiding: the test does not test each", fast, full, relinked, hidden)
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"talkd/internal/werkbaum/gctune"
 	"talkd/internal/werkbaum/gen"
 )
 
@@ -200,4 +202,40 @@ func BenchmarkGuardStatusEdit(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkEditStatus10k is the engine's part of a set_status on a 10,000-node plan (issue
+// 33's write target): Edit of a status edit whose old text the daemon has analysed, each
+// write on the text the last one made, with the daemon's collector settings. cpu-ms/op
+// counts every thread (the collector's too).
+//
+//	WERKBAUM_JS_PROFILE=/tmp/x.prof go test -run '^$' -bench EditStatus10k -benchtime 40x ./internal/werkbaum
+//	go tool pprof -top /tmp/x.prof
+func BenchmarkEditStatus10k(b *testing.B) {
+	stop := gctune.Apply(os.Getenv)
+	defer stop()
+	e, err := NewEngine(Options{Runtimes: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	text := gen.Plan(10000, 1)
+	ids := regexp.MustCompile(`#(t\d+)\b`).FindAllStringSubmatch(text, 400)
+	if _, err := e.InspectJSON(ctx, text, InspectOptions{}); err != nil { // the daemon has analysed the old text
+		b.Fatal(err)
+	}
+	sts := []string{"done", "progress", "planned"}
+	b.ResetTimer()
+	prof := startJSProfile(b)
+	cpu0 := cpuNow()
+	for i := 0; i < b.N; i++ {
+		id := ids[(i*7)%len(ids)][1]
+		ed, err := e.Edit(ctx, text, SetStatus{ID: id, Status: sts[i%3]}, GuardOptions{AllowProd: true, AllowWarnings: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		text = ed.Text
+	}
+	b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	prof()
 }

@@ -228,23 +228,33 @@
 
   // modelBoxEdit is model(doc, {}) for a document that parseBoxEdit (10_parse.js) made from
   // prev.doc by a status edit of node `index`, computed from prev, the model of the text
-  // before the edit (default view), or null when the edit changes more than a status can
-  // without touching the view: a node discarded before or after, or an optional node that
-  // starts or stops being a path child. Then the forward pass reads the same from every node
-  // but that one's rank, and what follows from a rank is recomputed:
+  // before the edit (default view), or null when the edit changes what it cannot follow: a
+  // root discarded before or after (the view changes), or a node others depend on (its
+  // dependents' lists hold only targets not discarded). Then the forward pass reads the same
+  // from every node but that one's rank, whether it is a path child (§20: not discarded, not
+  // optional unless started) and whether it hides its subtree from the mixedGate walk
+  // (discarded), and what follows from those is recomputed:
+  // - its parent's path children, local choice and membership of the choice groups, when
+  //   the node starts or stops being a path child;
   // - the node's own cost, and §11 for every unsized node on its path to the root (each
   //   reads only its path children, and of those only the one on that path changed);
-  // - the effective ranks (§19), from the same dependency targets;
-  // - the choice groups (§20.3: local choice and coupling read ranks and own costs);
-  // - the mixedGate warnings (new records: the final warning list gives them texts).
-  // The rest (view, byId, taiga, tickets, fold state, path children, dependency lists) is
-  // shared with prev: models are read-only once made. js/test/fastpath.test.js and
-  // boxedit_test.go prove the result equal to model(doc, {}).
+  // - the effective ranks (§19) of the node and the nodes that reach it through
+  //   dependencies (no other node reaches it);
+  // - the choice groups (§20.3: local choice and coupling read ranks and own costs) of the
+  //   node's ancestors (no other group has a member whose rank or own cost changed);
+  // - the mixedGate groups of its parent and its subtree, when it is discarded or no longer
+  //   is, and the mixedGate warnings (new records: the final warning list gives them texts).
+  // The rest (view, byId, taiga, tickets, fold state, path children, dependency lists, the
+  // loads' owners) is shared with prev: models are read-only once made (the owners column
+  // is filled as asked, with values a status edit does not change). js/test/fastpath.test.js,
+  // js/test/edit_chain.js and boxedit_test.go prove the result equal to model(doc, {}).
   function modelBoxEdit(prev, doc, index) {
     var o = prev.all[index];
     var n = doc.all[index];
     if (prev.showDiscarded || prev.pass === null || doc.all.length !== prev.N || !o || !n) return null;
-    if (isDiscarded(o) || isDiscarded(n) || isPathChild(o) !== isPathChild(n)) return null;
+    var linked = isPathChild(o) !== isPathChild(n);
+    var hiding = isDiscarded(o) !== isDiscarded(n);
+    if (hiding && (n.parent < 0 || (prev.dependents !== null && prev.dependents[index] !== 0))) return null;
     var all = doc.all;
     var pass = prev.pass;
     var m = Object.assign({}, prev);
@@ -257,22 +267,183 @@
     m.byId = prev.discardedRootsDropped === 0 ? doc.byId : byIdAfterEdit(prev, all, index);
     m.rank = rk;
     m.eff = prev.discardedRootsDropped === 0 ? rk : viewRanks(rk, m.inView);
+    m.pick = prev.pick.slice();
+    if (linked && n.parent >= 0) {
+      var groupsAt = relink(m, all, n.parent, pass.groupsAt);
+      if (hiding) pass = new Pass(pass.unsized, pass.depNodes, pass.rescues, groupsAt, mixedAfterHiding(all, index, pass.mixedAt));
+      else pass = new Pass(pass.unsized, pass.depNodes, pass.rescues, groupsAt, pass.mixedAt);
+    } else if (hiding) {
+      pass = new Pass(pass.unsized, pass.depNodes, pass.rescues, pass.groupsAt, mixedAfterHiding(all, index, pass.mixedAt));
+    }
+    m.pass = pass;
     var A = (m.assumed = prev.assumed.slice());
     var O = (m.ownCost = prev.ownCost.slice());
     for (var x = index; x >= 0; x = all[x].parent) {
       if (all[x].size === null) A[x] = assumedUnsized(all, rk, A, m.next, m.first[x]);
       O[x] = ownCost(rk[x], A[x]);
     }
-    if (pass.depNodes !== null) {
-      if (m.eff === rk) m.eff = rk.slice();
-      effectiveRanks(m.eff, prev.targets, prev.dependents, prev.depOn);
+    if (pass.depNodes !== null) m.eff = effAfterEdit(prev, m, index);
+    if (pass.groupsAt !== null) groupsAfterEdit(m, prev, index, pass.groupsAt);
+    else {
+      m.coupled = NONE;
+      m.coupledOf = null;
     }
-    m.pick = prev.pick.slice();
-    m.coupled = NONE;
-    m.coupledOf = null;
-    if (pass.groupsAt !== null) choiceGroups(m, pass.groupsAt, m.touch);
-    if (pass.mixedAt !== null) m.mixed = mixedWarnings(m, pass.mixedAt);
+    m.mixed = pass.mixedAt !== null ? mixedWarnings(m, pass.mixedAt) : NONE;
     return m;
+  }
+
+  // effAfterEdit is the effective ranks (§19) after an edit of node x: only x and the nodes
+  // that reach x through dependencies (its dependents, theirs, …: `reach`) reach a node
+  // whose rank changed, so every other node keeps its effective rank. Those of `reach`
+  // start from their ranks lowered by their targets outside `reach` (final already), and
+  // effectiveRanks' bottleneck search runs among them.
+  function effAfterEdit(prev, m, x) {
+    var eff = prev.eff.slice();
+    if (m.inView[x] !== true) return eff;
+    var dependents = prev.dependents;
+    var depOn = prev.depOn;
+    var all = m.all;
+    var rk = m.rank;
+    var inReach = new Uint8Array(m.N);
+    var reach = [x];
+    inReach[x] = 1;
+    for (var q = 0; q < reach.length; q++) {
+      var ds = depOn[dependents[reach[q]]];
+      for (var j = 0; j < ds.length; j++) {
+        if (inReach[ds[j]] === 0) {
+          inReach[ds[j]] = 1;
+          reach.push(ds[j]);
+        }
+      }
+    }
+    var byId = m.byId;
+    for (q = 0; q < reach.length; q++) {
+      var y = reach[q];
+      var e = rk[y];
+      var deps = all[y].deps;
+      for (j = 0; j < deps.length; j++) {
+        var t = byId[deps[j]];
+        if (t !== undefined && inReach[t.index] === 0 && eff[t.index] < e) e = eff[t.index];
+      }
+      eff[y] = e;
+    }
+    var buckets = [[], [], [], [], [], []];
+    for (q = 0; q < reach.length; q++) buckets[eff[reach[q]]].push(reach[q]);
+    for (var r = 0; r < 6; r++) {
+      var b = buckets[r];
+      for (q = 0; q < b.length; q++) {
+        if (eff[b[q]] !== r) continue;
+        ds = depOn[dependents[b[q]]];
+        for (j = 0; j < ds.length; j++) {
+          var d = ds[j];
+          if (eff[d] > r) {
+            eff[d] = r;
+            b.push(d);
+          }
+        }
+      }
+    }
+    return eff;
+  }
+
+  // groupsAfterEdit settles the choice groups (choiceGroups) after an edit of node x: only
+  // a group whose parent is x or an ancestor of x has a member whose rank, own cost or path
+  // children changed, so the other groups and their local choices are the old ones. When
+  // the coupled groups are then the old parents, the old list is kept with the chain's
+  // groups replaced (their ci stays); otherwise choiceGroups settles every group.
+  function groupsAfterEdit(m, prev, x, groupsAt) {
+    var all = m.all;
+    var first = m.first;
+    var next = m.next;
+    var allIn = m.discardedRootsDropped === 0;
+    var coupled = prev.coupled;
+    var coupledOf = prev.coupledOf;
+    var replaced = false;
+    for (var a = x; a >= 0; a = all[a].parent) {
+      var fk = first[a];
+      var isGroup = fk >= 0 && all[fk].type !== 'and' && next[fk] >= 0 && (allIn || m.inView[a]);
+      var old = coupledOf === null ? undefined : coupledOf[a];
+      var g = isGroup ? settleGroup(m, a, m.touch) : null;
+      if ((g === null) !== (old === undefined)) {
+        choiceGroups(m, groupsAt, m.touch);
+        return;
+      }
+      if (g === null) continue;
+      g.ci = old.ci;
+      if (!replaced) {
+        coupled = W._copyOf(coupled);
+        coupledOf = Object.assign(Object.create(null), coupledOf);
+        replaced = true;
+      }
+      coupled[g.ci] = g;
+      coupledOf[a] = g;
+    }
+    m.coupled = coupled;
+    m.coupledOf = coupledOf;
+  }
+
+  // relink gives parent p of the edited node its path children anew (the forward pass's
+  // first/next, in document order, and the local choice it sets: the first path child when
+  // that is disjunctive), in copies of the columns, and returns the choice-group parents
+  // (the forward pass's groupsAt: the first path child disjunctive and a second one) with p
+  // in or out. Their order does not matter: choiceGroups sorts the coupled groups by parent.
+  function relink(m, all, p, groupsAt) {
+    var first = (m.first = m.first.slice());
+    var next = (m.next = m.next.slice());
+    var kids = all[p].children;
+    var last = -1;
+    first[p] = -1;
+    for (var i = 0; i < kids.length; i++) {
+      var c = kids[i];
+      next[c.index] = -1;
+      if (!isPathChild(c)) continue;
+      if (last < 0) first[p] = c.index;
+      else next[last] = c.index;
+      last = c.index;
+    }
+    var fk = first[p];
+    m.pick[p] = fk >= 0 && all[fk].type !== 'and' ? fk + 1 : 0;
+    var out = [];
+    if (groupsAt !== null) for (i = 0; i < groupsAt.length; i++) if (groupsAt[i] !== p) out.push(groupsAt[i]);
+    if (m.pick[p] > 0 && next[fk] >= 0) out.push(p);
+    return out.length ? out : null;
+  }
+
+  // mixedAfterHiding is the forward pass's mixedAt (parents whose visible children mix
+  // gates) after node x was discarded or no longer is: x hides its subtree from the walk,
+  // so the groups of its parent and of its subtree are looked at again (none when an
+  // ancestor hides them anyway). mixedWarnings sorts the list.
+  function mixedAfterHiding(all, x, mixedAt) {
+    var p = all[x].parent;
+    for (var a = p; a >= 0; a = all[a].parent) if (isDiscarded(all[a])) return mixedAt;
+    var end = x;
+    while (all[end].children.length) end = all[end].children[all[end].children.length - 1].index;
+    var out = [];
+    if (mixedAt !== null) for (var i = 0; i < mixedAt.length; i++) if (mixedAt[i] !== p && (mixedAt[i] < x || mixedAt[i] > end)) out.push(mixedAt[i]);
+    if (gatesMixed(all[p].children)) out.push(p);
+    var hide = -1;
+    for (i = x; i <= end; i++) {
+      var n = all[i];
+      if (hide >= 0) {
+        if (n.depth > hide) continue;
+        hide = -1;
+      }
+      if (isDiscarded(n)) hide = n.depth;
+      else if (n.children.length > 1 && gatesMixed(n.children)) out.push(i);
+    }
+    return out.length ? out : null;
+  }
+
+  // gatesMixed: the children not discarded have more than one gate.
+  function gatesMixed(kids) {
+    var g = null;
+    for (var i = 0; i < kids.length; i++) {
+      if (isDiscarded(kids[i])) continue;
+      var t = kids[i].type;
+      if (g === null) g = t;
+      else if (t !== g) return true;
+    }
+    return false;
   }
 
   // byIdAfterEdit is the model's byId (first node per id among the nodes in view) with the
@@ -359,7 +530,8 @@
       targets: NONE, // nodes others depend on
       dependents: null, // dependents[t] > 0: depOn[dependents[t]] = the nodes in view that depend on t
       depOn: null,
-      touch: null // §20.2 touches (null: the document has no dependencies)
+      touch: null, // §20.2 touches (null: the document has no dependencies)
+      owners: null // 35_loads.js: the owners of the nodes the loads asked for (shared by modelBoxEdit)
     };
   }
 
@@ -558,59 +730,66 @@
   function choiceGroups(m, groupsAt, touch) {
     var allIn = m.discardedRootsDropped === 0;
     var inView = m.inView;
-    var O = m.ownCost;
-    var rk = m.rank;
-    var first = m.first;
-    var next = m.next;
-    var pick = m.pick;
-    var anyDep = touch !== null;
     var coupled = null;
     var coupledOf = null;
     for (var j = 0; j < groupsAt.length; j++) {
       var i = groupsAt[j];
       if (!allIn && !inView[i]) continue;
-      var fk = first[i];
-      var lAll = fk;
-      var oAll = O[fk];
-      var lR = -1;
-      var oR = 0;
-      var nAll = 0;
-      var nR = 0;
-      var tAll = false;
-      var tR = false;
-      for (var c = fk; c >= 0; c = next[c]) {
-        var oc = O[c];
-        nAll++;
-        if (oc < oAll) {
-          lAll = c;
-          oAll = oc;
-        }
-        var tc = anyDep && touch[c] !== 0;
-        if (tc) tAll = true;
-        if (rk[c] >= 2) {
-          nR++;
-          if (lR < 0 || oc < oR) {
-            lR = c;
-            oR = oc;
-          }
-          if (tc) tR = true;
-        }
-      }
-      pick[i] = (nR ? lR : lAll) + 1;
-      if (anyDep && (nR ? nR : nAll) > 1 && (nR ? tR : tAll)) {
-        var pool = [];
-        for (c = fk; c >= 0; c = next[c]) if (!nR || rk[c] >= 2) pool.push(c);
-        var g = { parent: i, pool: pool, local: pick[i] - 1, coupled: true, ci: -1 };
-        (coupled || (coupled = [])).push(g);
-        (coupledOf || (coupledOf = Object.create(null)))[i] = g;
-      }
+      var g = settleGroup(m, i, touch);
+      if (g === null) continue;
+      (coupled || (coupled = [])).push(g);
+      (coupledOf || (coupledOf = Object.create(null)))[i] = g;
     }
+    m.coupled = NONE;
+    m.coupledOf = null;
     if (coupled === null) return;
     // groupsAt is in the order of the second children: back to pre-order of the parents.
     if (coupled.length > 1) coupled.sort(byParent);
     for (j = 0; j < coupled.length; j++) coupled[j].ci = j;
     m.coupled = coupled;
     m.coupledOf = coupledOf;
+  }
+
+  // settleGroup sets the local choice of the group under parent i (m.pick) and returns the
+  // group when it is coupled (its ci still to be set), else null.
+  function settleGroup(m, i, touch) {
+    var O = m.ownCost;
+    var rk = m.rank;
+    var next = m.next;
+    var pick = m.pick;
+    var anyDep = touch !== null;
+    var fk = m.first[i];
+    var lAll = fk;
+    var oAll = O[fk];
+    var lR = -1;
+    var oR = 0;
+    var nAll = 0;
+    var nR = 0;
+    var tAll = false;
+    var tR = false;
+    for (var c = fk; c >= 0; c = next[c]) {
+      var oc = O[c];
+      nAll++;
+      if (oc < oAll) {
+        lAll = c;
+        oAll = oc;
+      }
+      var tc = anyDep && touch[c] !== 0;
+      if (tc) tAll = true;
+      if (rk[c] >= 2) {
+        nR++;
+        if (lR < 0 || oc < oR) {
+          lR = c;
+          oR = oc;
+        }
+        if (tc) tR = true;
+      }
+    }
+    pick[i] = (nR ? lR : lAll) + 1;
+    if (!(anyDep && (nR ? nR : nAll) > 1 && (nR ? tR : tAll))) return null;
+    var pool = [];
+    for (c = fk; c >= 0; c = next[c]) if (!nR || rk[c] >= 2) pool.push(c);
+    return { parent: i, pool: pool, local: pick[i] - 1, coupled: true, ci: -1 };
   }
 
   // mixedWarnings returns the renderer's mixedGate warnings (§23), in pre-order of the

@@ -81,8 +81,10 @@
   }
 
   // result: the needed set of an assignment; finish adds its cost, margins and stations.
+  // sens (decomposed only, else null) marks the nodes whose own cost the exact search reads
+  // (pathAfterEdit).
   function result(P, choice, exact) {
-    return { exact: exact, choice: choice, inSet: neededSet(P, choice), cost: 0 };
+    return { exact: exact, choice: choice, inSet: neededSet(P, choice), cost: 0, sens: null };
   }
 
   // naive: the literal reference enumeration (kept for tests).
@@ -187,7 +189,22 @@
     for (var g = 0; g < S.G.length; g++) choice.push(S.G[g].pool[S.choiceIdx[g]]);
     var res = result(P, choice, true);
     res.decomposedCost = total;
+    res.sens = sensitive(S, terms.nodes);
     return res;
+  }
+
+  // sensitive marks the nodes whose own cost some component's cost reads: the term nodes
+  // (couplings) and their path children. Every other node's own cost enters only the base
+  // cost, which is the same for every assignment, so changing it cannot change the choice.
+  function sensitive(S, termNodes) {
+    var sens = new Uint8Array(S.N);
+    for (var q = 0; q < termNodes.length; q++) {
+      var x = termNodes[q];
+      sens[x] = 1;
+      var kids = S.pc[x];
+      for (var j = 0; j < kids.length; j++) sens[kids[j]] = 1;
+    }
+    return sens;
   }
 
   // Search is the state of one exact search over the coupled groups G of the model P.
@@ -806,14 +823,239 @@
     res.margin = margin;
     res.station = station;
     res.hot = hot;
+    res.openBelow = openBelow;
     res.P = m;
     return res;
+  }
+
+  // ---- The path of a status edit ------------------------------------------------------
+  // A status edit of node x whose model modelBoxEdit (20_model.js) made from the old one
+  // shares the old dependency lists and roots (the very arrays) and path children (but
+  // those of x's parent when x started or stopped being one of them), and changes the rank
+  // of x and the own costs and local choices (pick) of x and its ancestors (the chain)
+  // only: every other node reads only columns of nodes off the chain (a node's children are
+  // off the chain unless it is on it). So when the path children and the chain's picks are the old
+  // ones (but those of coupled group parents when the search chose for every group) and
+  // the coupled groups are the same groups with the same pools (or too many assignments
+  // before and after: the path is the local choices'), the closures of
+  // neededSet and of the exact search are the old ones; and when no node whose own cost
+  // changed is one the search's component costs read (path.sens), each component's costs
+  // are the old ones, and so is its first cheapest assignment: the choice, and with it the
+  // needed set, are the old ones. Otherwise the search runs (its needed set may differ from
+  // the old one in a few nodes). finish's columns then change only on the chain (own costs,
+  // x's rank, the path children of x's parent) and around the nodes whose needed flag
+  // changed (finishAfterEdit): a walk of those instead of all nodes. pathAfterEdit answers
+  // that path, or null for a model it cannot follow (the caller runs the path in full).
+  // js/test/write_path.test.js and TestBoxEditPathEqualsFullPath (goja) hold it to the full
+  // path on generated edits.
+  var afterEditOff = false;
+  function pathAfterEdit(prev, m, index) {
+    var P0 = prev.P;
+    if (afterEditOff || P0 === undefined || m.N !== P0.N || m.depT !== P0.depT || m.depLists !== P0.depLists ||
+        m.rootIdx !== P0.rootIdx) return null;
+    var res = sameChoice(prev, m, index)
+      ? { exact: prev.exact, choice: prev.choice, inSet: prev.inSet, cost: 0, sens: prev.sens }
+      : exactSearch(m);
+    var changed = res.inSet === prev.inSet ? NONE : changedNodes(prev.inSet, res.inSet);
+    return changed === null ? finish(m, res) : finishAfterEdit(m, prev, res, index, changed);
+  }
+
+  // sameChoice: the search would choose what it chose for prev (see above).
+  function sameChoice(prev, m, index) {
+    var P0 = prev.P;
+    if (m.first !== P0.first || m.next !== P0.next) return false;
+    // An approximate path (too many assignments, §20 step 7: the local choices) stays one
+    // while the assignments are too many, and then reads no group at all.
+    var approx = prev.choice === null && product(m) > LIMIT;
+    if (!approx && !sameGroups(m.coupled, P0.coupled)) return false;
+    var all = m.all;
+    var O = m.ownCost;
+    var sens = prev.sens;
+    // With a choice per coupled group the search reads a group parent's pick only as
+    // "disjunctive" (pick > 0), which it stays, so its local choice may change.
+    var cOf = prev.choice !== null ? m.coupledOf : null;
+    for (var x = index; x >= 0; x = all[x].parent) {
+      if (m.pick[x] !== P0.pick[x] && (cOf === null || cOf[x] === undefined)) return false;
+      if (sens !== null && O[x] !== P0.ownCost[x] && sens[x] === 1) return false;
+    }
+    return true;
+  }
+
+  // changedNodes lists the nodes in one needed set and not the other, or null when they are
+  // so many that finish in full costs less than following them.
+  var CHANGED_MAX = 1024;
+  function changedNodes(a, b) {
+    var out = [];
+    for (var i = 0; i < a.length; i++) {
+      if (a[i] !== b[i]) {
+        if (out.length === CHANGED_MAX) return null;
+        out.push(i);
+      }
+    }
+    return out;
+  }
+
+  // sameGroups: the coupled groups a and b have the same parents and pools, in order.
+  function sameGroups(a, b) {
+    if (a.length !== b.length) return false;
+    for (var i = 0; i < a.length; i++) {
+      var pa = a[i].pool;
+      var pb = b[i].pool;
+      if (a[i].parent !== b[i].parent || pa.length !== pb.length) return false;
+      for (var j = 0; j < pa.length; j++) if (pa[j] !== pb[j]) return false;
+    }
+    return true;
+  }
+
+  // finishAfterEdit is finish(m, res) from the old path's columns, for a needed set that
+  // differs from the old one in the nodes `changed` (besides the chain's own costs, x's rank
+  // and the path children of x's parent, which the model may have relinked). openBelow (an
+  // open needed node somewhere below) changes only above the nodes that became or stopped
+  // being open needed nodes; a margin only for those, the nodes of `changed`, their parents
+  // and the chain; a station only for those and the nodes whose openBelow changed.
+  function finishAfterEdit(m, prev, res, index, changed) {
+    var all = m.all;
+    var inSet = res.inSet;
+    var oldIn = prev.inSet;
+    var oldRk = prev.P.rank;
+    var rk = m.rank;
+    // The nodes whose "open needed node" changed.
+    var flips = [];
+    if ((inSet[index] === 1 && rk[index] < 4) !== (oldIn[index] === 1 && oldRk[index] < 4)) flips.push(index);
+    var k, x;
+    for (k = 0; k < changed.length; k++) {
+      x = changed[k];
+      if (x !== index && (inSet[x] === 1 && rk[x] < 4) !== (oldIn[x] === 1 && oldRk[x] < 4)) flips.push(x);
+    }
+    var openBelow = prev.openBelow;
+    var above = NONE; // the nodes whose openBelow was looked at again
+    if (flips.length) {
+      openBelow = openBelow.slice();
+      above = flips.length === 1 ? openAbove(all, inSet, rk, openBelow, flips[0]) : openAboveAll(m, inSet, rk, openBelow, flips);
+    }
+    var st = {
+      m: m,
+      inSet: inSet,
+      openBelow: openBelow,
+      margin: prev.margin.slice(),
+      station: prev.station.slice(),
+      hot: prev.hot,
+      copied: false,
+      cost: prev.cost
+    };
+    for (x = index; x >= 0; x = all[x].parent) refresh(st, x);
+    for (k = 0; k < changed.length; k++) {
+      x = changed[k];
+      refresh(st, x);
+      if (all[x].parent >= 0) refresh(st, all[x].parent);
+    }
+    for (k = 0; k < above.length; k++) refresh(st, above[k]);
+    res.cost = st.cost;
+    res.margin = st.margin;
+    res.station = st.station;
+    res.hot = st.hot;
+    res.openBelow = openBelow;
+    res.P = m;
+    return res;
+  }
+
+  // openAbove updates openBelow above node x, the only one whose "open needed node"
+  // changed: set up to the first ancestor that has it when x became one; recomputed from
+  // the children up to the first ancestor that keeps it when x stopped being one. Returns
+  // the ancestors it changed.
+  function openAbove(all, inSet, rk, openBelow, x) {
+    var on = inSet[x] === 1 && rk[x] < 4;
+    var out = [];
+    for (var a = all[x].parent; a >= 0; a = all[a].parent) {
+      var ob = on ? 1 : openAmong(all[a].children, inSet, rk, openBelow);
+      if (openBelow[a] === ob) break;
+      openBelow[a] = ob;
+      out.push(a);
+    }
+    return out;
+  }
+
+  // openAboveAll recomputes openBelow of every ancestor of the nodes xs from its children,
+  // children first (a descendant's index is larger), and returns those ancestors.
+  function openAboveAll(m, inSet, rk, openBelow, xs) {
+    var all = m.all;
+    var seen = new Uint8Array(m.N);
+    var ups = [];
+    for (var k = 0; k < xs.length; k++) {
+      for (var a = all[xs[k]].parent; a >= 0 && seen[a] === 0; a = all[a].parent) {
+        seen[a] = 1;
+        ups.push(a);
+      }
+    }
+    ups.sort(byNumber);
+    for (k = ups.length - 1; k >= 0; k--) openBelow[ups[k]] = openAmong(all[ups[k]].children, inSet, rk, openBelow);
+    return ups;
+  }
+
+  // refresh recomputes finish's margin, station and hot membership of node x (in st, the
+  // columns being updated) and the cost with it; a second refresh of a node changes nothing.
+  function refresh(st, x) {
+    var m = st.m;
+    var inSet = st.inSet;
+    var own = m.ownCost;
+    var next = m.next;
+    var mg = 0;
+    var sn = 0;
+    if (inSet[x] === 1) {
+      var c = own[x];
+      for (var k = m.first[x]; k >= 0; k = next[k]) if (inSet[k] === 1) c -= own[k];
+      if (c > 0) mg = c;
+      if (m.rank[x] < 4 && st.openBelow[x] === 0) sn = 1;
+    }
+    var margin = st.margin;
+    var station = st.station;
+    var was = margin[x] > 0 || station[x] === 1;
+    var is = mg > 0 || sn === 1;
+    st.cost += mg - margin[x];
+    margin[x] = mg;
+    station[x] = sn;
+    if (is !== was) {
+      if (!st.copied) {
+        st.hot = W._copyOf(st.hot);
+        st.copied = true;
+      }
+      toggleHot(st.hot, x, is);
+    }
+  }
+
+  // openAmong: some child is an open needed node or has one below (finish's openBelow).
+  function openAmong(kids, inSet, rk, openBelow) {
+    for (var i = 0; i < kids.length; i++) {
+      var c = kids[i].index;
+      if ((inSet[c] === 1 && rk[c] < 4) || openBelow[c] === 1) return 1;
+    }
+    return 0;
+  }
+
+  // toggleHot inserts node x into hot (descending node indices) or removes it.
+  function toggleHot(hot, x, on) {
+    var lo = 0;
+    var hi = hot.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (hot[mid] > x) lo = mid + 1;
+      else hi = mid;
+    }
+    if (on) hot.splice(lo, 0, x);
+    else hot.splice(lo, 1);
   }
 
   // cheapPath(model) → {exact, inSet (Uint8Array by node index), cost, station (Uint8Array),
   // choice, margin, hot, P}.
   W._cheapPath = function (m) {
     return finish(m, exactSearch(m));
+  };
+  // _cheapPathAfterEdit(prevPath, model, index): the cheap path of a status edit of node
+  // index whose model modelBoxEdit made from prevPath's, from prevPath, or null (see
+  // pathAfterEdit). _boxEditPath(on) switches it on or off (tests; on by default).
+  W._cheapPathAfterEdit = pathAfterEdit;
+  W._boxEditPath = function (on) {
+    afterEditOff = !on;
   };
   W._naivePath = function (m) {
     return finish(m, naive(m));

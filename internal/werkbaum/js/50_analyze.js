@@ -22,28 +22,29 @@
 
   function computeFresh(text, opts) {
     var doc = W.parse(text);
-    var m = modelOf(doc, opts);
-    var path = W._cheapPath(m);
+    var from = editedFrom(doc, opts);
+    var m = from === null ? null : W._modelBoxEdit(from.r.m, doc, from.index);
+    var path = m === null ? null : W._cheapPathAfterEdit(from.r.path, m, from.index);
+    if (m === null) m = W._model(doc, opts);
+    if (path === null) path = W._cheapPath(m);
     var loads = W._loads(m, path);
     var mixed = W._mixedGate(m);
     return { doc: doc, m: m, path: path, loads: loads, warnings: warningsOf(doc, path, loads, mixed), mixed: mixed };
   }
 
-  // modelOf is the model of doc. For a document a status edit made (W._boxEditOrigin) whose
-  // old document's analysis is still remembered, it starts from that analysis' model
-  // (W._modelBoxEdit: the write path's set_status, then its guard and the inspect of the
-  // result), else it runs the model in full.
+  // editedFrom is {r, index} for a document a status edit of node index made
+  // (W._boxEditOrigin) whose old document's analysis r is still remembered, else null. The
+  // analysis then starts from r: its model (W._modelBoxEdit: the write path's set_status,
+  // then its guard and the inspect of the result) and its path (W._cheapPathAfterEdit);
+  // each answers null when it cannot, and that part runs in full.
   var boxEditModelOff = false;
-  function modelOf(doc, opts) {
+  function editedFrom(doc, opts) {
     var origin = boxEditModelOff || (opts && opts.showDiscarded) ? null : W._boxEditOrigin(doc);
-    if (origin !== null) {
-      var prev = computed.find(function (r) {
-        return r.doc === origin.from;
-      });
-      var m = prev === null ? null : W._modelBoxEdit(prev.m, doc, origin.index);
-      if (m !== null) return m;
-    }
-    return W._model(doc, opts);
+    if (origin === null) return null;
+    var prev = computed.find(function (r) {
+      return r.doc === origin.from;
+    });
+    return prev === null ? null : { r: prev, index: origin.index };
   }
 
   // warningsOf is the final warning list of an analysis (§23 order) with its English texts;

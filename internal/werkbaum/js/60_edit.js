@@ -259,12 +259,6 @@
     return finish(doc, rows);
   }
 
-  // rowContent is row idx's content: the parsed line when the text has no CR (then the
-  // parser's lines are the rows), else the row of splitDoc.
-  function rowContent(text, pd, idx, host) {
-    return hostOwns(host, text) || text.indexOf('\r') < 0 ? pd.lines[idx] : splitDoc(text).rows[idx].c;
-  }
-
   function setStatus(text, ref, status, host) {
     var code = statusCode(status);
     var pd = W.parse(text);
@@ -272,8 +266,12 @@
     var have = node.box === null ? null : T.BOX_ALIASES[node.box] || node.box;
     if (have === code) return text;
     var row = node.line - 1;
-    var out = replaceRow(text, pd, row, setStatusBox(rowContent(text, pd, row, host), code), host);
-    var after = W._nodeAtLine(W.parseBoxEdit(text, out, node.index), node.line);
+    // Without CR, replaceRow splices the row's content and keeps every other byte: the
+    // parse of the result is told so (parseBoxEdit's newLine) instead of comparing texts.
+    var noCR = hostOwns(host, text) || text.indexOf('\r') < 0;
+    var content = setStatusBox(noCR ? pd.lines[row] : splitDoc(text).rows[row].c, code);
+    var out = replaceRow(text, pd, row, content, host);
+    var after = W._nodeAtLine(W.parseBoxEdit(text, out, node.index, noCR ? content : undefined), node.line);
     if (!after || after.label !== node.label || after.parent !== node.parent ||
         (code === null ? after.box !== null : after.box !== code)) {
       throw unsupported('set the status of', node);

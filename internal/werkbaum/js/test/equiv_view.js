@@ -31,7 +31,7 @@ function equivView(X, text, show, model) {
       showDiscarded: m.showDiscarded,
       dropped: m.discardedRootsDropped,
       inView: col(m.inView),
-      byId: Object.keys(m.byId).sort().map(function (id) { return [id, m.byId[id].index]; }),
+      byId: idsOf(m.byId).map(function (id) { return [id, m.byId[id].index]; }),
       assumed: col(m.assumed),
       ownCost: col(m.ownCost),
       eff: col(m.eff),
@@ -51,6 +51,14 @@ function equivView(X, text, show, model) {
     mixed: JSON.stringify(mixed),
     warnings: JSON.stringify(warnings.map(function (w) { return [w, X._warningText(w)]; }))
   };
+}
+
+// idsOf lists the ids of a byId map, sorted: for-in, since a status edit's map is layered
+// over the old one (10_parse.js byIdWith).
+function idsOf(byId) {
+  var ids = [];
+  for (var id in byId) ids.push(id);
+  return ids.sort();
 }
 
 if (typeof module !== 'undefined') module.exports = equivView;

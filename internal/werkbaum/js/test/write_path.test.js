@@ -3,13 +3,16 @@
 // * a host's one-row edits (60_edit.js replaceRow; the Go engine's edit.go spliceHost and
 //   spliceRow, mirrored here) give the text the script builds itself;
 // * the guard's status-edit count of nodes newly in production (70_guard.js newlyProd)
-//   equals the plain count over both documents.
+//   equals the plain count over both documents;
+// * the path of a status edit taken from the old analysis (30_path.js pathAfterEdit)
+//   equals the full search and finish, and the analysis the plain one (edit_chain.js).
 const test = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
 const { load, examples } = require('./load.js');
-const { rng, randomPlan, richPlan, bigPlan } = require('./gen.js');
+const { rng, randomPlan, richPlan, bigPlan, coupledRandomPlan, chainPlan } = require('./gen.js');
+const editChainSame = require('./edit_chain.js');
 
 const W = load();
 const plain = (x) => JSON.parse(JSON.stringify(x));
@@ -129,4 +132,29 @@ test('the guard\'s count of nodes newly in production equals the plain count on 
     W._guardBoxEdit(true);
   }
   assert.ok(counts.fast > 1000 && counts.newlyProd > 100 && counts.notTheEdited > 0, JSON.stringify(counts));
+});
+
+// named gives a plan's assignees non-ASCII names (the loads are keyed by them).
+function named(text) {
+  return text.replace(/@bo\b/g, '@jörg').replace(/@cy\b/g, '@Müller');
+}
+
+test('the model and path of a status edit taken from the old ones equal the full ones', () => {
+  const counts = { fast: 0, full: 0, analyses: 0, models: 0, relinked: 0, hidden: 0 };
+  const run = (what, text, seed, edits) => {
+    const got = editChainSame(W, text, seed, edits);
+    assert.deepStrictEqual(got.differ, [], what);
+    counts.fast += got.fast;
+    counts.full += got.full;
+    for (const k of ['analyses', 'models', 'relinked', 'hidden']) counts[k] += got[k];
+  };
+  for (const [what, text] of plans()) run(what, named(text), text.length, 40);
+  for (let seed = 1; seed <= 40; seed++) run('coupledRandomPlan ' + seed, named(coupledRandomPlan(seed)), seed, 30);
+  for (let seed = 1; seed <= 10; seed++) run('chainPlan ' + seed, chainPlan(seed, 4 + (seed % 6), 2), seed, 30);
+  run('bigPlan', named(bigPlan(2000, 9)), 9, 60);
+  // Just too many assignments (§20 step 7: the local choices); edits that take options
+  // out of pools or couplings make the search exact, or approximate again.
+  for (const [k, seed] of [[19, 1], [19, 3], [20, 1], [20, 3]]) run('chainPlan ' + k + ' seed ' + seed, chainPlan(seed, k, 1), seed, 80);
+  assert.ok(counts.fast > 1000 && counts.full > 300 && counts.analyses > 300, JSON.stringify(counts));
+  assert.ok(counts.models > 2000 && counts.relinked > 300 && counts.hidden > 100, JSON.stringify(counts));
 });
