@@ -46,14 +46,7 @@ func TestFastPathEqualsGeneralPathInGoja(t *testing.T) {
 			"  | [~] F #Łódź: @Łukasz\n  | G (XS) @ana-maria @li.wei\n" +
 			"- [ ] Ship 🚀 now (S) @jörg\n  \" note with 😀\n- [ ] 😀 (XS)\n",
 	}
-	files, _ := filepath.Glob(filepath.Join(sharedDir(t), "werkbaum", "examples", "*.werkbaum"))
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		texts[filepath.Base(f)] = string(src)
-	}
+	addExamplePlans(t, texts)
 	for name, text := range texts {
 		raw, err := e.call(context.Background(), "bothPaths", struct{}{}, textArg{"text", text})
 		if err != nil {
@@ -62,5 +55,19 @@ func TestFastPathEqualsGeneralPathInGoja(t *testing.T) {
 		if string(raw) != `{"same":true}` {
 			t.Errorf("%s: the fast path reads a line differently:\n%s", name, raw)
 		}
+	}
+}
+
+// addExamplePlans adds the shared examples' plans to texts, keyed by file name (none when
+// ../shared is not there: the tests then run on their own texts).
+func addExamplePlans(t testing.TB, texts map[string]string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(sharedDir(t), "werkbaum", "examples", "*.werkbaum"))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[filepath.Base(f)] = string(src)
 	}
 }

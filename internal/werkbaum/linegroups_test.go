@@ -2,8 +2,6 @@ package werkbaum
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,14 +70,7 @@ func TestHostLineGroupsEqualSplit(t *testing.T) {
 		"crlf and bom": "\ufeff- [ ] A @jörg\r\n  - [x] B (S)\r\n  \" note\r\n",
 		"no newline":   "- [ ] Only line @Müller",
 	}
-	files, _ := filepath.Glob(filepath.Join(sharedDir(t), "werkbaum", "examples", "*.werkbaum"))
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		texts[filepath.Base(f)] = string(src)
-	}
+	addExamplePlans(t, texts)
 	for name, text := range texts {
 		raw, err := e.call(context.Background(), "lineGroups", struct{}{}, textArg{"text", text})
 		if err != nil {
