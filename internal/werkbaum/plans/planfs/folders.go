@@ -24,6 +24,9 @@ import (
 //
 // Measured with BenchmarkStorageAcrossPlans (docs/bench-plans.md).
 type Folders struct {
+	// beforeRename, when set (tests), runs between a write's last check and its rename.
+	beforeRename func()
+
 	mu sync.Mutex
 	m  map[string]*folderShare // the folder's path → its share while a write uses it
 }

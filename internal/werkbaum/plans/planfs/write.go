@@ -3,6 +3,9 @@ package planfs
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -19,7 +22,11 @@ import (
 // someone saved the file meanwhile (the engine may have worked for a while), or another
 // talkd wrote it, nothing is renamed and the answer is ErrFileMoved, so an edit or
 // another daemon's acknowledged write is never replaced by a text computed from the
-// version before it. limit is the largest plan file read (the engine's input limit);
+// version before it. An editor that saves in place (truncate and write) takes no lock:
+// one that opens the file between that check and the rename writes into the file the
+// rename unlinks, so after the rename that file is looked at once more and, when it was
+// written meanwhile, its text is put back (keepSaveInPlace) and the answer is
+// ErrFileMoved too. limit is the largest plan file read (the engine's input limit);
 // lockTimeout bounds the wait for the folder lock.
 func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, lockTimeout time.Duration) (err error) {
 	key := p.Key
@@ -35,37 +42,15 @@ func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, l
 	if err := WritableError(key, old); err != nil {
 		return err
 	}
-	f, tmp, err := p.CreateTemp()
+	tmp, err := writeTemp(p, data, old)
 	if err != nil {
-		return fmt.Errorf("create temp file: %w", Unpath(err))
+		return err
 	}
 	defer func() {
 		if err != nil {
 			p.RemoveTemp(tmp)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write temp file: %w", err)
-	}
-	if err = f.Chmod(old.Mode().Perm()); err != nil {
-		f.Close()
-		return fmt.Errorf("keep file mode: %w", err)
-	}
-	if cerr := keepOwner(f, old); cerr != nil && isRoot() {
-		// Root can always keep them; failing here means something odd (a file system
-		// without owners): refuse rather than hand the user's plan to root.
-		f.Close()
-		err = fmt.Errorf("keep the plan's owner and group: %w", cerr)
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync temp file: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("close temp file: %w", err)
-	}
 
 	folder, err := p.OpenFolder()
 	if err != nil {
@@ -92,8 +77,8 @@ func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, l
 	if err != nil {
 		return err
 	}
+	defer now.Close()
 	curData, err := now.ReadAll(key, limit)
-	now.Close()
 	if err != nil {
 		return err
 	}
@@ -104,8 +89,28 @@ func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, l
 	if err = WritableError(key, now.fi); err != nil {
 		return err
 	}
+	checked, err := now.f.Stat()
+	if err != nil {
+		return fmt.Errorf("the file of plan %q cannot be read: %w", key, Unpath(err))
+	}
+	if !renameOverOpenFile {
+		now.Close()
+	}
+	if fs.beforeRename != nil {
+		fs.beforeRename()
+	}
 	if err = p.RenameTemp(tmp); err != nil {
 		return fmt.Errorf("rename into place: %w", Unpath(err))
+	}
+	// An editor's text put back is an answer ErrFileMoved after the folder's sync like a
+	// write's: both renames must be durable.
+	var moved error
+	if renameOverOpenFile {
+		moved = keepSaveInPlace(p, now, checked)
+	}
+	if moved != nil && !errors.Is(moved, ErrFileMoved) {
+		err = moved
+		return err
 	}
 	// The lock guards the check and the rename, not the folder's sync: other plans in this
 	// folder (and other daemons) need not wait for it, and whoever syncs the folder makes
@@ -116,5 +121,88 @@ func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, l
 	if serr := share.sync(folder); serr != nil {
 		return fmt.Errorf("sync folder: %w", serr)
 	}
-	return nil
+	return moved
+}
+
+// writeTemp writes data into a new temp file beside the plan, with the mode, owner and
+// group of old (the plan's file), synced; the name is what RenameTemp takes.
+func writeTemp(p Ref, data []byte, old fs.FileInfo) (tmp string, err error) {
+	f, tmp, err := p.CreateTemp()
+	if err != nil {
+		return "", fmt.Errorf("create temp file: %w", Unpath(err))
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			p.RemoveTemp(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return "", fmt.Errorf("write temp file: %w", err)
+	}
+	if err = f.Chmod(old.Mode().Perm()); err != nil {
+		return "", fmt.Errorf("keep file mode: %w", err)
+	}
+	if cerr := keepOwner(f, old); cerr != nil && isRoot() {
+		// Root can always keep them; failing here means something odd (a file system
+		// without owners): refuse rather than hand the user's plan to root.
+		err = fmt.Errorf("keep the plan's owner and group: %w", cerr)
+		return "", err
+	}
+	if err = f.Sync(); err != nil {
+		return "", fmt.Errorf("sync temp file: %w", err)
+	}
+	err = f.Close()
+	f = nil
+	if err != nil {
+		return "", fmt.Errorf("close temp file: %w", err)
+	}
+	return tmp, nil
+}
+
+// savedInPlaceSettle bounds the wait for an editor still writing the file it saves in
+// place: its text is put back once the file's size and mtime stayed the same for one
+// step, or after the last step.
+const (
+	savedInPlaceStep  = 20 * time.Millisecond
+	savedInPlaceSteps = 50
+)
+
+// keepSaveInPlace looks at the file the rename replaced (old, open since the check, with
+// checked its state then): if it was written after the check, an editor saved in place in
+// that moment, and its text went into the file the rename unlinked. That text is put back
+// over the write's (a second atomic rename, still under the folder lock) and the answer is
+// ErrFileMoved: the editor's save was later than the text the write was computed from.
+func keepSaveInPlace(p Ref, old *File, checked fs.FileInfo) error {
+	fi, err := old.f.Stat()
+	if err != nil || sameState(fi, checked) {
+		return nil // unchanged (a file the rename unlinked cannot be opened by anyone else)
+	}
+	for range savedInPlaceSteps {
+		time.Sleep(savedInPlaceStep)
+		next, err := old.f.Stat()
+		if err != nil || sameState(next, fi) {
+			break
+		}
+		fi = next
+	}
+	// All of it, whatever its size: it is the user's text, not a read for the engine.
+	saved, err := io.ReadAll(io.NewSectionReader(old.f, 0, math.MaxInt64))
+	if err != nil {
+		return fmt.Errorf("read back the plan %q saved in place during the write: %w", p.Key, Unpath(err))
+	}
+	tmp, err := writeTemp(p, saved, fi)
+	if err != nil {
+		return fmt.Errorf("put back the plan %q saved in place during the write: %w", p.Key, err)
+	}
+	if err := p.RenameTemp(tmp); err != nil {
+		p.RemoveTemp(tmp)
+		return fmt.Errorf("put back the plan %q saved in place during the write: %w", p.Key, Unpath(err))
+	}
+	return ErrFileMoved
+}
+
+// sameState reports whether a and b, two looks at one file, see the same size and mtime.
+func sameState(a, b fs.FileInfo) bool {
+	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }

@@ -1,0 +1,71 @@
+package planfs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"talkd/internal/config"
+	"talkd/internal/werkbaum"
+)
+
+// An editor that saves in place (truncate and write, as os.WriteFile and vim with
+// backupcopy=yes do) takes no part in the folder lock: one that opens the plan between a
+// write's last check and its rename writes into the file the rename unlinks. Its text must
+// end up in the plan and the write must be answered ErrFileMoved (a conflict), never
+// applied over it. TestPlanHandEditDuringWrite hit that moment once under load.
+func TestWriteKeepsASaveInPlaceBetweenCheckAndRename(t *testing.T) {
+	const original, agent, hand = "- [ ] a @jörg\n", "- [x] a @jörg\n", "- [ ] a @Müller (edited by hand)\n"
+	for _, c := range []struct {
+		name      string
+		save      func(t *testing.T, path string)
+		want      string
+		wantMoved bool
+	}{
+		{"no save meanwhile", nil, agent, false},
+		{"a save in place meanwhile", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte(hand), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, hand, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.save != nil && !renameOverOpenFile {
+				t.Skip("this system cannot rename over the open file the write would look at again")
+			}
+			path := filepath.Join(t.TempDir(), "plan.werkbaum")
+			if err := os.WriteFile(path, []byte(original), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			ref := ConfiguredRef(config.Plan{Key: "p", Path: path})
+			var folders Folders
+			if c.save != nil {
+				folders.beforeRename = func() { c.save(t, path) }
+			}
+			err := folders.WriteAtomic(ref, []byte(agent), werkbaum.Checksum([]byte(original)), 1<<20, time.Second)
+			if moved := errors.Is(err, ErrFileMoved); moved != c.wantMoved || (err != nil && !moved) {
+				t.Fatalf("WriteAtomic: %v, want the file moved: %v", err, c.wantMoved)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != c.want {
+				t.Fatalf("the plan holds %q, want %q", got, c.want)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o640 {
+				t.Errorf("the plan's mode is %v, want 0640 kept", fi.Mode().Perm())
+			}
+			left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), TempPrefix(path)+"*"))
+			if len(left) != 0 {
+				t.Errorf("temp files left behind: %v", left)
+			}
+		})
+	}
+}
