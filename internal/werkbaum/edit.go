@@ -41,13 +41,9 @@ func (e *Engine) Edit(ctx context.Context, text string, v Verb, opts GuardOption
 	// Two calls' work (the verb, then the analyses of the guard), so two calls' time.
 	_, err = e.runWithin(ctx, 2*e.timeoutFor(texts), "edit", args, texts, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
 		callArgs = append(callArgs, rt.vm.ToValue("host"), spliceHost(rt.vm, callArgs[3], text))
-		res, err := rt.callValue(goja.Undefined(), callArgs...)
-		if err != nil {
-			return nil, err
-		}
-		obj, ok := res.(*goja.Object)
-		if !ok { // a failure: the JSON error answer
-			return []byte(res.String()), nil
+		obj, failure, err := rt.callObject(callArgs)
+		if obj == nil {
+			return failure, err
 		}
 		if err := readEdit(rt, obj, &out); err != nil {
 			return nil, fmt.Errorf("%w: edit: %v", ErrEngine, err)

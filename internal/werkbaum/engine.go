@@ -471,19 +471,29 @@ func (rt *jsRuntime) joinPieces(res goja.Value) ([]byte, error) {
 	return out, nil
 }
 
+// callObject runs Werkbaum.callValue for a method that answers an object: the object, or
+// (nil) the JSON error answer of a failure, or the error of the call itself.
+func (rt *jsRuntime) callObject(callArgs []goja.Value) (obj *goja.Object, failure []byte, err error) {
+	res, err := rt.callValue(goja.Undefined(), callArgs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj, ok := res.(*goja.Object)
+	if !ok {
+		return nil, []byte(res.String()), nil
+	}
+	return obj, nil, nil
+}
+
 // callText runs Werkbaum.callValue(method, argsJSON, name1, text1, …) for a method whose
 // answer is {text} and returns that text as it is: a plan text sent as JSON would be
 // escaped by the script and parsed again here (about 10 ms for a 10,000-node plan).
 func (e *Engine) callText(ctx context.Context, method string, args any, texts ...textArg) (string, error) {
 	var text string
 	_, err := e.run(ctx, method, args, texts, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
-		res, err := rt.callValue(goja.Undefined(), callArgs...)
-		if err != nil {
-			return nil, err
-		}
-		obj, ok := res.(*goja.Object)
-		if !ok { // a failure: the JSON error answer
-			return []byte(res.String()), nil
+		obj, failure, err := rt.callObject(callArgs)
+		if obj == nil {
+			return failure, err
 		}
 		v := obj.Get("text")
 		if v == nil || !goja.IsString(v) {
