@@ -125,8 +125,7 @@ func (h flushingHandler) WithGroup(name string) slog.Handler {
 // caller must call the returned flush before the process exits.
 func newLogger(out io.Writer, level slog.Level) (log *slog.Logger, flush func() error) {
 	buf := newLogBuffer(out, logFlushDelay, logFlushBytes)
-	h := slog.NewTextHandler(buf, &slog.HandlerOptions{Level: level})
-	return slog.New(flushingHandler{h, buf}), buf.Flush
+	return slog.New(flushingHandler{newTextLines(buf, level), buf}), buf.Flush
 }
 
 // flushLogs writes the lines log's handler holds now (nothing for another handler).

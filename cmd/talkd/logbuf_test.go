@@ -165,12 +165,14 @@ func TestLogConcurrentLinesWhole(t *testing.T) {
 }
 
 // BenchmarkOutcomeLine: one muted announcement, whose outcome is one info line, with the
-// log in a file: through talkd's logger (batched) and through a plain TextHandler (one
-// write(2) per line, as before), and with no log at all (the floor).
+// log in a file: through talkd's logger (batched, textLines), through the same batching
+// with slog.TextHandler formatting every line (batched-texthandler, as before textLines),
+// through a plain TextHandler (one write(2) per line, as before the batching), and with no
+// log at all (the floor).
 //
 //	go test -run '^$' -bench OutcomeLine -benchmem ./cmd/talkd
 func BenchmarkOutcomeLine(b *testing.B) {
-	for _, variant := range []string{"batched", "unbatched", "discard"} {
+	for _, variant := range []string{"batched", "batched-texthandler", "unbatched", "discard"} {
 		b.Run(variant, func(b *testing.B) {
 			f, err := os.Create(filepath.Join(b.TempDir(), "talkd.log"))
 			if err != nil {
@@ -181,6 +183,9 @@ func BenchmarkOutcomeLine(b *testing.B) {
 			flush := func() error { return nil }
 			if variant == "batched" {
 				log, flush = newLogger(f, slog.LevelInfo)
+			} else if variant == "batched-texthandler" {
+				buf := newLogBuffer(f, logFlushDelay, logFlushBytes)
+				log, flush = slog.New(flushingHandler{slog.NewTextHandler(buf, nil), buf}), buf.Flush
 			} else if variant == "unbatched" {
 				log = slog.New(slog.NewTextHandler(f, nil))
 			} else {
