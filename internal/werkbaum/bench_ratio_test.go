@@ -35,6 +35,9 @@ import (
 //     by the script); warm on both sides, cache and memo off.
 //   - records: the whole analysis with the script's own records (W.inspect), the same call on
 //     both sides (BenchmarkPhase's "records").
+//   - path: the cheapest path alone (W._cheapPath, NOTATION §20, the exact search of the
+//     coupled plans) on the model of the text, made untimed first on both sides
+//     (BenchmarkPhase's "path").
 //   - first: the first inspect of a fresh engine (its runtime made, nothing parsed yet)
 //     against the first inspect of a fresh Node process (node-bench.js --first, the JIT cold).
 //
@@ -71,7 +74,12 @@ func BenchmarkNodeRatio(b *testing.B) {
 		{"coupled14w5", gen.Coupled(14, 5, 1)},
 	}
 	node := startNodeServer(b, nodeBin, benchJS)
-	records, recordsRT := scriptFuncs(b, `Werkbaum._benchRecords = function (text) { Werkbaum.inspect(text, {}); };`, "_benchRecords")
+	records, recordsRT := scriptFuncs(b, `Werkbaum._benchRecords = function (text) { Werkbaum.inspect(text, {}); };
+(function (W) {
+  var model = null;
+  W._benchPathModel = function (text) { model = W._model(W.parse(text), {}); };
+  W._benchPath = function () { W._cheapPath(model); };
+})(Werkbaum);`, "_benchRecords", "_benchPathModel", "_benchPath")
 	warm := sizeEngine(b, false)
 	gojaOps := map[string]func(text string){
 		"inspect": func(text string) {
@@ -84,8 +92,21 @@ func BenchmarkNodeRatio(b *testing.B) {
 				b.Fatal(err)
 			}
 		},
+		"path": func(string) {
+			if _, err := records[2](goja.Undefined()); err != nil {
+				b.Fatal(err)
+			}
+		},
 	}
-	for _, op := range []string{"inspect", "records", "first"} {
+	// gojaPrep runs before the timed call of an op on a text: what the op starts from.
+	gojaPrep := map[string]func(text string){
+		"path": func(text string) {
+			if _, err := records[1](goja.Undefined(), recordsRT.vm.ToValue(text)); err != nil {
+				b.Fatal(err)
+			}
+		},
+	}
+	for _, op := range []string{"inspect", "records", "path", "first"} {
 		for _, p := range plans {
 			b.Run(op+"/"+p.name, func(b *testing.B) {
 				var gojaOp func(string)
@@ -93,7 +114,11 @@ func BenchmarkNodeRatio(b *testing.B) {
 				if op == "first" {
 					nodeOp = func(text string) (time.Duration, time.Duration) { return nodeFirst(b, nodeBin, benchJS, text) }
 				} else {
-					gojaOp = gojaOps[op]
+					if prep := gojaPrep[op]; prep != nil {
+						gojaOp = func(text string) { prep(text); gojaOps[op](text) }
+					} else {
+						gojaOp = gojaOps[op]
+					}
 					nodeOp = func(text string) (time.Duration, time.Duration) { return node.call(b, op, text) }
 					// Warm both sides on this plan: goja has nothing to warm but its shapes and
 					// heap, while Node's JIT optimises a function only after many calls.
@@ -109,6 +134,8 @@ func BenchmarkNodeRatio(b *testing.B) {
 					var e *Engine
 					if op == "first" {
 						e = sizeEngine(b, false) // a fresh runtime: made here, untimed
+					} else if prep := gojaPrep[op]; prep != nil {
+						prep(text) // untimed
 					}
 					start, startCPU := time.Now(), cpuNow()
 					if e != nil {
@@ -116,7 +143,7 @@ func BenchmarkNodeRatio(b *testing.B) {
 							b.Fatal(err)
 						}
 					} else {
-						gojaOp(text)
+						gojaOps[op](text)
 					}
 					gWall, gCPU = gWall+time.Since(start), gCPU+cpuNow()-startCPU
 				}

@@ -23,7 +23,7 @@
   'use strict';
 
   var LIMIT = 20000;
-  var NONE = Object.freeze([]); // shared empty list (no allocation per leaf)
+  var NONE = Object.freeze([]); // shared empty list
 
   // The searches read the model directly (P and m below are the model): its reverse pass
   // (20_model.js) already built the path children (first/next), the local choice of every
@@ -31,6 +31,8 @@
   // groups in pre-order (coupled, coupledOf) and the indices of the roots in view (rootIdx).
 
   // neededSet: §20.4 with choice[ci] = chosen child per coupled group (null → local).
+  // A node is marked when it is queued, so it is queued once and the queue is one typed
+  // array (in goja a push is a native call, several times an indexed write).
   function neededSet(m, choice) {
     var first = m.first;
     var next = m.next;
@@ -39,21 +41,44 @@
     var depLists = m.depLists;
     var cOf = choice ? m.coupledOf : null;
     var inSet = new Uint8Array(m.N);
-    var queue = m.rootIdx.slice();
-    for (var q = 0; q < queue.length; q++) {
-      var x = queue[q];
-      if (inSet[x]) continue;
-      inSet[x] = 1;
+    var queue = new Int32Array(m.N);
+    var tail = 0;
+    var roots = m.rootIdx;
+    var x, y, q, k;
+    for (q = 0; q < roots.length; q++) {
+      x = roots[q];
+      if (inSet[x] === 0) {
+        inSet[x] = 1;
+        queue[tail++] = x;
+      }
+    }
+    for (q = 0; q < tail; q++) {
+      x = queue[q];
       var pk = pick[x];
       if (pk > 0) {
         var g = cOf !== null ? cOf[x] : undefined;
-        queue.push(g !== undefined ? choice[g.ci] : pk - 1);
+        y = g !== undefined ? choice[g.ci] : pk - 1;
+        if (inSet[y] === 0) {
+          inSet[y] = 1;
+          queue[tail++] = y;
+        }
       } else {
-        for (var c = first[x]; c >= 0; c = next[c]) queue.push(c);
+        for (y = first[x]; y >= 0; y = next[y]) {
+          if (inSet[y] === 0) {
+            inSet[y] = 1;
+            queue[tail++] = y;
+          }
+        }
       }
       if (depT !== null && depT[x] !== 0) {
         var d = depLists[depT[x]];
-        for (var k = 0; k < d.length; k++) queue.push(d[k]);
+        for (k = 0; k < d.length; k++) {
+          y = d[k];
+          if (inSet[y] === 0) {
+            inSet[y] = 1;
+            queue[tail++] = y;
+          }
+        }
       }
     }
     return inSet;
@@ -110,54 +135,72 @@
     return result(P, best, true);
   }
 
-  // closure from the start nodes, skipping nodes marked in `stop`, not entering options of
-  // coupled groups; reached coupled-group parents are reported through onGroup.
-  function closure(m, starts, stop, onGroup) {
+  // closure: the nodes reached from the node start (or the nodes starts when not null),
+  // skipping the nodes of R0 (S.base, empty while R0 itself is made) and not entering the
+  // options of coupled groups; the coupled groups whose parent it reaches are added to acts.
+  // A node is marked with the closure's stamp when it is queued, so the queue (S.queue, one
+  // typed array of N entries shared by all closures) holds the answer.
+  function closure(S, start, starts, acts) {
+    var m = S.P;
     var first = m.first;
     var next = m.next;
     var pick = m.pick;
     var depT = m.depT;
     var depLists = m.depLists;
     var cOf = m.coupledOf;
-    var seen = new Uint8Array(m.N);
-    var out = [];
-    var queue = starts.slice();
-    for (var q = 0; q < queue.length; q++) {
-      var x = queue[q];
-      if (seen[x] || (stop && stop[x])) continue;
-      seen[x] = 1;
-      out.push(x);
+    var stop = S.base;
+    var seen = S.seen;
+    var queue = S.queue;
+    var stamp = ++S.stamp;
+    var tail = 0;
+    var x, y, q, k;
+    if (starts === null) {
+      if (stop[start] === 0) {
+        seen[start] = stamp;
+        queue[tail++] = start;
+      }
+    } else {
+      for (q = 0; q < starts.length; q++) {
+        x = starts[q];
+        if (seen[x] !== stamp && stop[x] === 0) {
+          seen[x] = stamp;
+          queue[tail++] = x;
+        }
+      }
+    }
+    for (q = 0; q < tail; q++) {
+      x = queue[q];
       var pk = pick[x];
       if (pk > 0) {
         var g = cOf !== null ? cOf[x] : undefined;
-        if (g !== undefined) onGroup(g);
-        else queue.push(pk - 1);
+        if (g !== undefined) acts.push(g.ci);
+        else {
+          y = pk - 1;
+          if (seen[y] !== stamp && stop[y] === 0) {
+            seen[y] = stamp;
+            queue[tail++] = y;
+          }
+        }
       } else {
-        for (var c = first[x]; c >= 0; c = next[c]) queue.push(c);
+        for (y = first[x]; y >= 0; y = next[y]) {
+          if (seen[y] !== stamp && stop[y] === 0) {
+            seen[y] = stamp;
+            queue[tail++] = y;
+          }
+        }
       }
       if (depT !== null && depT[x] !== 0) {
         var d = depLists[depT[x]];
-        for (var k = 0; k < d.length; k++) queue.push(d[k]);
+        for (k = 0; k < d.length; k++) {
+          y = d[k];
+          if (seen[y] !== stamp && stop[y] === 0) {
+            seen[y] = stamp;
+            queue[tail++] = y;
+          }
+        }
       }
     }
-    return out;
-  }
-
-  // kidArrays lists the path children of every node as arrays (the exact search reads them
-  // many times; built only when there are coupled groups to search).
-  function kidArrays(P) {
-    var first = P.first;
-    var next = P.next;
-    var pc = new Array(P.N);
-    for (var i = 0; i < P.N; i++) {
-      var kids = NONE;
-      for (var c = first[i]; c >= 0; c = next[c]) {
-        if (kids === NONE) kids = [];
-        kids.push(c);
-      }
-      pc[i] = kids;
-    }
-    return pc;
+    return queue.slice(0, tail);
   }
 
   function exactSearch(P) {
@@ -172,6 +215,14 @@
   // of several groups the memoised search (search, dynamic) or, for activation cycles and
   // single groups, the enumeration in the reference order (enumerate). A Search holds what
   // the steps share; it exists only for calls with coupled groups.
+  //
+  // The steps keep no list per node: a node's groups are its owner (the first group whose
+  // R sets hold it; the others are united with it as they are found) and, in dynamic, the
+  // first and last position of its groups, found by a walk over the R sets; path children
+  // are walked through the model's first/next. In goja an array costs an allocation and a
+  // native call per push, and a read of a hole of a sparse array looks the index up as a
+  // string on the prototypes; on the 16,384-assignment plan the per-node lists made about
+  // half of the search's time (issue 33).
   function decomposed(P) {
     var S = new Search(P);
     baseSet(S);
@@ -189,22 +240,8 @@
     for (var g = 0; g < S.G.length; g++) choice.push(S.G[g].pool[S.choiceIdx[g]]);
     var res = result(P, choice, true);
     res.decomposedCost = total;
-    res.sens = sensitive(S, terms.nodes);
+    res.sens = terms.sens;
     return res;
-  }
-
-  // sensitive marks the nodes whose own cost some component's cost reads: the term nodes
-  // (couplings) and their path children. Every other node's own cost enters only the base
-  // cost, which is the same for every assignment, so changing it cannot change the choice.
-  function sensitive(S, termNodes) {
-    var sens = new Uint8Array(S.N);
-    for (var q = 0; q < termNodes.length; q++) {
-      var x = termNodes[q];
-      sens[x] = 1;
-      var kids = S.pc[x];
-      for (var j = 0; j < kids.length; j++) sens[kids[j]] = 1;
-    }
-    return sens;
   }
 
   // Search is the state of one exact search over the coupled groups G of the model P.
@@ -214,21 +251,25 @@
     this.P = P;
     this.G = G;
     this.N = N;
-    this.pc = kidArrays(P);
     this.base = new Uint8Array(N); // R0
     this.isBaseActive = new Uint8Array(G.length); // groups active under every assignment
-    this.reach = []; // reach[g][o] = R(g, o)
+    this.reach = []; // reach[g][o] = R(g, o), an Int32Array
     this.acts = []; // acts[g][o] = the groups R(g, o) activates
-    this.comps = new Array(N); // comps[x] = the coupled groups whose R sets hold x
-    // cover[x] = [g, o, …]: the options o of groups g with x in R(g, o); only enumerate reads
-    // it, so it is made by the first enumerate (coverOf).
-    this.cover = null;
-    this.uf = []; // union-find over the groups
-    for (var i = 0; i < G.length; i++) this.uf.push(i);
-    // The evaluation of one assignment marks its needed nodes with a new stamp.
+    // owner[x]: the first coupled group whose R sets hold node x, −1 for none.
+    this.owner = new Int32Array(N).fill(-1);
+    // The options o of groups g with x in R(g, o): pairs g, o in coverList[coverAt[x] …
+    // coverAt[x + 1]); only enumerate reads them, so the first enumerate makes them (coverOf).
+    this.coverAt = null;
+    this.coverList = null;
+    this.uf = new Int32Array(G.length); // union-find over the groups
+    for (var i = 0; i < G.length; i++) this.uf[i] = i;
+    // A closure marks the nodes it queued, and the evaluation of one assignment its needed
+    // nodes, with a new stamp (one counter for both).
+    this.seen = new Int32Array(N);
+    this.queue = new Int32Array(N);
     this.mark = new Int32Array(N);
     this.stamp = 0;
-    this.choiceIdx = new Array(G.length); // the option index chosen per group
+    this.choiceIdx = new Int32Array(G.length); // the option index chosen per group
     this.listed = new Int32Array(G.length); // termClasses: the stamp of the term that last listed a group
     this.eff = new Int32Array(G.length); // enumerate: the effective option per group, −1 = inactive
     this.effNext = new Int32Array(G.length); // enumerate: the next assignment's eff
@@ -255,31 +296,32 @@
   // baseSet computes R0, the nodes needed under every assignment, and the groups it
   // activates.
   function baseSet(S) {
-    var r0 = closure(S.P, S.P.rootIdx, null, function (grp) {
-      S.isBaseActive[grp.ci] = 1;
-    });
+    var acts = [];
+    var r0 = closure(S, -1, S.P.rootIdx, acts);
     for (var i = 0; i < r0.length; i++) S.base[r0[i]] = 1;
+    for (i = 0; i < acts.length; i++) S.isBaseActive[acts[i]] = 1;
   }
 
-  // reachSets computes R(g, o) and the groups it activates for every option, and unites a
-  // group with the groups its options activate.
+  // reachSets computes R(g, o) and the groups it activates for every option, unites a
+  // group with the groups its options activate and with the groups whose R sets share a
+  // node with its own, and sets the owners.
   function reachSets(S) {
     var G = S.G;
-    var comps = S.comps;
+    var owner = S.owner;
+    var uf = S.uf;
     for (var i = 0; i < G.length; i++) {
       var g = G[i];
       var rs = [];
       var as = [];
       for (var j = 0; j < g.pool.length; j++) {
         var act = [];
-        var r = closure(S.P, [g.pool[j]], S.base, function (grp) {
-          act.push(grp.ci);
-        });
+        var r = closure(S, g.pool[j], null, act);
         for (var k = 0; k < r.length; k++) {
-          var cs = comps[r[k]] || (comps[r[k]] = []);
-          if (cs[cs.length - 1] !== i) cs.push(i);
+          var w = owner[r[k]];
+          if (w < 0) owner[r[k]] = i;
+          else if (w !== i) union(uf, w, i);
         }
-        for (k = 0; k < act.length; k++) union(S.uf, i, act[k]);
+        for (k = 0; k < act.length; k++) union(uf, i, act[k]);
         rs.push(r);
         as.push(act);
       }
@@ -288,90 +330,120 @@
     }
   }
 
-  // coverOf returns S.cover, made from the R sets on first use.
+  // coverOf makes S.coverAt and S.coverList from the R sets on first use.
   function coverOf(S) {
-    if (S.cover !== null) return S.cover;
-    var cover = new Array(S.N);
-    for (var i = 0; i < S.reach.length; i++) {
-      var rs = S.reach[i];
-      for (var j = 0; j < rs.length; j++) {
-        var r = rs[j];
-        for (var k = 0; k < r.length; k++) {
-          var cv = cover[r[k]] || (cover[r[k]] = []);
-          cv.push(i, j);
+    if (S.coverAt !== null) return;
+    var N = S.N;
+    var coverAt = new Int32Array(N + 1);
+    var i, j, k, r;
+    for (i = 0; i < S.reach.length; i++) {
+      for (j = 0; j < S.reach[i].length; j++) {
+        r = S.reach[i][j];
+        for (k = 0; k < r.length; k++) coverAt[r[k] + 1] += 2;
+      }
+    }
+    for (var x = 0; x < N; x++) coverAt[x + 1] += coverAt[x];
+    var coverList = new Int32Array(coverAt[N]);
+    var at = coverAt.slice(0, N);
+    for (i = 0; i < S.reach.length; i++) {
+      for (j = 0; j < S.reach[i].length; j++) {
+        r = S.reach[i][j];
+        for (k = 0; k < r.length; k++) {
+          var p = at[r[k]];
+          coverList[p] = i;
+          coverList[p + 1] = j;
+          at[r[k]] = p + 2;
         }
       }
     }
-    S.cover = cover;
-    return cover;
+    S.coverAt = coverAt;
+    S.coverList = coverList;
   }
 
-  // couplings unites the groups whose R sets share a node or whose options decide one
-  // node's term, and returns the nodes whose term depends on some group and the cost of
-  // the terms that depend on none.
+  // couplings unites the groups whose options decide one node's term (its own groups and
+  // those of its path children; groups sharing a node are united already), and returns
+  // the nodes whose term depends on some group, the cost of the terms that depend on none,
+  // and sens: the nodes whose own cost some component's cost reads, the term nodes and
+  // their path children. Every other node's own cost enters only the base cost, which is
+  // the same for every assignment, so changing it cannot change the choice (pathAfterEdit).
   function couplings(S) {
     var base = S.base;
-    var comps = S.comps;
-    var pc = S.pc;
+    var owner = S.owner;
+    var uf = S.uf;
+    var first = S.P.first;
+    var next = S.P.next;
     var own = S.P.ownCost;
-    var nodes = [];
+    var nodes = new Int32Array(S.N);
+    var sens = new Uint8Array(S.N);
+    var n = 0;
     var baseCost = 0;
     for (var x = 0; x < S.N; x++) {
-      if (!base[x] && !comps[x]) continue;
-      var first = -1;
-      var dep = false;
-      var k;
-      if (comps[x]) {
+      var g0 = owner[x];
+      if (g0 < 0 && base[x] === 0) continue;
+      var dep = g0 >= 0;
+      var c;
+      for (c = first[x]; c >= 0; c = next[c]) {
+        var w = owner[c];
+        if (w < 0) continue;
         dep = true;
-        first = comps[x][0];
-        for (k = 1; k < comps[x].length; k++) if (comps[x][k] !== first) union(S.uf, first, comps[x][k]);
+        if (g0 < 0) g0 = w;
+        else if (w !== g0) union(uf, g0, w);
       }
-      var kids = pc[x];
-      for (var j = 0; j < kids.length; j++) {
-        var ck = comps[kids[j]];
-        if (!ck) continue;
-        dep = true;
-        if (first < 0) first = ck[0];
-        for (k = 0; k < ck.length; k++) if (ck[k] !== first) union(S.uf, first, ck[k]);
-      }
-      if (dep) nodes.push(x);
-      else {
-        var c = own[x];
-        for (j = 0; j < kids.length; j++) if (base[kids[j]]) c -= own[kids[j]];
-        if (c > 0) baseCost += c;
+      if (dep) {
+        nodes[n++] = x;
+        sens[x] = 1;
+        for (c = first[x]; c >= 0; c = next[c]) sens[c] = 1;
+      } else {
+        var cc = own[x];
+        for (c = first[x]; c >= 0; c = next[c]) if (base[c] === 1) cc -= own[c];
+        if (cc > 0) baseCost += cc;
       }
     }
-    return { nodes: nodes, baseCost: baseCost };
+    return { nodes: nodes.slice(0, n), baseCost: baseCost, sens: sens };
   }
 
   // components returns the components in the order of their first group: each its groups
-  // in ascending order and its term nodes.
-  // A group's component is found once per group (compOf, by group index), so a term node
-  // costs one array read instead of a find and a number-keyed look-up.
+  // in ascending order and its term nodes (an Int32Array, ascending).
   function components(S, termNodes) {
-    var comps = S.comps;
-    var byRoot = new Array(S.G.length); // root group → its component
-    var compOf = new Array(S.G.length); // group → its component
+    var nG = S.G.length;
+    var owner = S.owner;
+    var first = S.P.first;
+    var next = S.P.next;
+    var byRoot = new Int32Array(nG).fill(-1); // root group → its component
+    var compOf = new Int32Array(nG); // group → its component
     var order = [];
-    var i;
-    for (i = 0; i < S.G.length; i++) {
+    var i, c;
+    for (i = 0; i < nG; i++) {
       var root = find(S.uf, i);
-      var comp = byRoot[root];
-      if (comp === undefined) {
-        comp = byRoot[root] = { groups: [], nodes: [] };
-        order.push(comp);
+      c = byRoot[root];
+      if (c < 0) {
+        c = byRoot[root] = order.length;
+        order.push({ groups: [], nodes: null });
       }
-      comp.groups.push(i);
-      compOf[i] = comp;
+      order[c].groups.push(i);
+      compOf[i] = c;
     }
-    for (i = 0; i < termNodes.length; i++) {
+    if (order.length === 1) {
+      order[0].nodes = termNodes;
+      return order;
+    }
+    // A term node's component is that of its owner, or of its first path child's owner.
+    var nT = termNodes.length;
+    var compOfTerm = new Int32Array(nT);
+    var count = new Int32Array(order.length);
+    for (i = 0; i < nT; i++) {
       var x = termNodes[i];
-      var gi = comps[x] ? comps[x][0] : -1;
-      if (gi < 0) {
-        var kids = S.pc[x];
-        for (var j = 0; j < kids.length && gi < 0; j++) if (comps[kids[j]]) gi = comps[kids[j]][0];
-      }
-      compOf[gi].nodes.push(x);
+      var gi = owner[x];
+      for (var y = first[x]; gi < 0 && y >= 0; y = next[y]) gi = owner[y];
+      c = compOf[gi];
+      compOfTerm[i] = c;
+      count[c]++;
+    }
+    for (c = 0; c < order.length; c++) order[c].nodes = new Int32Array(count[c]);
+    count.fill(0);
+    for (i = 0; i < nT; i++) {
+      c = compOfTerm[i];
+      order[c].nodes[count[c]++] = termNodes[i];
     }
     return order;
   }
@@ -495,27 +567,18 @@
   // termClasses pools the term nodes of a component by their support (enumerate): each
   // class with its groups, the strides of its table index and its table (or null).
   function termClasses(S, comp, assignments) {
-    var cover = coverOf(S);
-    var pc = S.pc;
+    coverOf(S);
+    var first = S.P.first;
+    var next = S.P.next;
     var byKey = Object.create(null);
     var classes = [];
-    var seen = S.listed;
     for (var q = 0; q < comp.nodes.length; q++) {
       var x = comp.nodes[q];
       var stamp = ++S.stamp;
       var gs = [];
-      var members = [x].concat(pc[x]);
-      for (var b = 0; b < members.length; b++) {
-        var cv = cover[members[b]];
-        if (cv === undefined) continue;
-        for (var i = 0; i < cv.length; i += 2) {
-          if (seen[cv[i]] !== stamp) {
-            seen[cv[i]] = stamp;
-            gs.push(cv[i]);
-          }
-        }
-      }
-      gs.sort(function (u, v) { return u - v; });
+      coverGroups(S, x, stamp, gs);
+      for (var y = first[x]; y >= 0; y = next[y]) coverGroups(S, y, stamp, gs);
+      gs.sort(byNumber);
       var key = gs.join(',');
       var cl = byKey[key];
       if (cl === undefined) {
@@ -539,42 +602,43 @@
     return classes;
   }
 
+  // coverGroups adds to gs the groups with an R set that holds node y and that no call with
+  // the same stamp listed before.
+  function coverGroups(S, y, stamp, gs) {
+    var cl = S.coverList;
+    var seen = S.listed;
+    for (var i = S.coverAt[y], end = S.coverAt[y + 1]; i < end; i += 2) {
+      var g = cl[i];
+      if (seen[g] !== stamp) {
+        seen[g] = stamp;
+        gs.push(g);
+      }
+    }
+  }
+
   // isNeeded: node y is in the needed set under the effective options S.eff (enumerate).
   function isNeeded(S, y) {
-    if (S.base[y]) return true;
-    var cv = S.cover[y];
-    if (cv === undefined) return false;
+    if (S.base[y] === 1) return true;
+    var cl = S.coverList;
     var eff = S.eff;
-    for (var i = 0; i < cv.length; i += 2) if (eff[cv[i]] === cv[i + 1]) return true;
+    for (var i = S.coverAt[y], end = S.coverAt[y + 1]; i < end; i += 2) if (eff[cl[i]] === cl[i + 1]) return true;
     return false;
   }
 
   // classCost: the sum of the margin terms of the given nodes under S.eff.
   function classCost(S, nodes) {
     var own = S.P.ownCost;
-    var pc = S.pc;
+    var first = S.P.first;
+    var next = S.P.next;
     var total = 0;
     for (var q = 0; q < nodes.length; q++) {
       var x = nodes[q];
       if (!isNeeded(S, x)) continue;
       var cc = own[x];
-      var ks = pc[x];
-      for (var i = 0; i < ks.length; i++) if (isNeeded(S, ks[i])) cc -= own[ks[i]];
+      for (var y = first[x]; y >= 0; y = next[y]) if (isNeeded(S, y)) cc -= own[y];
       if (cc > 0) total += cc;
     }
     return total;
-  }
-
-  // firstPos returns the smallest position (in the component) of the groups in cs.
-  // firstPos: the first position (in the search's order) of the groups cs, k when none of
-  // them is in the component (posOf −1).
-  function firstPos(posOf, cs, k) {
-    var mp = k;
-    for (var c = 0; c < cs.length; c++) {
-      var pc = posOf[cs[c]];
-      if (pc >= 0 && pc < mp) mp = pc;
-    }
-    return mp;
   }
 
   // search: the optimum of a component of several groups. When its activations form no
@@ -586,7 +650,7 @@
     if (order === null) return enumerate(S, comp);
     var cg = comp.groups;
     var res = dynamic(S, comp, order);
-    var optOf = Object.create(null);
+    var optOf = new Int32Array(S.G.length);
     for (var p = 0; p < order.length; p++) optOf[order[p]] = res.idx[p];
     var idx = [];
     for (var a = 0; a < cg.length; a++) idx.push(optOf[cg[a]]);
@@ -600,7 +664,7 @@
   function activationOrder(S, comp) {
     var cg = comp.groups;
     var k = cg.length;
-    var posOf = Object.create(null);
+    var posOf = new Int32Array(S.G.length);
     var a, o, q;
     for (a = 0; a < k; a++) posOf[cg[a]] = a;
     var indeg = new Int32Array(k);
@@ -649,9 +713,9 @@
   // the 16,384-assignment plan took a third of its search (issue 33).
   function dynamic(S, comp, cg) {
     var G = S.G;
-    var comps = S.comps;
     var mark = S.mark;
-    var pc = S.pc;
+    var first = S.P.first;
+    var next = S.P.next;
     var base = S.base;
     var own = S.P.ownCost;
     var isBaseActive = S.isBaseActive;
@@ -662,53 +726,67 @@
     var byRef = [];
     for (a = 0; a < k; a++) byRef.push(a);
     byRef.sort(function (u, v) { return cg[u] - cg[v]; });
-    var termsAt = [];
-    for (a = 0; a < k; a++) termsAt.push([]);
-    // minPos[y], maxUse[y]: −1 until set; used lists the nodes with a maxUse.
-    var minPos = new Int32Array(S.N).fill(-1);
-    var maxUse = new Int32Array(S.N).fill(-1);
-    var used = [];
-    var q, x, y, cs, b, c, kids;
-    for (q = 0; q < comp.nodes.length; q++) {
-      x = comp.nodes[q];
-      kids = pc[x];
-      var last = -1;
-      for (b = -1; b < kids.length; b++) { // the node, then its path children
-        cs = comps[b < 0 ? x : kids[b]];
-        if (!cs) continue;
-        for (c = 0; c < cs.length; c++) if (posOf[cs[c]] > last) last = posOf[cs[c]];
-      }
-      termsAt[last].push(x);
-      for (b = -1; b < kids.length; b++) {
-        y = b < 0 ? x : kids[b];
-        cs = comps[y];
-        if (!cs) continue;
-        if (maxUse[y] < last) {
-          if (maxUse[y] < 0) used.push(y);
-          maxUse[y] = last;
+    // firstP[y], lastP[y]: the first and last position of the groups whose R sets hold
+    // node y (−1: none; all of them are in this component, being united).
+    var firstP = new Int32Array(S.N).fill(-1);
+    var lastP = new Int32Array(S.N).fill(-1);
+    var q, o, x, y, c, last;
+    for (a = 0; a < k; a++) {
+      var rs = S.reach[cg[a]];
+      for (o = 0; o < rs.length; o++) {
+        var r = rs[o];
+        for (q = 0; q < r.length; q++) {
+          y = r[q];
+          if (firstP[y] < 0) firstP[y] = a;
+          lastP[y] = a;
         }
-        if (minPos[y] < 0) minPos[y] = firstPos(posOf, cs, k);
       }
     }
+    // The terms charged to position p, the last that can change them: termList[termAt[p] …
+    // termAt[p + 1]) (counted, then placed). maxUse[y]: the last position whose terms read
+    // node y's mark, −1 until set; used lists the nodes with a maxUse.
+    var nodes = comp.nodes;
+    var nT = nodes.length;
+    var lastOf = new Int32Array(nT);
+    var termAt = new Int32Array(k + 1);
+    var maxUse = new Int32Array(S.N).fill(-1);
+    var used = new Int32Array(S.N);
+    var nUsed = 0;
+    for (q = 0; q < nT; q++) {
+      x = nodes[q];
+      last = lastP[x];
+      for (c = first[x]; c >= 0; c = next[c]) if (lastP[c] > last) last = lastP[c];
+      lastOf[q] = last;
+      termAt[last + 1]++;
+      for (y = x; y >= 0; y = y === x ? first[x] : next[y]) { // the node, then its path children
+        if (lastP[y] >= 0 && maxUse[y] < last) {
+          if (maxUse[y] < 0) used[nUsed++] = y;
+          maxUse[y] = last;
+        }
+      }
+    }
+    for (a = 0; a < k; a++) termAt[a + 1] += termAt[a];
+    var termList = new Int32Array(nT);
+    var at = termAt.slice(0, k);
+    for (q = 0; q < nT; q++) termList[at[lastOf[q]]++] = nodes[q];
     // keys[p] = nodes whose marks (made by groups before p) later terms still read.
     // A group that is not always active reads its parent's mark at its own level.
     for (a = 0; a < k; a++) {
       if (isBaseActive[cg[a]]) continue;
       y = G[cg[a]].parent;
-      if (!comps[y]) continue; // never reachable: the group is never active
+      if (lastP[y] < 0) continue; // never reachable: the group is never active
       if (maxUse[y] < a) {
-        if (maxUse[y] < 0) used.push(y);
+        if (maxUse[y] < 0) used[nUsed++] = y;
         maxUse[y] = a;
       }
-      if (minPos[y] < 0) minPos[y] = firstPos(posOf, comps[y], k);
     }
     var keys = [];
     for (a = 0; a <= k; a++) keys.push([]);
-    for (q = 0; q < used.length; q++) {
+    for (q = 0; q < nUsed; q++) {
       y = used[q];
-      for (a = minPos[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
+      for (a = firstP[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
     }
-    for (a = 0; a <= k; a++) keys[a].sort(byNumber);
+    for (a = 0; a <= k; a++) if (keys[a].length > 1) keys[a].sort(byNumber);
     var memo = Object.create(null);
     // before: completion u (options by position, p…k−1 set) comes before v in reference order.
     function before(u, v, p) {
@@ -722,14 +800,15 @@
     // margin terms (max(0, own − Σ own of the marked path children)) are summed inline: a
     // call per term costs more than the term in goja.
     function solve(p, marked) {
-      var id = p + '|' + marked.join(',');
+      var id = marked.length === 0 ? p : p + '|' + marked.join(',');
       var hit = memo[id];
       if (hit) return hit;
       var g = cg[p];
       var grp = G[g];
       var always = isBaseActive[g] === 1;
       var reach = S.reach[g];
-      var terms = termsAt[p];
+      var t0 = termAt[p];
+      var t1 = termAt[p + 1];
       var kn = keys[p + 1];
       var best = null;
       for (var o = 0; o < grp.pool.length; o++) {
@@ -741,25 +820,21 @@
           for (t = 0; t < rr.length; t++) mark[rr[t]] = stamp;
         }
         var cost = 0;
-        for (t = 0; t < terms.length; t++) {
-          var tx = terms[t];
-          if (!base[tx] && mark[tx] !== stamp) continue;
+        for (t = t0; t < t1; t++) {
+          var tx = termList[t];
+          if (base[tx] === 0 && mark[tx] !== stamp) continue;
           var cc = own[tx];
-          var ks = pc[tx];
-          for (var j = 0; j < ks.length; j++) {
-            var kj = ks[j];
-            if (base[kj] || mark[kj] === stamp) cc -= own[kj];
-          }
+          for (var c = first[tx]; c >= 0; c = next[c]) if (base[c] === 1 || mark[c] === stamp) cc -= own[c];
           if (cc > 0) cost += cc;
         }
-        var next = [];
-        for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) next.push(kn[t]);
+        var nextMarked = [];
+        for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) nextMarked.push(kn[t]);
         var opts;
         if (p + 1 < k) {
-          var sub = solve(p + 1, next);
+          var sub = solve(p + 1, nextMarked);
           cost += sub.cost;
           opts = sub.opts.slice();
-        } else opts = new Array(k);
+        } else opts = new Int32Array(k);
         opts[p] = o;
         if (best === null || cost < best.cost || (cost === best.cost && before(opts, best.opts, p))) {
           best = { cost: cost, opts: opts };

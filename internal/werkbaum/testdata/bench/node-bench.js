@@ -69,7 +69,8 @@ if (process.argv[2] === '--phases') {
 // answers one JSON line, {wallMs, cpuMs} (hrtime and process.cpuUsage around the call, so the
 // pipe is not counted). op "inspect" is the engine's inspect as a host calls it (W.call, the
 // records written by the script, JSON.stringify); op "records" is W.inspect, the whole
-// analysis with the script's own records, BenchmarkPhase's "records". The memo is off, as
+// analysis with the script's own records, BenchmarkPhase's "records"; op "path" is
+// W._cheapPath on the text's model (made before the timing), BenchmarkPhase's "path". The memo is off, as
 // above, so every call does the full work.
 // node node-bench.js --first reads one plan from stdin and answers the same JSON line for the
 // first inspect of this fresh process (scripts loaded, nothing compiled by the JIT yet): the
@@ -89,10 +90,13 @@ if (process.argv[2] === '--serve') {
   const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   rl.on('line', (line) => {
     const req = JSON.parse(line);
+    // op "path": the model of the text is made untimed, the cheapest path alone is timed.
+    const model = req.op === 'path' ? W._model(W.parse(req.text), {}) : null;
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     if (req.op === 'inspect') W.call('inspect', JSON.stringify({ text: req.text }));
     else if (req.op === 'records') W.inspect(req.text, {});
+    else if (req.op === 'path') W._cheapPath(model);
     else throw new Error('unknown op ' + req.op);
     const wall = Number(process.hrtime.bigint() - t0) / 1e6;
     const c = process.cpuUsage(c0);
