@@ -316,7 +316,7 @@
       for (var j = 0; j < g.pool.length; j++) {
         var act = [];
         var r = closure(S, g.pool[j], null, act);
-        for (var k = 0; k < r.length; k++) {
+        for (var k = 0, nr = r.length; k < nr; k++) {
           var w = owner[r[k]];
           if (w < 0) owner[r[k]] = i;
           else if (w !== i) union(uf, w, i);
@@ -335,11 +335,11 @@
     if (S.coverAt !== null) return;
     var N = S.N;
     var coverAt = new Int32Array(N + 1);
-    var i, j, k, r;
+    var i, j, k, r, nr;
     for (i = 0; i < S.reach.length; i++) {
       for (j = 0; j < S.reach[i].length; j++) {
         r = S.reach[i][j];
-        for (k = 0; k < r.length; k++) coverAt[r[k] + 1] += 2;
+        for (k = 0, nr = r.length; k < nr; k++) coverAt[r[k] + 1] += 2;
       }
     }
     for (var x = 0; x < N; x++) coverAt[x + 1] += coverAt[x];
@@ -348,7 +348,7 @@
     for (i = 0; i < S.reach.length; i++) {
       for (j = 0; j < S.reach[i].length; j++) {
         r = S.reach[i][j];
-        for (k = 0; k < r.length; k++) {
+        for (k = 0, nr = r.length; k < nr; k++) {
           var p = at[r[k]];
           coverList[p] = i;
           coverList[p + 1] = j;
@@ -572,7 +572,7 @@
     var next = S.P.next;
     var byKey = Object.create(null);
     var classes = [];
-    for (var q = 0; q < comp.nodes.length; q++) {
+    for (var q = 0, nT = comp.nodes.length; q < nT; q++) {
       var x = comp.nodes[q];
       var stamp = ++S.stamp;
       var gs = [];
@@ -698,6 +698,79 @@
     return order;
   }
 
+  // chargeTerms charges every term of the component to the last position (in the search's
+  // order cg) whose group can change it: the terms of position p are termList[termAt[p] …
+  // termAt[p + 1]) (counted, then placed). keys[p] lists the nodes whose marks, made by
+  // groups before p, terms of p or later still read (the state of dynamic's search at p).
+  // It is a function of its own, not part of dynamic, so that its variables stay on goja's
+  // stack: a variable a nested function (solve) reads lives in a heap scope.
+  function chargeTerms(S, comp, cg) {
+    var G = S.G;
+    var first = S.P.first;
+    var next = S.P.next;
+    var isBaseActive = S.isBaseActive;
+    var k = cg.length;
+    var a, q, o, x, y, c, last, nr;
+    // firstP[y], lastP[y]: the first and last position of the groups whose R sets hold
+    // node y (−1: none; all of them are in this component, being united).
+    var firstP = new Int32Array(S.N).fill(-1);
+    var lastP = new Int32Array(S.N).fill(-1);
+    for (a = 0; a < k; a++) {
+      var rs = S.reach[cg[a]];
+      for (o = 0; o < rs.length; o++) {
+        var r = rs[o];
+        for (q = 0, nr = r.length; q < nr; q++) {
+          y = r[q];
+          if (firstP[y] < 0) firstP[y] = a;
+          lastP[y] = a;
+        }
+      }
+    }
+    // maxUse[y]: the last position whose terms read node y's mark when that is after the
+    // first position that can mark it, −1 until set; used lists the nodes with a maxUse.
+    var nodes = comp.nodes;
+    var nT = nodes.length;
+    var lastOf = new Int32Array(nT);
+    var termAt = new Int32Array(k + 1);
+    var maxUse = new Int32Array(S.N).fill(-1);
+    var used = [];
+    for (q = 0; q < nT; q++) {
+      x = nodes[q];
+      last = lastP[x];
+      for (c = first[x]; c >= 0; c = next[c]) if (lastP[c] > last) last = lastP[c];
+      lastOf[q] = last;
+      termAt[last + 1]++;
+      for (y = x; y >= 0; y = y === x ? first[x] : next[y]) { // the node, then its path children
+        if (lastP[y] >= 0 && firstP[y] < last && maxUse[y] < last) {
+          if (maxUse[y] < 0) used.push(y);
+          maxUse[y] = last;
+        }
+      }
+    }
+    for (a = 0; a < k; a++) termAt[a + 1] += termAt[a];
+    var termList = new Int32Array(nT);
+    var at = termAt.slice(0, k);
+    for (q = 0; q < nT; q++) termList[at[lastOf[q]]++] = nodes[q];
+    // A group that is not always active reads its parent's mark at its own level.
+    for (a = 0; a < k; a++) {
+      if (isBaseActive[cg[a]]) continue;
+      y = G[cg[a]].parent;
+      if (lastP[y] < 0) continue; // never reachable: the group is never active
+      if (firstP[y] < a && maxUse[y] < a) {
+        if (maxUse[y] < 0) used.push(y);
+        maxUse[y] = a;
+      }
+    }
+    var keys = [];
+    for (a = 0; a <= k; a++) keys.push([]);
+    for (q = 0; q < used.length; q++) {
+      y = used[q];
+      for (a = firstP[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
+    }
+    for (a = 0; a <= k; a++) if (keys[a].length > 1) keys[a].sort(byNumber);
+    return { termAt: termAt, termList: termList, keys: keys };
+  }
+
   // dynamic: the memoised search over the groups of a component in the given order, in
   // which every group is either active in every assignment (its parent is in R0) or
   // activated only by groups that come earlier (e.g. a group nested in an option of an
@@ -713,80 +786,16 @@
   // the 16,384-assignment plan took a third of its search (issue 33).
   function dynamic(S, comp, cg) {
     var G = S.G;
-    var mark = S.mark;
-    var first = S.P.first;
-    var next = S.P.next;
-    var base = S.base;
-    var own = S.P.ownCost;
     var isBaseActive = S.isBaseActive;
     var k = cg.length;
-    var posOf = new Int32Array(G.length).fill(-1); // group → position in cg, −1 outside
-    for (var a = 0; a < k; a++) posOf[cg[a]] = a;
     // byRef: the positions (in the given order) sorted by the groups' reference order.
     var byRef = [];
-    for (a = 0; a < k; a++) byRef.push(a);
+    for (var a = 0; a < k; a++) byRef.push(a);
     byRef.sort(function (u, v) { return cg[u] - cg[v]; });
-    // firstP[y], lastP[y]: the first and last position of the groups whose R sets hold
-    // node y (−1: none; all of them are in this component, being united).
-    var firstP = new Int32Array(S.N).fill(-1);
-    var lastP = new Int32Array(S.N).fill(-1);
-    var q, o, x, y, c, last;
-    for (a = 0; a < k; a++) {
-      var rs = S.reach[cg[a]];
-      for (o = 0; o < rs.length; o++) {
-        var r = rs[o];
-        for (q = 0; q < r.length; q++) {
-          y = r[q];
-          if (firstP[y] < 0) firstP[y] = a;
-          lastP[y] = a;
-        }
-      }
-    }
-    // The terms charged to position p, the last that can change them: termList[termAt[p] …
-    // termAt[p + 1]) (counted, then placed). maxUse[y]: the last position whose terms read
-    // node y's mark, −1 until set; used lists the nodes with a maxUse.
-    var nodes = comp.nodes;
-    var nT = nodes.length;
-    var lastOf = new Int32Array(nT);
-    var termAt = new Int32Array(k + 1);
-    var maxUse = new Int32Array(S.N).fill(-1);
-    var used = new Int32Array(S.N);
-    var nUsed = 0;
-    for (q = 0; q < nT; q++) {
-      x = nodes[q];
-      last = lastP[x];
-      for (c = first[x]; c >= 0; c = next[c]) if (lastP[c] > last) last = lastP[c];
-      lastOf[q] = last;
-      termAt[last + 1]++;
-      for (y = x; y >= 0; y = y === x ? first[x] : next[y]) { // the node, then its path children
-        if (lastP[y] >= 0 && maxUse[y] < last) {
-          if (maxUse[y] < 0) used[nUsed++] = y;
-          maxUse[y] = last;
-        }
-      }
-    }
-    for (a = 0; a < k; a++) termAt[a + 1] += termAt[a];
-    var termList = new Int32Array(nT);
-    var at = termAt.slice(0, k);
-    for (q = 0; q < nT; q++) termList[at[lastOf[q]]++] = nodes[q];
-    // keys[p] = nodes whose marks (made by groups before p) later terms still read.
-    // A group that is not always active reads its parent's mark at its own level.
-    for (a = 0; a < k; a++) {
-      if (isBaseActive[cg[a]]) continue;
-      y = G[cg[a]].parent;
-      if (lastP[y] < 0) continue; // never reachable: the group is never active
-      if (maxUse[y] < a) {
-        if (maxUse[y] < 0) used[nUsed++] = y;
-        maxUse[y] = a;
-      }
-    }
-    var keys = [];
-    for (a = 0; a <= k; a++) keys.push([]);
-    for (q = 0; q < nUsed; q++) {
-      y = used[q];
-      for (a = firstP[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
-    }
-    for (a = 0; a <= k; a++) if (keys[a].length > 1) keys[a].sort(byNumber);
+    var charged = chargeTerms(S, comp, cg);
+    var termAt = charged.termAt;
+    var termList = charged.termList;
+    var keys = charged.keys;
     var memo = Object.create(null);
     // before: completion u (options by position, p…k−1 set) comes before v in reference order.
     function before(u, v, p) {
@@ -803,6 +812,12 @@
       var id = marked.length === 0 ? p : p + '|' + marked.join(',');
       var hit = memo[id];
       if (hit) return hit;
+      var mark = S.mark;
+      var first = S.P.first;
+      var next = S.P.next;
+      var base = S.base;
+      var own = S.P.ownCost;
+      var terms = termList;
       var g = cg[p];
       var grp = G[g];
       var always = isBaseActive[g] === 1;
@@ -813,15 +828,15 @@
       var best = null;
       for (var o = 0; o < grp.pool.length; o++) {
         var stamp = ++S.stamp;
-        var t;
+        var t, nr;
         for (t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
         if (always || mark[grp.parent] === stamp) {
           var rr = reach[o];
-          for (t = 0; t < rr.length; t++) mark[rr[t]] = stamp;
+          for (t = 0, nr = rr.length; t < nr; t++) mark[rr[t]] = stamp;
         }
         var cost = 0;
         for (t = t0; t < t1; t++) {
-          var tx = termList[t];
+          var tx = terms[t];
           if (base[tx] === 0 && mark[tx] !== stamp) continue;
           var cc = own[tx];
           for (var c = first[tx]; c >= 0; c = next[c]) if (base[c] === 1 || mark[c] === stamp) cc -= own[c];
@@ -961,7 +976,7 @@
   var CHANGED_MAX = 1024;
   function changedNodes(a, b) {
     var out = [];
-    for (var i = 0; i < a.length; i++) {
+    for (var i = 0, n = a.length; i < n; i++) {
       if (a[i] !== b[i]) {
         if (out.length === CHANGED_MAX) return null;
         out.push(i);
