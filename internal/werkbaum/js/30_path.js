@@ -699,9 +699,11 @@
   }
 
   // chargeTerms charges every term of the component to the last position (in the search's
-  // order cg) whose group can change it: the terms of position p are termList[termAt[p] …
-  // termAt[p + 1]) (counted, then placed). keys[p] lists the nodes whose marks, made by
-  // groups before p, terms of p or later still read (the state of dynamic's search at p).
+  // order cg) whose group can change it (termPos). Of the terms of position p, those whose
+  // node only the group of p can mark are read from its R sets by dynamic; the others, whose
+  // node is in R0 or may have been marked before p, are termList[termAt[p] … termAt[p + 1])
+  // (counted, then placed). keys[p] lists the nodes whose marks, made by groups before p,
+  // terms of p or later still read (the state of dynamic's search at p).
   // It is a function of its own, not part of dynamic, so that its variables stay on goja's
   // stack: a variable a nested function (solve) reads lives in a heap scope.
   function chargeTerms(S, comp, cg) {
@@ -730,16 +732,20 @@
     // first position that can mark it, −1 until set; used lists the nodes with a maxUse.
     var nodes = comp.nodes;
     var nT = nodes.length;
-    var lastOf = new Int32Array(nT);
+    var termPos = new Int32Array(S.N).fill(-1);
     var termAt = new Int32Array(k + 1);
     var maxUse = new Int32Array(S.N).fill(-1);
     var used = [];
+    var nPinned = 0;
     for (q = 0; q < nT; q++) {
       x = nodes[q];
       last = lastP[x];
       for (c = first[x]; c >= 0; c = next[c]) if (lastP[c] > last) last = lastP[c];
-      lastOf[q] = last;
-      termAt[last + 1]++;
+      termPos[x] = last;
+      if (firstP[x] !== last) { // in R0 (firstP −1: in no R set) or marked before last
+        termAt[last + 1]++;
+        nPinned++;
+      }
       for (y = x; y >= 0; y = y === x ? first[x] : next[y]) { // the node, then its path children
         if (lastP[y] >= 0 && firstP[y] < last && maxUse[y] < last) {
           if (maxUse[y] < 0) used.push(y);
@@ -748,9 +754,12 @@
       }
     }
     for (a = 0; a < k; a++) termAt[a + 1] += termAt[a];
-    var termList = new Int32Array(nT);
+    var termList = new Int32Array(nPinned);
     var at = termAt.slice(0, k);
-    for (q = 0; q < nT; q++) termList[at[lastOf[q]]++] = nodes[q];
+    for (q = 0; q < nT; q++) {
+      x = nodes[q];
+      if (firstP[x] !== termPos[x]) termList[at[termPos[x]]++] = x;
+    }
     // A group that is not always active reads its parent's mark at its own level.
     for (a = 0; a < k; a++) {
       if (isBaseActive[cg[a]]) continue;
@@ -768,7 +777,7 @@
       for (a = firstP[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
     }
     for (a = 0; a <= k; a++) if (keys[a].length > 1) keys[a].sort(byNumber);
-    return { termAt: termAt, termList: termList, keys: keys };
+    return { termAt: termAt, termList: termList, termPos: termPos, firstP: firstP, keys: keys };
   }
 
   // dynamic: the memoised search over the groups of a component in the given order, in
@@ -795,6 +804,8 @@
     var charged = chargeTerms(S, comp, cg);
     var termAt = charged.termAt;
     var termList = charged.termList;
+    var termPos = charged.termPos;
+    var firstP = charged.firstP;
     var keys = charged.keys;
     var memo = Object.create(null);
     // before: completion u (options by position, p…k−1 set) comes before v in reference order.
@@ -818,6 +829,8 @@
       var base = S.base;
       var own = S.P.ownCost;
       var terms = termList;
+      var tPos = termPos;
+      var fP = firstP;
       var g = cg[p];
       var grp = G[g];
       var always = isBaseActive[g] === 1;
@@ -830,17 +843,27 @@
         var stamp = ++S.stamp;
         var t, nr;
         for (t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
-        if (always || mark[grp.parent] === stamp) {
-          var rr = reach[o];
-          for (t = 0, nr = rr.length; t < nr; t++) mark[rr[t]] = stamp;
-        }
+        var active = always || mark[grp.parent] === stamp;
+        var rr = reach[o];
+        if (active) for (t = 0, nr = rr.length; t < nr; t++) mark[rr[t]] = stamp;
         var cost = 0;
+        var tx, cc, c;
         for (t = t0; t < t1; t++) {
-          var tx = terms[t];
+          tx = terms[t];
           if (base[tx] === 0 && mark[tx] !== stamp) continue;
-          var cc = own[tx];
-          for (var c = first[tx]; c >= 0; c = next[c]) if (base[c] === 1 || mark[c] === stamp) cc -= own[c];
+          cc = own[tx];
+          for (c = first[tx]; c >= 0; c = next[c]) if (base[c] === 1 || mark[c] === stamp) cc -= own[c];
           if (cc > 0) cost += cc;
+        }
+        // The terms only this group marks: the nodes of the chosen option's R set charged here.
+        if (active) {
+          for (t = 0; t < nr; t++) {
+            tx = rr[t];
+            if (tPos[tx] !== p || fP[tx] !== p) continue;
+            cc = own[tx];
+            for (c = first[tx]; c >= 0; c = next[c]) if (base[c] === 1 || mark[c] === stamp) cc -= own[c];
+            if (cc > 0) cost += cc;
+          }
         }
         var nextMarked = [];
         for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) nextMarked.push(kn[t]);
