@@ -249,7 +249,8 @@ func nodeFirst(b *testing.B, nodeBin, benchJS, text string) (wall, cpu time.Dura
 }
 
 // BenchmarkKernelRatio is goja ÷ Node on small kernels of the kinds of work the engine does
-// (testdata/bench/kernels.js: an integer loop, marking through a typed array, objects with
+// (testdata/bench/kernels.js: an integer loop, marking through a typed array, reading a typed
+// array of small or large values or with its length in the loop's condition, objects with
 // a few fields, a regexp split of a node line, the same line read by a charCodeAt scanner),
 // each side warm, interleaved per iteration:
 //
@@ -278,7 +279,7 @@ func BenchmarkKernelRatio(b *testing.B) {
 	}
 	kernels := vm.Get("KERNELS").ToObject(vm)
 	const rounds = 1000
-	for _, name := range []string{"sum", "mark", "objects", "split", "scan"} {
+	for _, name := range []string{"sum", "mark", "readSmall", "readLarge", "lengthInLoop", "objects", "split", "scan"} {
 		b.Run(name, func(b *testing.B) {
 			fn, ok := goja.AssertFunction(kernels.Get(name))
 			if !ok {

@@ -12,6 +12,13 @@ var KERNELS = (function () {
   var line = '      - [x] Straße bauen 0.8 (M) @li.wei &ops #t455 :#t340';
   var LINE_RE = /^( *)- \[(.)\] ([^@&#(]*?) \((XS|S|M|L|XL|XXL)\)((?: [@&#:][^ ]+)*)$/u;
   var keep = new Array(N); // the objects stay reachable, so no engine can skip making them
+  // 200 entries: the indices stay below 256, so only the values differ between the two
+  var small = new Int32Array(200); // values below 256
+  var large = new Int32Array(200); // values above 256 (node indices of a plan of some size)
+  for (i = 0; i < 200; i++) {
+    small[i] = i & 127;
+    large[i] = i + 1000;
+  }
   var P = function () {};
   P.prototype = { line: 0, label: '', id: null, size: null };
   return {
@@ -27,6 +34,33 @@ var KERNELS = (function () {
       for (var r = 0; r < rounds; r++) {
         for (var i = 0; i < N; i++) marks[order[i]] = r;
         for (i = 0; i < N; i++) if (marks[i] === r) k++;
+      }
+      return k;
+    },
+    // reading a typed array whose values are below 256 (the exact search's group and
+    // position numbers), its length read once; k stays small too
+    readSmall: function (rounds) {
+      var k = 0;
+      for (var r = 0; r < rounds; r++) {
+        for (var j = 0; j < 5; j++) for (var i = 0, n = small.length; i < n; i++) if (small[i] === 100) k++;
+      }
+      return k;
+    },
+    // the same with values above 256: goja boxes every such number it reads into an
+    // interface, an allocation (Go's runtime has static boxes for 0…255 only)
+    readLarge: function (rounds) {
+      var k = 0;
+      for (var r = 0; r < rounds; r++) {
+        for (var j = 0; j < 5; j++) for (var i = 0, n = large.length; i < n; i++) if (large[i] === 1100) k++;
+      }
+      return k;
+    },
+    // readSmall with the length read in the loop's condition: in goja a named property of a
+    // typed array is first tried as a number (strconv parses "length" and fails, twice)
+    lengthInLoop: function (rounds) {
+      var k = 0;
+      for (var r = 0; r < rounds; r++) {
+        for (var j = 0; j < 5; j++) for (var i = 0; i < small.length; i++) if (small[i] === 100) k++;
       }
       return k;
     },
