@@ -377,12 +377,19 @@
     var sens = new Uint8Array(S.N);
     var n = 0;
     var baseCost = 0;
-    for (var x = 0; x < S.N; x++) {
+    for (var x = 0, N = S.N; x < N; x++) {
       var g0 = owner[x];
-      if (g0 < 0 && base[x] === 0) continue;
-      var dep = g0 >= 0;
       var c;
-      for (c = first[x]; c >= 0; c = next[c]) {
+      if (g0 < 0) {
+        if (base[x] === 0) continue;
+        c = first[x];
+      } else if ((c = first[x]) < 0) { // in some R set, no path children: its groups decide its term
+        nodes[n++] = x;
+        sens[x] = 1;
+        continue;
+      }
+      var dep = g0 >= 0;
+      for (; c >= 0; c = next[c]) {
         var w = owner[c];
         if (w < 0) continue;
         dep = true;
@@ -740,7 +747,20 @@
     for (q = 0; q < nT; q++) {
       x = nodes[q];
       last = lastP[x];
-      for (c = first[x]; c >= 0; c = next[c]) if (lastP[c] > last) last = lastP[c];
+      c = first[x];
+      if (c < 0) { // no path children: the term reads x alone
+        termPos[x] = last;
+        if (firstP[x] !== last) {
+          termAt[last + 1]++;
+          nPinned++;
+          if (maxUse[x] < last) { // its mark is carried from firstP[x] on
+            if (maxUse[x] < 0) used.push(x);
+            maxUse[x] = last;
+          }
+        }
+        continue;
+      }
+      for (; c >= 0; c = next[c]) if (lastP[c] > last) last = lastP[c];
       termPos[x] = last;
       if (firstP[x] !== last) { // in R0 (firstP −1: in no R set) or marked before last
         termAt[last + 1]++;
