@@ -139,8 +139,9 @@
   // skipping the nodes of R0 (S.base, empty while R0 itself is made) and not entering the
   // options of coupled groups; the coupled groups whose parent it reaches are added to acts.
   // A node is marked with the closure's stamp when it is queued, so the queue (S.queue, one
-  // typed array of N entries shared by all closures) holds the answer.
-  function closure(S, start, starts, acts) {
+  // typed array of N entries shared by all closures) holds the answer. For the R set of an
+  // option of group grp (≥ 0) it also sets the owners (reachSets) as it takes each node.
+  function closure(S, start, starts, acts, grp) {
     var m = S.P;
     var first = m.first;
     var next = m.next;
@@ -149,6 +150,7 @@
     var depLists = m.depLists;
     var cOf = m.coupledOf;
     var stop = S.base;
+    var owner = S.owner;
     var seen = S.seen;
     var queue = S.queue;
     var stamp = ++S.stamp;
@@ -170,6 +172,11 @@
     }
     for (q = 0; q < tail; q++) {
       x = queue[q];
+      if (grp >= 0) {
+        var w = owner[x];
+        if (w < 0) owner[x] = grp;
+        else if (w !== grp) union(S.uf, w, grp);
+      }
       var pk = pick[x];
       if (pk > 0) {
         var g = cOf !== null ? cOf[x] : undefined;
@@ -297,7 +304,7 @@
   // activates.
   function baseSet(S) {
     var acts = [];
-    var r0 = closure(S, -1, S.P.rootIdx, acts);
+    var r0 = closure(S, -1, S.P.rootIdx, acts, -1);
     for (var i = 0; i < r0.length; i++) S.base[r0[i]] = 1;
     for (i = 0; i < acts.length; i++) S.isBaseActive[acts[i]] = 1;
   }
@@ -307,7 +314,6 @@
   // node with its own, and sets the owners.
   function reachSets(S) {
     var G = S.G;
-    var owner = S.owner;
     var uf = S.uf;
     for (var i = 0; i < G.length; i++) {
       var g = G[i];
@@ -315,13 +321,8 @@
       var as = [];
       for (var j = 0; j < g.pool.length; j++) {
         var act = [];
-        var r = closure(S, g.pool[j], null, act);
-        for (var k = 0, nr = r.length; k < nr; k++) {
-          var w = owner[r[k]];
-          if (w < 0) owner[r[k]] = i;
-          else if (w !== i) union(uf, w, i);
-        }
-        for (k = 0; k < act.length; k++) union(uf, i, act[k]);
+        var r = closure(S, g.pool[j], null, act, i);
+        for (var k = 0; k < act.length; k++) union(uf, i, act[k]);
         rs.push(r);
         as.push(act);
       }
