@@ -228,8 +228,8 @@
   // first and last position of its groups, found by a walk over the R sets; path children
   // are walked through the model's first/next. In goja an array costs an allocation and a
   // native call per push, and a read of a hole of a sparse array looks the index up as a
-  // string on the prototypes; on the 16,384-assignment plan the per-node lists made about
-  // half of the search's time (issue 33).
+  // string on the prototypes; on the 16,384-assignment plan the per-node lists cost more
+  // than a third of the search's time (6.7 → 4.2 ms without them, issue 33).
   function decomposed(P) {
     var S = new Search(P);
     baseSet(S);
