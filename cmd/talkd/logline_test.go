@@ -76,6 +76,14 @@ func TestTextLinesAsTextHandler(t *testing.T) {
 	outcome.AddAttrs(slog.String("id", "a12"), slog.String("caller", "local"), slog.String("agent", "claude code"),
 		slog.String("priority", "high"), slog.String("outcome", "muted"), slog.String("text", "Tests sind grün, @jörg"))
 	check(outcome)
+	// The same millisecond in two zones, and two instants of one millisecond: the time
+	// written is the record's, not the last one's (textLines keeps the last one formatted).
+	noon := time.Date(2026, 12, 6, 12, 0, 0, 400_000, berlin)
+	for _, at := range []time.Time{noon, noon.UTC(), noon.Add(time.Millisecond - 400_001), noon.Add(time.Millisecond - 400_000), noon} {
+		r := outcome.Clone()
+		r.Time = at
+		check(r)
+	}
 	rng := rand.New(rand.NewPCG(33, 1))
 	levels := []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, slog.LevelInfo + 2, slog.LevelDebug - 1}
 	times := []time.Time{{}, time.Now(), time.Now().UTC(), time.Date(2026, 12, 6, 12, 0, 0, 0, berlin),
