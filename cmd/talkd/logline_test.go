@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -76,6 +77,14 @@ func TestTextLinesAsTextHandler(t *testing.T) {
 	outcome.AddAttrs(slog.String("id", "a12"), slog.String("caller", "local"), slog.String("agent", "claude code"),
 		slog.String("priority", "high"), slog.String("outcome", "muted"), slog.String("text", "Tests sind grün, @jörg"))
 	check(outcome)
+	// The same millisecond in two zones, and two instants of one millisecond: the time
+	// written is the record's, not the last one's (textLines keeps the last one formatted).
+	noon := time.Date(2026, 12, 6, 12, 0, 0, 400_000, berlin)
+	for _, at := range []time.Time{noon, noon.UTC(), noon.Add(time.Millisecond - 400_001), noon.Add(time.Millisecond - 400_000), noon} {
+		r := outcome.Clone()
+		r.Time = at
+		check(r)
+	}
 	rng := rand.New(rand.NewPCG(33, 1))
 	levels := []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, slog.LevelInfo + 2, slog.LevelDebug - 1}
 	times := []time.Time{{}, time.Now(), time.Now().UTC(), time.Date(2026, 12, 6, 12, 0, 0, 0, berlin),
@@ -93,6 +102,70 @@ func TestTextLinesAsTextHandler(t *testing.T) {
 	}
 	if plain < 2000 {
 		t.Errorf("only %d of the random records were formatted by textLines itself", plain)
+	}
+}
+
+// lockedLines collects the lines written to it from any goroutine.
+type lockedLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lockedLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, string(p))
+	return len(p), nil
+}
+
+// TestTextLinesConcurrentTimes: goroutines logging at once, in milliseconds and zones that
+// keep changing, each get their own record's time (the shared last-millisecond text is
+// replaced, never changed, while others read it).
+func TestTextLinesConcurrentTimes(t *testing.T) {
+	var got lockedLines
+	lines := newTextLines(&got, slog.LevelInfo)
+	zones := []*time.Location{time.UTC, time.FixedZone("CET", 3600), time.FixedZone("NPT", 5*3600+45*60)}
+	base := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
+	const workers, each = 4, 500
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				at := base.Add(time.Duration(i%7) * 700 * time.Microsecond).In(zones[(w+i)%len(zones)])
+				r := slog.NewRecord(at, slog.LevelInfo, "announcement", 0)
+				r.AddAttrs(slog.Int("worker", w), slog.Int("i", i))
+				if err := lines.Handle(context.Background(), r); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var want bytes.Buffer
+	text := slog.NewTextHandler(&want, nil)
+	wantLines := map[string]bool{}
+	for w := range workers {
+		for i := range each {
+			at := base.Add(time.Duration(i%7) * 700 * time.Microsecond).In(zones[(w+i)%len(zones)])
+			r := slog.NewRecord(at, slog.LevelInfo, "announcement", 0)
+			r.AddAttrs(slog.Int("worker", w), slog.Int("i", i))
+			want.Reset()
+			if err := text.Handle(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			wantLines[want.String()] = true
+		}
+	}
+	if len(got.lines) != workers*each {
+		t.Fatalf("%d lines, want %d", len(got.lines), workers*each)
+	}
+	for _, l := range got.lines {
+		if !wantLines[l] {
+			t.Fatalf("textLines wrote %q, which slog.TextHandler writes for none of the records", l)
+		}
+		delete(wantLines, l)
 	}
 }
 

@@ -290,3 +290,16 @@ func checkDecodeRPC(t *testing.T, b []byte) {
 		t.Fatalf("%q:\ngot  %+v %+v\nwant %+v %+v", b, gm, ge, wm, we)
 	}
 }
+
+// BenchmarkAppendJSONString is the string escaping of a speak answer's message (it is
+// written twice per answer: the text content and structuredContent.message).
+//
+//	go test ./internal/api -run '^$' -bench AppendJSONString -benchmem
+func BenchmarkAppendJSONString(b *testing.B) {
+	const msg = "muted: talkd is muted until unmuted; the announcement was not queued"
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = appendJSONString(buf[:0], msg)
+	}
+}

@@ -642,3 +642,46 @@ func BenchmarkSubmitFullHistory(b *testing.B) {
 		}
 	}
 }
+
+// TestFlushSavesEveryChange: a flush saves the announcements made since the last one and
+// those that changed since (one spoken after the flush that saved it as speaking), and
+// nothing twice when nothing changed.
+func TestFlushSavesEveryChange(t *testing.T) {
+	cfg := testConfig()
+	cfg.Intervals = [3]time.Duration{}
+	sp := &recSpeaker{gate: make(chan struct{}), started: make(chan string, 4)}
+	v, _, store := newTestVoice(t, cfg, sp)
+	go v.Run(context.Background())
+	defer v.Close(context.Background())
+	saved := func() map[string]string {
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		got := map[string]string{}
+		for _, e := range store.history {
+			got[e.ID] = e.Outcome
+		}
+		return got
+	}
+	first, _ := v.Submit(context.Background(), Announcement{Text: "für Jörg", Priority: Normal})
+	<-sp.started
+	v.flush()
+	if got := saved(); got[first.ID] != "speaking" || len(got) != 1 {
+		t.Fatalf("after the first flush: %v, want %s speaking", got, first.ID)
+	}
+	sp.gate <- struct{}{}
+	waitFor(t, func() bool { h := v.History(10); return len(h) == 1 && h[0].Outcome == "spoken" })
+	if _, err := v.Mute(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	muted, _ := v.Submit(context.Background(), Announcement{Text: "an Müller", Priority: Normal})
+	v.flush()
+	if got := saved(); got[first.ID] != "spoken" || got[muted.ID] != "muted" || len(got) != 2 {
+		t.Fatalf("after the second flush: %v, want %s spoken and %s muted", got, first.ID, muted.ID)
+	}
+	v.mu.Lock()
+	unsaved := len(v.unsavedLocked())
+	v.mu.Unlock()
+	if unsaved != 0 {
+		t.Errorf("%d entries left to save after a flush with nothing new", unsaved)
+	}
+}

@@ -253,15 +253,17 @@ func (v *Voice) flushLoop(every time.Duration) {
 
 func (v *Voice) flush() {
 	v.mu.Lock()
-	if len(v.dirty) == 0 {
+	unsaved := v.unsavedLocked()
+	if len(unsaved) == 0 {
 		v.mu.Unlock()
 		return
 	}
-	batch := make([]Entry, 0, len(v.dirty))
-	for e := range v.dirty {
+	batch := make([]Entry, 0, len(unsaved))
+	for _, e := range unsaved {
 		batch = append(batch, *e)
 	}
-	clear(v.dirty)
+	clear(v.changed)
+	v.savedSeq = v.seq
 	keep := v.cfg.HistorySize
 	v.mu.Unlock()
 	if err := v.store.SaveHistory(batch, keep); err != nil {
@@ -270,7 +272,7 @@ func (v *Voice) flush() {
 		for _, e := range v.recentLocked() {
 			for _, b := range batch {
 				if e.Seq == b.Seq {
-					v.dirty[e] = struct{}{}
+					v.changed[e] = struct{}{}
 				}
 			}
 		}
