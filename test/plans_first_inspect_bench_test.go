@@ -1,8 +1,13 @@
 package test
 
 import (
+	"bufio"
+	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,19 +32,29 @@ import (
 //   - hit-ms: the same inspect sent again to the restarted daemon (its memory caches
 //     hold the answer): the floor of a round trip of this answer;
 //   - cold-cpu-ms, persisted-cpu-ms: the daemon's CPU time (user + system) from its start
-//     to the answer (Linux: /proc; 10 ms ticks), start-up included.
+//     to the answer (Linux: /proc; 10 ms ticks), start-up included;
+//   - node-ms, node-cpu-ms: the same JS under warm Node (node-bench.js --serve, warmed on
+//     the plan: W.call('inspect'), the median of three calls), timed right before each
+//     op, so that both sides see the same load on a shared machine;
+//   - cold-ratio, cold-cpu-ratio: the first inspect's round trip ÷ Node's wall time, and
+//     the daemon's CPU since its start ÷ Node's CPU, per op (the means of the ops').
 //
-// Compare with the same JS under Node in the same run:
+// Without node installed the Node figures are left out. The same JS under Node by hand:
 // node internal/werkbaum/testdata/bench/node-bench.js /tmp/p10000.werkbaum.
 func BenchmarkFirstInspect10k(b *testing.B) {
 	text := gen.Plan(10000, 1)
+	node := startWarmNode(b, text)
 	for _, c := range []struct{ name, args string }{
 		{"compact", `{"plan":"big"}`},
 		{"path", `{"plan":"big","include":["path"],"detail":"full"}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			var cold, persisted, coldCPU, persistedCPU, hit []float64
+			var cold, persisted, coldCPU, persistedCPU, hit, nodeMS, nodeCPU, ratio, cpuRatio []float64
 			for b.Loop() {
+				if node != nil {
+					ms, cpu := node.inspect(b, text)
+					nodeMS, nodeCPU = append(nodeMS, ms), append(nodeCPU, cpu)
+				}
 				dir := b.TempDir()
 				path := filepath.Join(dir, "big.werkbaum")
 				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -49,6 +64,9 @@ func BenchmarkFirstInspect10k(b *testing.B) {
 				d := startDaemon(b, daemonOptions{Config: cfg})
 				ms, cpu := firstInspect(b, d, c.args)
 				cold, coldCPU = append(cold, ms), append(coldCPU, cpu)
+				if node != nil {
+					ratio, cpuRatio = append(ratio, ms/nodeMS[len(nodeMS)-1]), append(cpuRatio, cpu/nodeCPU[len(nodeCPU)-1])
+				}
 				// The whole view too (the warm-up's analysis), so the stop below, which
 				// writes what waits, finds it done: a restart then has what a daemon
 				// that ran a while has.
@@ -67,7 +85,13 @@ func BenchmarkFirstInspect10k(b *testing.B) {
 				}
 				d2.terminate(b)
 			}
-			b.Logf("cold %v ms (cpu %v); persisted %v ms (cpu %v); hit %v ms", cold, coldCPU, persisted, persistedCPU, hit)
+			b.Logf("cold %v ms (cpu %v); persisted %v ms (cpu %v); hit %v ms; warm Node %v ms (cpu %v)", cold, coldCPU, persisted, persistedCPU, hit, nodeMS, nodeCPU)
+			if node != nil {
+				b.ReportMetric(meanOf(nodeMS), "node-ms")
+				b.ReportMetric(meanOf(nodeCPU), "node-cpu-ms")
+				b.ReportMetric(meanOf(ratio), "cold-ratio")
+				b.ReportMetric(meanOf(cpuRatio), "cold-cpu-ratio")
+			}
 			b.ReportMetric(meanOf(cold), "cold-ms")
 			b.ReportMetric(meanOf(persisted), "persisted-ms")
 			b.ReportMetric(meanOf(hit), "hit-ms")
@@ -100,4 +124,75 @@ func meanOf(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// warmNode is talkd's JS under Node (node-bench.js --serve, the memo off), warmed on a plan.
+type warmNode struct {
+	in  io.Writer
+	out *bufio.Scanner
+}
+
+// startWarmNode starts Node on the engine's scripts and runs the inspect of text twenty
+// times (its JIT optimises a function only after many calls); nil without node.
+func startWarmNode(b *testing.B, text string) *warmNode {
+	b.Helper()
+	bin, err := exec.LookPath("node")
+	if err != nil {
+		b.Logf("node is not installed: no Node figures")
+		return nil
+	}
+	cmd := exec.Command(bin, filepath.Join(repoRoot(), "internal", "werkbaum", "testdata", "bench", "node-bench.js"), "--serve")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		in.Close()
+		cmd.Wait()
+	})
+	n := &warmNode{in: in, out: bufio.NewScanner(out)}
+	for range 20 {
+		n.call(b, text)
+	}
+	return n
+}
+
+// inspect returns the median wall and CPU time of three inspects of text, in ms.
+func (n *warmNode) inspect(b *testing.B, text string) (wallMS, cpuMS float64) {
+	var walls, cpus []float64
+	for range 3 {
+		w, c := n.call(b, text)
+		walls, cpus = append(walls, w), append(cpus, c)
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	return walls[1], cpus[1]
+}
+
+// call runs one inspect of text in Node and returns its wall and CPU time in ms.
+func (n *warmNode) call(b *testing.B, text string) (wallMS, cpuMS float64) {
+	b.Helper()
+	req, err := json.Marshal(map[string]string{"op": "inspect", "text": text})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := n.in.Write(append(req, '\n')); err != nil {
+		b.Fatalf("node: %v", err)
+	}
+	if !n.out.Scan() {
+		b.Fatalf("node answered nothing: %v", n.out.Err())
+	}
+	var res struct{ WallMs, CPUMs float64 }
+	if err := json.Unmarshal(n.out.Bytes(), &res); err != nil || res.WallMs <= 0 {
+		b.Fatalf("node answered %q: %v", n.out.Text(), err)
+	}
+	return res.WallMs, res.CPUMs
 }

@@ -74,8 +74,9 @@ func (e *Engine) Analyze(ctx context.Context, text string, opts AnalyzeOptions) 
 		File          string `json:"file,omitempty"`
 		ShowDiscarded bool   `json:"showDiscarded,omitempty"`
 	}{NotationChecksum(text), opts.File, opts.ShowDiscarded}
-	ent, err := e.cachedCall(ctx, "analyze", text, opts, func() (json.RawMessage, error) {
-		return e.call(ctx, "analyze", args, textArg{"text", text})
+	ent, err := e.cachedCall(ctx, "analyze", text, opts, func() (json.RawMessage, *Outline, error) {
+		raw, err := e.call(ctx, "analyze", args, textArg{"text", text})
+		return raw, nil, err
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -209,9 +210,11 @@ func (e *Engine) inspect(ctx context.Context, text string, opts InspectOptions) 
 		ID      string   `json:"id,omitempty"`
 		Include []string `json:"include,omitempty"`
 	}{opts.ID, opts.Include}
-	// The script computes the view; Go writes its node records (view.go).
-	return e.cachedCall(ctx, "inspect", text, opts, func() (json.RawMessage, error) {
-		return e.callParts(ctx, args, text)
+	// The script computes the view; Go writes its node records (view.go), and the outline
+	// of a whole plan's view with them.
+	whole := opts.ID == "" && len(opts.Include) == 0
+	return e.cachedCall(ctx, "inspect", text, opts, func() (json.RawMessage, *Outline, error) {
+		return e.callParts(ctx, args, text, whole)
 	}, func(raw []byte) (any, error) {
 		var in Inspection
 		if err := json.Unmarshal(raw, &in); err != nil {
@@ -227,8 +230,9 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 	if err := e.checkSize("plan text", len(text)); err != nil {
 		return nil, err
 	}
-	ent, err := e.cachedCall(ctx, "warnings", text, nil, func() (json.RawMessage, error) {
-		return e.call(ctx, "warnings", struct{}{}, textArg{"text", text})
+	ent, err := e.cachedCall(ctx, "warnings", text, nil, func() (json.RawMessage, *Outline, error) {
+		raw, err := e.call(ctx, "warnings", struct{}{}, textArg{"text", text})
+		return raw, nil, err
 	}, func(raw []byte) (any, error) {
 		var ws []Warning
 		if err := json.Unmarshal(raw, &ws); err != nil {
@@ -249,19 +253,20 @@ func (e *Engine) Warnings(ctx context.Context, text string) ([]Warning, error) {
 // cachedCall answers a read-only method on text through the LRU cache: the key is the
 // method, its options and the text's hash; produce runs the script on a miss. decode
 // (optional) builds the typed form once per cache entry, when a caller first asks for it
-// (lruEntry.typed).
+// (lruEntry.typed). produce may give the answer's outline besides (inspect of a whole
+// plan), which the entry keeps.
 //
 // Callers that miss the cache while the same key is being produced wait for that answer
 // instead of producing it again (the plan follower's background analysis and an agent's
 // inspect of the same new text, or several agents after one change: each would otherwise
 // run the whole analysis, and on two cores slow the others down). ctx bounds the wait.
-func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, produce func() (json.RawMessage, error), decode func([]byte) (any, error)) (*lruEntry, error) {
+func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, produce func() (json.RawMessage, *Outline, error), decode func([]byte) (any, error)) (*lruEntry, error) {
 	if e.cache == nil {
-		raw, err := produce()
+		raw, outline, err := produce()
 		if err != nil {
 			return nil, err
 		}
-		return &lruEntry{raw: raw, decode: decode}, nil
+		return &lruEntry{raw: raw, outline: outline, decode: decode}, nil
 	}
 	o, err := json.Marshal(opts)
 	if err != nil {
@@ -297,12 +302,12 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, 
 
 // fly produces the answer of a flight this caller started and lands it, also when produce
 // panics (a request's panic is recovered by net/http; its waiters must not wait forever).
-func (e *Engine) fly(ctx context.Context, key string, f *flight, produce func() (json.RawMessage, error), decode func([]byte) (any, error)) (*lruEntry, error) {
+func (e *Engine) fly(ctx context.Context, key string, f *flight, produce func() (json.RawMessage, *Outline, error), decode func([]byte) (any, error)) (*lruEntry, error) {
 	f.err, f.abandoned = errFlightAbandoned, true // until produce returns
 	defer e.flights.land(key, f)
-	raw, err := produce()
+	raw, outline, err := produce()
 	if err == nil {
-		f.ent = &lruEntry{key: key, raw: raw, decode: decode}
+		f.ent = &lruEntry{key: key, raw: raw, outline: outline, decode: decode}
 		e.cache.put(f.ent) // before the flight ends: a new caller finds one or the other
 	}
 	f.err, f.abandoned = err, err != nil && ctx.Err() != nil

@@ -26,6 +26,9 @@ type lru struct {
 type lruEntry struct {
 	key string
 	raw []byte
+	// outline is the outline of a whole plan's inspect view, written with it (outline.go);
+	// nil for other answers and for views read back from the persisted analyses.
+	outline *Outline
 
 	// The typed form of raw is decoded on first use only: InspectJSON, the plan store's
 	// hot path, never needs it, and decoding a large plan's view costs about as much as

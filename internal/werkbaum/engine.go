@@ -506,9 +506,11 @@ func (e *Engine) callText(ctx context.Context, method string, args any, texts ..
 }
 
 // callParts runs Werkbaum.callParts(argsJSON, "text", text), an inspect whose node records
-// are written in Go from the script's data (view.go), and returns the view's JSON.
-func (e *Engine) callParts(ctx context.Context, args any, text string) (json.RawMessage, error) {
-	return e.run(ctx, "inspect", args, []textArg{{"text", text}}, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
+// are written in Go from the script's data (view.go), and returns the view's JSON, with its
+// outline when outlined (a whole plan's view) and the call succeeded.
+func (e *Engine) callParts(ctx context.Context, args any, text string, outlined bool) (json.RawMessage, *Outline, error) {
+	var outline *Outline
+	raw, err := e.run(ctx, "inspect", args, []textArg{{"text", text}}, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
 		res, err := rt.callParts(goja.Undefined(), callArgs[1:]...)
 		if err != nil {
 			return nil, err
@@ -517,12 +519,17 @@ func (e *Engine) callParts(ctx context.Context, args any, text string) (json.Raw
 		if !ok { // a failure: the JSON error answer
 			return []byte(res.String()), nil
 		}
-		out, err := writeInspectParts(parts)
+		var out []byte
+		out, outline, err = writeInspectParts(parts, outlined)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrEngine, err)
 		}
 		return out, nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return raw, outline, nil
 }
 
 // run borrows a runtime and runs body under the call's deadline. body gets the arguments of

@@ -22,14 +22,14 @@ func newProducer() *producer {
 	return &producer{started: make(chan struct{}, 8), release: make(chan struct{})}
 }
 
-func (p *producer) produce() (json.RawMessage, error) {
+func (p *producer) produce() (json.RawMessage, *Outline, error) {
 	p.runs.Add(1)
 	p.started <- struct{}{}
 	<-p.release
 	if p.err != nil {
-		return nil, p.err
+		return nil, nil, p.err
 	}
-	return json.RawMessage(`{"answer":1}`), nil
+	return json.RawMessage(`{"answer":1}`), nil, nil
 }
 
 type callResult struct {
@@ -186,7 +186,7 @@ func TestCachedCallPanickingProducerReleasesWaiters(t *testing.T) {
 	panicked := make(chan any, 1)
 	go func() {
 		defer func() { panicked <- recover() }()
-		e.cachedCall(context.Background(), "test", "a text", nil, func() (json.RawMessage, error) {
+		e.cachedCall(context.Background(), "test", "a text", nil, func() (json.RawMessage, *Outline, error) {
 			close(started)
 			<-p.release
 			panic("a bug")

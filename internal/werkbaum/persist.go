@@ -668,20 +668,20 @@ func (p *Persist) Stats() PersistStats {
 
 // persisted wraps the producer of a cached call with the disk cache: the answer is read
 // back when the cache has it, else produced and handed to the cache's writer.
-func (e *Engine) persisted(ctx context.Context, method string, opts, textSum []byte, produce func() (json.RawMessage, error)) func() (json.RawMessage, error) {
+func (e *Engine) persisted(ctx context.Context, method string, opts, textSum []byte, produce func() (json.RawMessage, *Outline, error)) func() (json.RawMessage, *Outline, error) {
 	p := e.opts.Persist
 	if p == nil {
 		return produce
 	}
 	k := diskKey{script: e.scriptID, method: method, opts: opts, textSum: [32]byte(textSum)}
-	return func() (json.RawMessage, error) {
+	return func() (json.RawMessage, *Outline, error) {
 		if raw, ok := p.load(ctx, k); ok {
-			return raw, nil
+			return raw, nil, nil // the reader decodes an outline it needs (InspectOutline)
 		}
-		raw, err := produce()
+		raw, outline, err := produce()
 		if err == nil {
 			p.store(k, raw)
 		}
-		return raw, err
+		return raw, outline, err
 	}
 }

@@ -136,22 +136,31 @@ func (c column) isOne(i int) bool {
 
 // statusFields are the fields of a status object the records use.
 type statusFields struct {
-	key  goja.Value
+	key  any // exported: a string, or nil
 	rank int64
 }
 
 // writeInspectParts returns the inspect view's JSON: the parts' JSON with the records of the
 // nodes [lo, hi) written into its empty node list. The records equal js/55_inspect.js
-// inspectNode's, key for key and value for value.
-func writeInspectParts(parts *goja.Object) ([]byte, error) {
+// inspectNode's, key for key and value for value. With outlined, it also returns the
+// view's outline (outline.go): the nodes' from the values it writes, the warnings' and
+// the path's decoded from the parts' JSON, which holds everything but the node records.
+func writeInspectParts(parts *goja.Object, outlined bool) ([]byte, *Outline, error) {
 	p := &partsReader{}
 	view := parts.Get("json").String()
 	if !parts.Get("tree").ToBoolean() {
-		return []byte(view), nil
+		if !outlined {
+			return []byte(view), nil, nil
+		}
+		o, err := DecodeOutline([]byte(view))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", errParts, err)
+		}
+		return []byte(view), o, nil
 	}
 	const prefix = `{"nodes":[]`
 	if len(view) < len(prefix) || view[:len(prefix)] != prefix {
-		return nil, fmt.Errorf("%w: the view does not start with an empty node list", errParts)
+		return nil, nil, fmt.Errorf("%w: the view does not start with an empty node list", errParts)
 	}
 	lo := int(parts.Get("lo").ToInteger())
 	hi := int(parts.Get("hi").ToInteger())
@@ -159,10 +168,10 @@ func writeInspectParts(parts *goja.Object) ([]byte, error) {
 	m := p.object(parts, "m")
 	path := p.object(parts, "path")
 	if p.err != nil {
-		return nil, p.err
+		return nil, nil, p.err
 	}
 	if lo < 0 || hi < lo || hi > count {
-		return nil, fmt.Errorf("%w: node range [%d, %d) of %d nodes", errParts, lo, hi, count)
+		return nil, nil, fmt.Errorf("%w: node range [%d, %d) of %d nodes", errParts, lo, hi, count)
 	}
 	rankKeys := p.column(parts.Get("rankKeys"), "rankKeys")
 	sizes := p.column(parts.Get("sizes"), "sizes")
@@ -174,11 +183,11 @@ func writeInspectParts(parts *goja.Object) ([]byte, error) {
 	inSet := p.column(path.Get("inSet"), "path.inSet")
 	station := p.column(path.Get("station"), "path.station")
 	if p.err != nil {
-		return nil, p.err
+		return nil, nil, p.err
 	}
 	for _, col := range []column{inView, eff, assumed, taiga, ticket, inSet, station} {
 		if col.n < hi {
-			return nil, fmt.Errorf("%w: a per-node array has %d entries, %d nodes are listed", errParts, col.n, hi)
+			return nil, nil, fmt.Errorf("%w: a per-node array has %d entries, %d nodes are listed", errParts, col.n, hi)
 		}
 	}
 
@@ -188,10 +197,14 @@ func writeInspectParts(parts *goja.Object) ([]byte, error) {
 	// The nodes share the scripts' few status objects (05_text.js STATUS_BY_CODE): their
 	// fields are read once per call, not twice per node.
 	statuses := make(map[*goja.Object]statusFields, 8)
+	var nodes []OutlineNode
+	if outlined {
+		nodes = make([]OutlineNode, 0, hi-lo)
+	}
 	for i := lo; i < hi; i++ {
 		n, ok := element(all, i).(*goja.Object)
 		if !ok {
-			return nil, fmt.Errorf("%w: node %d is not an object", errParts, i)
+			return nil, nil, fmt.Errorf("%w: node %d is not an object", errParts, i)
 		}
 		if i > lo {
 			out = append(out, ',')
@@ -209,18 +222,19 @@ func writeInspectParts(parts *goja.Object) ([]byte, error) {
 		} else if parent < count {
 			po, ok := element(all, parent).(*goja.Object)
 			if !ok {
-				return nil, fmt.Errorf("%w: node %d is not an object", errParts, parent)
+				return nil, nil, fmt.Errorf("%w: node %d is not an object", errParts, parent)
 			}
 			out = strconv.AppendInt(out, po.Get("line").ToInteger(), 10)
 		} else {
-			return nil, fmt.Errorf("%w: node %d has parent %d", errParts, i, parent)
+			return nil, nil, fmt.Errorf("%w: node %d has parent %d", errParts, i, parent)
 		}
+		depth, id, label := export(n.Get("depth")), export(n.Get("id")), export(n.Get("label"))
 		out = append(out, `,"depth":`...)
-		out = appendValue(out, n.Get("depth"))
+		out = appendAny(out, depth)
 		out = append(out, `,"id":`...)
-		out = appendValue(out, n.Get("id"))
+		out = appendAny(out, id)
 		out = append(out, `,"label":`...)
-		out = appendValue(out, n.Get("label"))
+		out = appendAny(out, label)
 		out = append(out, `,"gate":`...)
 		out = appendValue(out, n.Get("type"))
 		out = append(out, `,"optional":`...)
@@ -229,35 +243,39 @@ func writeInspectParts(parts *goja.Object) ([]byte, error) {
 		// status and effectiveStatus (inspectNode: the effective rank's key when it is below
 		// the node's own rank, else the node's own status; null out of view).
 		status := n.Get("status")
-		var statusKey goja.Value = goja.Null()
+		var statusKey any
 		var rank int64
 		if so, ok := status.(*goja.Object); ok {
 			st, seen := statuses[so]
 			if !seen {
-				st = statusFields{so.Get("key"), so.Get("rank").ToInteger()}
+				st = statusFields{export(so.Get("key")), so.Get("rank").ToInteger()}
 				statuses[so] = st
 			}
 			statusKey, rank = st.key, st.rank
 		}
 		out = append(out, `,"status":`...)
-		out = appendValue(out, statusKey)
+		out = appendAny(out, statusKey)
 		visible := inView.isTrue(i)
 		out = append(out, `,"effectiveStatus":`...)
+		var effective any // null out of view
 		if !visible {
 			out = append(out, "null"...)
 		} else if e, ok := eff.number(i); !ok {
-			return nil, fmt.Errorf("%w: node %d has no effective rank", errParts, i)
+			return nil, nil, fmt.Errorf("%w: node %d has no effective rank", errParts, i)
 		} else if e < float64(rank) {
 			k := int(e)
 			if float64(k) != e || k < 0 || k >= rankKeys.n {
-				return nil, fmt.Errorf("%w: node %d has effective rank %v", errParts, i, e)
+				return nil, nil, fmt.Errorf("%w: node %d has effective rank %v", errParts, i, e)
 			}
-			out = appendAny(out, rankKeys.at(k))
+			effective = rankKeys.at(k)
+			out = appendAny(out, effective)
 		} else {
-			out = appendValue(out, statusKey)
+			effective = statusKey
+			out = appendAny(out, effective)
 		}
+		size := export(n.Get("size"))
 		out = append(out, `,"size":`...)
-		out = appendValue(out, n.Get("size"))
+		out = appendAny(out, size)
 		out = append(out, `,"assumedSize":`...)
 		a, ok := assumed.number(i)
 		if k := int(a); visible && ok && float64(k) == a && k >= 0 && k < sizes.n {
@@ -265,12 +283,13 @@ func writeInspectParts(parts *goja.Object) ([]byte, error) {
 		} else {
 			out = append(out, "null"...) // out of view, or SIZES[a] is undefined: JSON writes null
 		}
+		var people, deps stringList
 		out = append(out, `,"people":`...)
-		out = p.appendList(out, n.Get("tags"))
+		out, people = p.appendList(out, n.Get("tags"), outlined)
 		out = append(out, `,"keywords":`...)
-		out = p.appendList(out, n.Get("marks"))
+		out, _ = p.appendList(out, n.Get("marks"), false)
 		out = append(out, `,"deps":`...)
-		out = p.appendList(out, n.Get("deps"))
+		out, deps = p.appendList(out, n.Get("deps"), outlined)
 		out = append(out, `,"url":`...)
 		out = appendValue(out, n.Get("url"))
 		out = append(out, `,"desc":`...)
@@ -288,31 +307,126 @@ func writeInspectParts(parts *goja.Object) ([]byte, error) {
 		out = append(out, `,"station":`...)
 		out = strconv.AppendBool(out, visible && station.isOne(i))
 		out = append(out, '}')
+		if outlined {
+			nodes = append(nodes, OutlineNode{Line: int(line), Depth: p.outlineInt(depth, "depth"), ID: p.outlineString(id, "id"),
+				Label: p.outlineString(label, "label"), Status: p.outlineString(statusKey, "status"),
+				EffectiveStatus: p.outlineString(effective, "effectiveStatus"), Size: p.outlineString(size, "size"),
+				People: p.outlineList(people, "people"), Deps: p.outlineList(deps, "deps")})
+		}
 		if p.err != nil {
-			return nil, p.err
+			return nil, nil, p.err
 		}
 	}
 	out = append(out, ']')
-	return append(out, view[len(prefix):]...), nil
+	tail := view[len(prefix):]
+	out = append(out, tail...)
+	if !outlined {
+		return out, nil, nil
+	}
+	// The warnings and the path: the parts' JSON is the view without its node records.
+	o, err := DecodeOutline([]byte(view))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errParts, err)
+	}
+	o.Nodes = nodes
+	return out, o, nil
 }
 
-// appendList appends a list of strings (tags, marks, deps) as a JSON array. Most nodes share
-// the parser's one empty list, so the length is read first.
-func (p *partsReader) appendList(out []byte, v goja.Value) []byte {
+// The outline's values are what decoding the record's JSON gives (DecodeOutline): null is
+// a string's and a number's zero value, and a list decodes to its strings (an empty one
+// to an empty, non-nil list). A value decoding would refuse fails the call, as decoding the
+// view would have failed the outline before.
+
+// noStrings is the outline's empty list, shared by every node without people or deps.
+var noStrings = []string{}
+
+// outlineString is x as a string field of the outline.
+func (p *partsReader) outlineString(x any, what string) string {
+	switch x := x.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	p.fail("a node's %s is %T, not a string", what, x)
+	return ""
+}
+
+// outlineInt is x as an int field of the outline.
+func (p *partsReader) outlineInt(x any, what string) int {
+	switch x := x.(type) {
+	case int64:
+		return int(x)
+	case nil:
+		return 0
+	case float64:
+		if k := int(x); float64(k) == x {
+			return k
+		}
+	}
+	p.fail("a node's %s is %v, not an integer", what, x)
+	return 0
+}
+
+// outlineList is a list of appendList as a list field of the outline.
+func (p *partsReader) outlineList(l stringList, what string) []string {
+	if !l.strings {
+		p.fail("a node's %s holds a value that is no string", what)
+	}
+	if len(l.s) == 0 {
+		return noStrings
+	}
+	return l.s
+}
+
+// stringList is a node list's entries as strings, for the outline; strings is false when
+// an entry was neither a string nor null.
+type stringList struct {
+	s       []string
+	strings bool
+}
+
+// appendList appends a list of strings (tags, marks, deps) as a JSON array and, with keep,
+// returns its entries. Most nodes share the parser's one empty list, so the length is read
+// first.
+func (p *partsReader) appendList(out []byte, v goja.Value, keep bool) ([]byte, stringList) {
 	o, ok := v.(*goja.Object)
 	if !ok {
 		p.fail("a node list is not an array")
-		return out
+		return out, stringList{}
 	}
 	n := int(o.Get("length").ToInteger())
+	l := stringList{strings: true}
+	if keep && n > 0 {
+		l.s = make([]string, n)
+	}
 	out = append(out, '[')
 	for k := 0; k < n; k++ {
 		if k > 0 {
 			out = append(out, ',')
 		}
-		out = appendValue(out, element(o, k))
+		x := export(element(o, k))
+		out = appendAny(out, x)
+		if !keep {
+			continue
+		}
+		switch x := x.(type) {
+		case string:
+			l.s[k] = x
+		case nil:
+		default:
+			l.strings = false
+		}
 	}
-	return append(out, ']')
+	return append(out, ']'), l
+}
+
+// export is v's Go value (nil for a missing value).
+func export(v goja.Value) any {
+	if v == nil {
+		return nil
+	}
+	return v.Export()
 }
 
 // appendValue appends a primitive value as JSON.stringify writes it.

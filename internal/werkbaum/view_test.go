@@ -13,13 +13,11 @@ import (
 	"github.com/dop251/goja"
 )
 
-// TestHostRecordsEqualTheScriptsRecords: InspectJSON (the script's inspectParts plus the node
-// records written in Go, view.go) answers byte for byte what the script's own inspect method
-// writes, for every example, every case plan and generated plans, with subtree and include
-// options.
-func TestHostRecordsEqualTheScriptsRecords(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, Options{CacheEntries: -1})
+// viewTestPlans are the plans the view's tests compare on: small plans with non-ASCII
+// names, escapes, warnings and every kind of field, generated plans, every shared example
+// and every case plan of testdata/cases.
+func viewTestPlans(t *testing.T) []string {
+	t.Helper()
 	texts := []string{smallPlan, "", "%% only a comment\n", bigPlan(300, 3), coupledPlan(5),
 		"- [x] Ünïcödé \"q\" \\ #ü1 @jörg &über (M)\n  - Tab\there \u2028 x #t\n---\n#ü1\n  Desc \"q\" \u0001 \\n\n",
 		"- [=] held #h :#d\n- [ ] dep #d (XXL) https://x.example/a?b=1&c=2 !!!\n  | a &taiga.x\n  | b #US-12\n",
@@ -53,6 +51,17 @@ func TestHostRecordsEqualTheScriptsRecords(t *testing.T) {
 	if len(texts) < 60 {
 		t.Fatalf("only %d plans", len(texts))
 	}
+	return texts
+}
+
+// TestHostRecordsEqualTheScriptsRecords: InspectJSON (the script's inspectParts plus the node
+// records written in Go, view.go) answers byte for byte what the script's own inspect method
+// writes, for every example, every case plan and generated plans, with subtree and include
+// options.
+func TestHostRecordsEqualTheScriptsRecords(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, Options{CacheEntries: -1})
+	texts := viewTestPlans(t)
 	compared := 0
 	for _, text := range texts {
 		var in Inspection
@@ -109,14 +118,37 @@ func TestHostRecordsRefuseMalformedParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := writeInspectParts(v.(*goja.Object))
-		if !errors.Is(err, errParts) {
-			t.Errorf("%s: got %q, %v; want errParts", src, out, err)
+		for _, outlined := range []bool{false, true} {
+			out, o, err := writeInspectParts(v.(*goja.Object), outlined)
+			if !errors.Is(err, errParts) || o != nil {
+				t.Errorf("%s (outlined %v): got %q, %v, %v; want errParts", src, outlined, out, o, err)
+			}
+		}
+	}
+	// The outline of parts whose values decoding the view would refuse.
+	for _, src := range []string{
+		`({json: '{"nodes":[]}', tree: true, lo: 0, hi: 1, all: [{line: 1, parent: -1, id: 7, tags: [], marks: [], deps: []}], m: {inView: [false], eff: [0], assumed: [0], taiga: [null], ticket: [null]}, path: {inSet: [0], station: [0]}, rankKeys: ['a'], sizes: ['S']})`,
+		`({json: '{"nodes":[]}', tree: true, lo: 0, hi: 1, all: [{line: 1, parent: -1, depth: 0.5, tags: [], marks: [], deps: []}], m: {inView: [false], eff: [0], assumed: [0], taiga: [null], ticket: [null]}, path: {inSet: [0], station: [0]}, rankKeys: ['a'], sizes: ['S']})`,
+		`({json: '{"nodes":[]}', tree: true, lo: 0, hi: 1, all: [{line: 1, parent: -1, tags: [1], marks: [], deps: []}], m: {inView: [false], eff: [0], assumed: [0], taiga: [null], ticket: [null]}, path: {inSet: [0], station: [0]}, rankKeys: ['a'], sizes: ['S']})`,
+		`({json: '{"nodes":[],"warnings":{}}', tree: true, lo: 0, hi: 0, all: [], m: {inView: [], eff: [], assumed: [], taiga: [], ticket: []}, path: {inSet: [], station: []}, rankKeys: ['a'], sizes: ['S']})`,
+	} {
+		v, err := vm.RunString(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, _, err := writeInspectParts(v.(*goja.Object), false); err != nil {
+			t.Errorf("%s: the view alone failed: %v", src, err)
+		} else if _, err := DecodeOutline(out); err == nil {
+			t.Errorf("%s: the view %s decodes to an outline", src, out)
+		}
+		out, o, err := writeInspectParts(v.(*goja.Object), true)
+		if !errors.Is(err, errParts) || o != nil {
+			t.Errorf("%s (outlined): got %q, %v, %v; want errParts", src, out, o, err)
 		}
 	}
 	// A view without the tree is the parts' JSON as it is.
 	v, _ := vm.RunString(`({json: '{"warnings":[],"path":{"cost":1}}', tree: false})`)
-	out, err := writeInspectParts(v.(*goja.Object))
+	out, _, err := writeInspectParts(v.(*goja.Object), false)
 	if err != nil || string(out) != `{"warnings":[],"path":{"cost":1}}` {
 		t.Errorf("no tree: %s %v", out, err)
 	}

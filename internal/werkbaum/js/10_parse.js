@@ -212,11 +212,10 @@
   // eighth round).
   var FA = '[' + T.NAME_CHARS_BMP + ']+';
   // The prefix (indentation, gate, fold mark, box) and the size-and-tag part of a node line;
-  // PREFIX_RE and SIZE_TAG_RE take them apart when a shape is made (see Shape).
+  // PREFIX_RE and shapeFields take them apart when a shape is made (see Shape).
   var PREFIX = ' *(?:(?:[-|+]|=[ \\t])[ \\t]*)?(?:[<>][ \\t]+)?(?:\\[[^\\]]\\][ \\t]*)?(?:[<>][ \\t]+)?';
   var PREFIX_RE = /^( *)(?:([-|+]|=[ \t])[ \t]*)?(?:([<>])[ \t]+)?(?:\[([^\]])\][ \t]*)?(?:([<>])[ \t]+)?$/;
   var SIZE_TAG = '(?:[ \\t]+\\((?:XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@' + FA + ')?';
-  var SIZE_TAG_RE = new RegExp('^(?:[ \\t]+\\((XS|S|M|L|XL|XXL)\\))?(?:[ \\t]+@(' + FA + '))?$');
   // A URL in the tail (URL_RE, case-insensitive; no `%`, which may start a comment, and no
   // `\`, which may continue the line): everything it holds is the URL's, as in extract,
   // which removes the URL first.
@@ -492,8 +491,12 @@
   var MAX_SHAPES = 4096; // prefixes and shapes together
   var prefixes = Object.create(null); // group 2's text → Prefix
   var shapeCount = 0;
+  // The shapes' tag lists: one frozen list per name, shared by the shapes that name it (a
+  // plan has a few people and thousands of shapes), made and dropped with the table.
+  var tagLists = Object.create(null);
   W._onClearMemo(function () {
     prefixes = Object.create(null);
+    tagLists = Object.create(null);
     shapeCount = 0;
   });
 
@@ -524,15 +527,28 @@
 
   // shapeFields sets the six fields a prefix and a size-and-tag text determine. A shape
   // gets them once for all its nodes; a node whose combination finds the table full gets
-  // them as fields of its own (the same values: one code path for both).
+  // them as fields of its own (the same values: one code path for both). sizeTag is what
+  // FAST_RE's group 6, `(?:[ \t]+\((XS|S|M|L|XL|XXL)\))?(?:[ \t]+@NAME)?`, matched: the
+  // size, if any, is the code inside the parentheses, the tag, if any, the name after the
+  // `@` (a name holds none of `(` `)` `@`), so two searches take it apart. A regexp for it
+  // cost a result array per shape, and on a non-ASCII name goja's slowest matcher: a
+  // fresh runtime makes a shape for about every third line of a large plan (3,083 for
+  // the generated 10,000-node plan), and its first parse took a fifth longer than the
+  // next one (docs/bench-plans.md, "issue 33, third round").
   function shapeFields(o, pre, sizeTag) {
-    var m = SIZE_TAG_RE.exec(sizeTag);
     if (pre.width !== 0) o.indent = pre.indent;
     if (pre.gate !== '') setGate(o, pre.gate);
     if (pre.fold !== null) o.fold = pre.fold;
     if (pre.box !== null) setBox(o, pre.box, STATUS_BY_CODE[BOX_ALIASES[pre.box] || pre.box]);
-    if (m[1] !== undefined) o.size = m[1];
-    if (m[2] !== undefined) o.tags = Object.freeze([m[2]]);
+    if (sizeTag !== '') {
+      var open = sizeTag.indexOf('(');
+      if (open >= 0) o.size = sizeTag.slice(open + 1, sizeTag.indexOf(')', open));
+      var at = sizeTag.indexOf('@');
+      if (at >= 0) {
+        var tag = sizeTag.slice(at + 1);
+        o.tags = tagLists[tag] || (tagLists[tag] = Object.freeze([tag]));
+      }
+    }
     o._sizeMin = sizeMinOf(o);
     o._plainLabel = true;
   }
@@ -572,6 +588,7 @@
   function startShapes() {
     if (shapeCount >= MAX_SHAPES) {
       prefixes = Object.create(null);
+      tagLists = Object.create(null);
       shapeCount = 0;
     }
   }

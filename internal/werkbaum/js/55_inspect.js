@@ -117,11 +117,15 @@
       out.warnings = ws;
     }
     if (want.path) {
+      // The columns in locals, the lists filled by index: in goja each property read and
+      // each native call (push) costs more than the rest of the loop.
       var needed = [];
       var stations = [];
+      var inSet = r.path.inSet;
+      var station = r.path.station;
       for (i = lo; i < hi; i++) {
-        if (r.path.inSet[i]) needed.push(all[i].line);
-        if (r.path.station[i]) stations.push(all[i].line);
+        if (inSet[i]) needed[needed.length] = all[i].line;
+        if (station[i]) stations[stations.length] = all[i].line;
       }
       out.path = {
         exact: r.path.exact,

@@ -20,7 +20,7 @@ import (
 //   - the summary of plans_list and /status (nodes, warnings, or the engine's failure),
 //     computed in the background, so those doors never run the engine themselves;
 //   - the outline of the whole plan's view (outline.go), which the summary counts and the
-//     compact reading shows, decoded once per content for both.
+//     compact reading shows, once per content for both (the engine's, or decoded).
 //
 // Everything cached is immutable once stored and handed out without copying.
 
@@ -149,17 +149,17 @@ func (s *Service) startSummary(key string, snap *Snapshot) *summaryEntry {
 
 // computeSummary runs the engine's inspect (the full view, which werkbaum_inspect of the
 // whole plan then finds cached) and counts nodes and warnings in its outline, which the
-// compact reading of the same content then finds decoded.
+// compact reading of the same content then finds kept.
 func (s *Service) computeSummary(key string, snap *Snapshot, ent *summaryEntry) {
 	defer close(ent.done)
 	// Not the caller's context: the summary outlives the request that asked first.
-	raw, err := s.inspectAnswer(context.Background(), key, snap, werkbaum.InspectOptions{})
+	raw, made, err := s.inspectAnswer(context.Background(), key, snap, werkbaum.InspectOptions{})
 	if err != nil {
 		ent.err = err.Error()
 		s.log.Warn("plan summary failed; cached until the plan changes", "plan", key, "checksum", snap.Base.Checksum, "err", err)
 		return
 	}
-	o, err := s.outlineOf(ent, raw)
+	o, err := s.outlineOf(ent, raw, made)
 	if err != nil {
 		ent.err = "summary: " + err.Error()
 		return

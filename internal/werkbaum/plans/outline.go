@@ -2,8 +2,6 @@ package plans
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,59 +11,28 @@ import (
 
 // The whole plan's inspect view is several MB of JSON for a large plan (3.5 MB at 10,000
 // nodes), and two readers of it want only a little: the summary (plans_list, /status)
-// counts nodes and warnings, and the MCP compact reading shows a few fields per node. Each
-// decoding the whole view into werkbaum.Inspection cost 60–200 ms (the compact model) and
-// 24–44 ms (the count) on that plan, on top of each other on the first inspect. The
-// Outline is the one decoded form of a content both read: only the fields they use,
-// decoded once per content (checksum) and shared.
+// counts nodes and warnings, and the MCP compact reading shows a few fields per node. The
+// outline (werkbaum.Outline) is that little, kept once per content (checksum) and shared
+// by both. The engine yields it with the view it writes; a view the engine read back from
+// its persisted analyses, or one whose outline was dropped here while the view stayed
+// cached, is decoded (DecodeOutline) by the first reader that needs it.
 
 // Outline is the part of a plan's whole inspect view that the summary and the compact
-// reading use. Nodes are in document order, as in the view. It is shared and must not be
-// modified.
-type Outline struct {
-	Nodes    []OutlineNode    `json:"nodes"`
-	Warnings []OutlineWarning `json:"warnings"`
-	Path     *OutlinePath     `json:"path"`
-}
+// reading use (werkbaum.Outline). It is shared and must not be modified.
+type Outline = werkbaum.Outline
 
-// OutlineNode is what the compact reading shows of a node (werkbaum.Node has the rest).
-type OutlineNode struct {
-	Line            int      `json:"line"`
-	Depth           int      `json:"depth"`
-	ID              string   `json:"id"`
-	Label           string   `json:"label"`
-	Status          string   `json:"status"`
-	EffectiveStatus string   `json:"effectiveStatus"`
-	Size            string   `json:"size"`
-	People          []string `json:"people"`
-	Deps            []string `json:"deps"`
-}
+// OutlineNode is what the compact reading shows of a node.
+type OutlineNode = werkbaum.OutlineNode
 
-// OutlineWarning is a warning's type, line and text (werkbaum.Warning has the rest).
-type OutlineWarning struct {
-	Type string `json:"type"`
-	Line int    `json:"line"`
-	Text string `json:"text"`
-}
+// OutlineWarning is a warning's type, line and text.
+type OutlineWarning = werkbaum.OutlineWarning
 
 // OutlinePath is the cheapest path without its needed lines and station counts.
-type OutlinePath struct {
-	Exact              bool               `json:"exact"`
-	Stations           []int              `json:"stations"`
-	Cost               float64            `json:"cost"`
-	AssigneeLoads      map[string]float64 `json:"assigneeLoads"`
-	OverloadedAssignee *werkbaum.Overload `json:"overloadedAssignee"`
-}
+type OutlinePath = werkbaum.OutlinePath
 
 // DecodeOutline decodes the outline of a whole plan's inspect view (the engine's, or the
 // store's answer with the base in front: fields it does not name are skipped).
-func DecodeOutline(view []byte) (*Outline, error) {
-	var o Outline
-	if err := json.Unmarshal(view, &o); err != nil {
-		return nil, fmt.Errorf("decoding the inspect view: %w", err)
-	}
-	return &o, nil
-}
+func DecodeOutline(view []byte) (*Outline, error) { return werkbaum.DecodeOutline(view) }
 
 // Outlined is a plan's outline with the base it was read at.
 type Outlined struct {
@@ -75,15 +42,16 @@ type Outlined struct {
 
 // Outline returns the outline of the plan's current content. It runs the engine's inspect
 // of the whole plan like Inspect (cached, and joined with the summary's analysis of the
-// same content when that is under way), and decodes it at most once per content while
-// the content's outline is kept (outlinesKept).
+// same content when that is under way), and takes the outline the engine wrote with the
+// view, or decodes the view, at most once per content while the content's outline is kept
+// (outlinesKept).
 func (s *Service) Outline(ctx context.Context, key string) (*Outlined, error) {
 	// The answer with the caller's context, so its deadline and errors are Inspect's.
-	snap, raw, err := s.readInspected(ctx, key, werkbaum.InspectOptions{})
+	snap, raw, made, err := s.readInspected(ctx, key, werkbaum.InspectOptions{})
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.outlineOf(s.startSummary(key, snap), raw)
+	o, err := s.outlineOf(s.startSummary(key, snap), raw, made)
 	if err != nil {
 		return nil, err
 	}
@@ -94,21 +62,25 @@ func (s *Service) Outline(ctx context.Context, key string) (*Outlined, error) {
 // MB): a plan whose outline was dropped is decoded again when next asked for.
 const outlinesKept = 8
 
-// outlineSlot holds the outline of one content (a summaryEntry's), decoded by the first
-// reader that needs it while the others wait for it.
+// outlineSlot holds the outline of one content (a summaryEntry's), set by the first reader
+// that needs it (from the engine, or decoded) while the others wait for it.
 type outlineSlot struct {
 	decoding sync.Mutex
 	outline  atomic.Pointer[Outline] // nil until decoded, and again once dropped
 }
 
-// outlineOf returns the outline of ent's content, decoding raw (that content's whole view)
-// unless it is kept.
-func (s *Service) outlineOf(ent *summaryEntry, raw []byte) (*Outline, error) {
+// outlineOf returns the outline of ent's content unless it is kept: made, the outline the
+// engine wrote with raw (that content's whole view), else raw decoded.
+func (s *Service) outlineOf(ent *summaryEntry, raw []byte, made *Outline) (*Outline, error) {
 	if o := ent.outline.outline.Load(); o != nil {
 		return o, nil
 	}
 	ent.outline.decoding.Lock()
 	o := ent.outline.outline.Load()
+	if o == nil && made != nil {
+		o = made
+		ent.outline.outline.Store(o)
+	}
 	if o == nil {
 		var err error
 		if o, err = DecodeOutline(raw); err != nil {

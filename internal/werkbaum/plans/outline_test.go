@@ -13,12 +13,14 @@ import (
 )
 
 // TestOutlineDecodedOncePerContent: the summary's count and the compact reading share one
-// decoded outline per content: the outline a reader gets is the one the start-up summary
-// decoded, asking again decodes nothing, a new content gets its own; at most outlinesKept
-// outlines are kept, and a dropped one is decoded again when asked for.
+// outline per content: the outline a reader gets is the one the engine wrote with the view
+// the start-up summary asked for (nothing decoded it), asking again decodes nothing, a new
+// content gets its own; at most outlinesKept outlines are kept, and a dropped one is
+// decoded again when asked for.
 func TestOutlineDecodedOncePerContent(t *testing.T) {
 	dir := t.TempDir()
 	var cfg []config.Plan
+	texts := map[string]string{}
 	for i := range outlinesKept + 2 {
 		path := filepath.Join(dir, fmt.Sprintf("p%d.werkbaum", i))
 		text := fmt.Sprintf("%%%% plan %d\n[~] #root: Release (L)\n  - [ ] #auth: Login @jörg (S)\n  - [ ] #docs: Docs @Müller (XS)\n", i)
@@ -26,8 +28,10 @@ func TestOutlineDecodedOncePerContent(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg = append(cfg, config.Plan{Key: fmt.Sprintf("p%d", i), Path: path, Lang: "en"})
+		texts[fmt.Sprintf("p%d", i)] = text
 	}
-	svc, err := New(Options{Plans: cfg, Engine: testEngine(t, werkbaum.Options{}), DB: Bolt(stateDB(t, t.TempDir())), Lanes: &queue.Lanes{}})
+	eng := testEngine(t, werkbaum.Options{})
+	svc, err := New(Options{Plans: cfg, Engine: eng, DB: Bolt(stateDB(t, t.TempDir())), Lanes: &queue.Lanes{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +63,9 @@ func TestOutlineDecodedOncePerContent(t *testing.T) {
 	}
 	if got.Outline != kept(key) {
 		t.Fatal("the compact reading decoded the view again instead of taking the summary's outline")
+	}
+	if _, written, err := eng.InspectOutline(ctx, texts[key]); err != nil || written == nil || got.Outline != written {
+		t.Fatalf("the store's outline is not the one the engine wrote with the view (%v)", err)
 	}
 	sum := svc.Summarize(ctx, key)
 	if sum.Nodes != 3 || sum.Nodes != len(got.Outline.Nodes) || sum.Warnings != len(got.Outline.Warnings) || got.Base.Checksum != sum.Checksum {
