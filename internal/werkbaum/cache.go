@@ -10,8 +10,9 @@ import (
 // immutable: callers get copies (JSON bytes are copied, typed results cloned), so nothing
 // a caller does can change what the next caller sees.
 //
-// It is bounded by a count and by the bytes of its answers, of which the newest entry is
-// always kept: an inspect of a 10,000-node plan is 4-8 MB of JSON, so 64 of them (a run of
+// It is bounded by a count and by the bytes its entries keep alive (an answer and, for a
+// whole plan's view, the outline written with it: about half as much again), of which the
+// newest entry is always kept: an inspect of a 10,000-node plan is 4-8 MB of JSON, so 64 of them (a run of
 // writes to one large plan) would hold hundreds of MB and keep the collector busy near the
 // daemon's soft memory limit.
 type lru struct {
@@ -29,6 +30,8 @@ type lruEntry struct {
 	// outline is the outline of a whole plan's inspect view, written with it (outline.go);
 	// nil for other answers and for views read back from the persisted analyses.
 	outline *Outline
+	// weight is what the entry counts against the cache's bytes, set by put.
+	weight int
 
 	// The typed form of raw is decoded on first use only: InspectJSON, the plan store's
 	// hot path, never needs it, and decoding a large plan's view costs about as much as
@@ -67,20 +70,21 @@ func (c *lru) get(key string) (*lruEntry, bool) {
 func (c *lru) put(ent *lruEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	ent.weight = len(ent.raw) + ent.outline.footprint()
 	if el, ok := c.items[ent.key]; ok {
-		c.bytes -= len(el.Value.(*lruEntry).raw)
+		c.bytes -= el.Value.(*lruEntry).weight
 		el.Value = ent
 		c.order.MoveToFront(el)
 	} else {
 		c.items[ent.key] = c.order.PushFront(ent)
 	}
-	c.bytes += len(ent.raw)
+	c.bytes += ent.weight
 	for c.order.Len() > c.max || (c.bytes > c.maxBytes && c.order.Len() > 1) {
 		last := c.order.Back()
 		c.order.Remove(last)
 		old := last.Value.(*lruEntry)
 		delete(c.items, old.key)
-		c.bytes -= len(old.raw)
+		c.bytes -= old.weight
 	}
 }
 

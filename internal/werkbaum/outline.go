@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"unsafe"
 )
 
 // The whole plan's inspect view is several MB of JSON for a large plan (3.5 MB at 10,000
@@ -77,4 +78,44 @@ func (e *Engine) InspectOutline(ctx context.Context, text string) (json.RawMessa
 		return nil, nil, err
 	}
 	return ent.raw, ent.outline, nil
+}
+
+// footprint estimates the bytes the outline keeps alive (its structs, slices and string
+// bytes; strings it shares with other values are counted as its own), so that a cache
+// holding it beside the view it came from counts both. A nil outline keeps nothing.
+func (o *Outline) footprint() int {
+	if o == nil {
+		return 0
+	}
+	const (
+		node    = int(unsafe.Sizeof(OutlineNode{}))
+		warning = int(unsafe.Sizeof(OutlineWarning{}))
+		str     = int(unsafe.Sizeof(""))
+		word    = int(unsafe.Sizeof(0))
+	)
+	n := int(unsafe.Sizeof(*o)) + cap(o.Nodes)*node + cap(o.Warnings)*warning
+	for i := range o.Nodes {
+		nd := &o.Nodes[i]
+		n += len(nd.ID) + len(nd.Label) + len(nd.Status) + len(nd.EffectiveStatus) + len(nd.Size)
+		n += cap(nd.People)*str + cap(nd.Deps)*str
+		for _, s := range nd.People {
+			n += len(s)
+		}
+		for _, s := range nd.Deps {
+			n += len(s)
+		}
+	}
+	for i := range o.Warnings {
+		n += len(o.Warnings[i].Type) + len(o.Warnings[i].Text)
+	}
+	if p := o.Path; p != nil {
+		n += int(unsafe.Sizeof(*p)) + cap(p.Stations)*word
+		for tag := range p.AssigneeLoads {
+			n += len(tag) + str + 8 // the key's bytes and header, the value
+		}
+		if p.OverloadedAssignee != nil {
+			n += int(unsafe.Sizeof(*p.OverloadedAssignee)) + len(p.OverloadedAssignee.Tag)
+		}
+	}
+	return n
 }
