@@ -61,8 +61,9 @@ import (
 // so that the next goal is at least minHeapGoal, and never below defaultGCPercent. A
 // live heap above about 19 MiB (the serving daemon's 50 MB) gets GOGC=400 as before, and
 // the memory limit still bounds every goal, so the serving peak does not change; an idle
-// daemon hands the room back (idle.go). Measured (docs/bench-plans.md, issue 33 third
-// round, part 2).
+// daemon hands the room back (idle.go). The price is a small plan's working peak: a daemon
+// editing and inspecting the example plan peaked about 21 MB higher (151–157 MB instead of
+// 129–136 MB). Measured: docs/bench-plans.md, issue 33 third round, part 2.
 const (
 	defaultGCPercent = 400
 	minHeapGoal      = 96 << 20  // bytes
