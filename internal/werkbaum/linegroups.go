@@ -3,6 +3,7 @@ package werkbaum
 import (
 	"fmt"
 	"regexp"
+	"runtime"
 	"strings"
 	"unicode/utf8"
 
@@ -53,10 +54,18 @@ func newLineMatcher(source, flags string) (*lineMatcher, error) {
 	return &lineMatcher{re: re}, nil
 }
 
-// stopCheckLines is how many lines groups matches between two looks at stopped: about a
-// millisecond of work, so a call stopped by its deadline leaves Go soon (goja's interrupt
-// cannot stop Go code; the largest text, 2 MiB, takes about 100 ms here).
+// stopCheckLines is how many lines a matching goroutine matches between two looks at
+// stopped: about a millisecond of work, so a call stopped by its deadline leaves Go soon
+// (goja's interrupt cannot stop Go code; the largest text, 2 MiB, takes about 100 ms here).
 const stopCheckLines = 512
+
+// parallelMinLines is the smallest text (in lines) whose lines are matched on two
+// goroutines. The matching is all Go and the script waits for it, so on a machine with a
+// second processor a large text's second half is matched beside the first: the generated
+// 10,000-node plan's lines took about 13 ms of a fresh daemon's first inspect on one
+// goroutine (docs/bench-plans.md, issue 33). Below this a goroutine's start and the
+// second list are not worth it.
+const parallelMinLines = 2048
 
 // groups answers Werkbaum's hostLineGroups(text): for every line of text (split at '\n'),
 // FAST_RE's groups 1 to 9 (undefined for a group that did not take part), or null and
@@ -68,14 +77,15 @@ func (m *lineMatcher) groups(vm *goja.Runtime, text string, stopped func() bool)
 	if strings.ContainsRune(text, utf8.RuneError) {
 		return goja.Null()
 	}
+	lines := strings.Split(text, "\n")
+	locs := make([][]int, len(lines))
+	if !m.matchAll(lines, locs, stopped) {
+		return goja.Null()
+	}
 	undefined, null := goja.Undefined(), goja.Null()
-	vals := make([]any, 0, (strings.Count(text, "\n")+1)*lineGroupsPerLine)
-	n := 0
-	for line := range strings.SplitSeq(text, "\n") {
-		if n++; n%stopCheckLines == 0 && stopped() {
-			return goja.Null()
-		}
-		loc := m.re.FindStringSubmatchIndex(line)
+	vals := make([]any, 0, len(lines)*lineGroupsPerLine)
+	for i, line := range lines {
+		loc := locs[i]
 		if loc == nil {
 			vals = append(vals, null)
 			for g := 1; g < lineGroupsPerLine; g++ {
@@ -92,6 +102,31 @@ func (m *lineMatcher) groups(vm *goja.Runtime, text string, stopped func() bool)
 		}
 	}
 	return vm.NewArray(vals...)
+}
+
+// matchAll sets locs[i] to FAST_RE's submatch indices in lines[i] (nil: no match), the
+// second half of a large text on a goroutine of its own. It answers false if stopped
+// reported the call stopped; it returns only after both halves have ended.
+func (m *lineMatcher) matchAll(lines []string, locs [][]int, stopped func() bool) bool {
+	if len(lines) < parallelMinLines || runtime.GOMAXPROCS(0) < 2 {
+		return m.matchLines(lines, locs, stopped)
+	}
+	half := len(lines) / 2
+	second := make(chan bool, 1)
+	go func() { second <- m.matchLines(lines[half:], locs[half:], stopped) }()
+	first := m.matchLines(lines[:half], locs[:half], stopped)
+	return <-second && first
+}
+
+// matchLines matches lines into locs, looking at stopped every stopCheckLines lines.
+func (m *lineMatcher) matchLines(lines []string, locs [][]int, stopped func() bool) bool {
+	for i, line := range lines {
+		if (i+1)%stopCheckLines == 0 && stopped() {
+			return false
+		}
+		locs[i] = m.re.FindStringSubmatchIndex(line)
+	}
+	return true
 }
 
 // install gives the runtime's parser the matcher (Werkbaum._setLineGroups).

@@ -2,7 +2,10 @@ package werkbaum
 
 import (
 	"context"
+	"reflect"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,20 +107,72 @@ func TestHostLineGroupsDeclinesReplacementCharacter(t *testing.T) {
 
 // TestHostLineGroupsStopWhenTheCallStops: the matcher looks at the call's stop between
 // lines (goja's interrupt cannot stop Go code) and declines once it is set, so a stopped
-// call leaves Go within stopCheckLines lines; it matches every line while it is not set.
+// call leaves Go within stopCheckLines lines of each matching goroutine; it matches every
+// line while it is not set. The text is large enough to be matched on two goroutines.
 func TestHostLineGroupsStopWhenTheCallStops(t *testing.T) {
 	e := newTestEngine(t, Options{Runtimes: 1, Timeout: time.Minute, CacheEntries: -1})
 	text := gen.Plan(2000, 1)
+	lines := strings.Count(text, "\n") + 1
+	if lines < parallelMinLines {
+		t.Fatalf("the text has %d lines, the two goroutines start at %d", lines, parallelMinLines)
+	}
 	vm := goja.New()
-	looks := 0
-	if v := e.lines.groups(vm, text, func() bool { looks++; return false }); goja.IsNull(v) {
+	var looks atomic.Int64
+	if v := e.lines.groups(vm, text, func() bool { looks.Add(1); return false }); goja.IsNull(v) {
 		t.Fatal("the matcher declined a text while the call runs")
 	}
-	if lines := strings.Count(text, "\n") + 1; looks != lines/stopCheckLines {
-		t.Errorf("the matcher looked at the stop %d times for %d lines, want every %d lines", looks, lines, stopCheckLines)
+	// Each half looks every stopCheckLines of its own lines: one look fewer than the
+	// whole text's count at most, for the rest the two halves leave.
+	if n := int(looks.Load()); n < lines/stopCheckLines-1 || n > lines/stopCheckLines {
+		t.Errorf("the matcher looked at the stop %d times for %d lines, want every %d lines", n, lines, stopCheckLines)
 	}
 	if v := e.lines.groups(vm, text, func() bool { return true }); !goja.IsNull(v) {
 		t.Error("the matcher went on after the call stopped")
+	}
+	// A stop seen only by the second half's goroutine (the first half runs on the
+	// caller's) declines the text too.
+	caller := goroutineHeader()
+	if v := e.lines.groups(vm, text, func() bool { return goroutineHeader() != caller }); !goja.IsNull(v) {
+		t.Error("the matcher went on after the second half saw the call stopped")
+	}
+}
+
+// goroutineHeader is the first word pair of the running goroutine's stack ("goroutine
+// N"), which tells two goroutines apart.
+func goroutineHeader() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	fields := strings.Fields(string(buf))
+	return fields[0] + " " + fields[1]
+}
+
+// TestLineMatcherHalvesEqualOneGoroutine: the indices matched on two goroutines are those
+// one goroutine matches, line by line (a generated plan with @jörg and @Müller, and the
+// shared examples joined twice into one large text).
+func TestLineMatcherHalvesEqualOneGoroutine(t *testing.T) {
+	e := newTestEngine(t, Options{Runtimes: 1, Timeout: time.Minute, CacheEntries: -1})
+	examples := map[string]string{}
+	addExamplePlans(t, examples)
+	var joined strings.Builder
+	for range 2 {
+		for _, text := range examples {
+			joined.WriteString(text)
+			joined.WriteString("\n- [ ] Joined @jörg @Müller (S)\n")
+		}
+	}
+	for name, text := range map[string]string{"plan 3000 seed 7": gen.Plan(3000, 7), "examples": joined.String()} {
+		lines := strings.Split(text, "\n")
+		if len(lines) < parallelMinLines {
+			t.Fatalf("%s: %d lines, the two goroutines start at %d", name, len(lines), parallelMinLines)
+		}
+		never := func() bool { return false }
+		halves, one := make([][]int, len(lines)), make([][]int, len(lines))
+		if !e.lines.matchAll(lines, halves, never) || !e.lines.matchLines(lines, one, never) {
+			t.Fatalf("%s: the matcher stopped without a stop", name)
+		}
+		if !reflect.DeepEqual(halves, one) {
+			t.Errorf("%s: the two goroutines' indices differ from one goroutine's", name)
+		}
 	}
 }
 

@@ -52,10 +52,27 @@ import (
 // 143-164 ms (mean -12 %), for a peak of 188-193 MB instead of 157-159 MB; idle after
 // 30 s 54-57 MB either way. Resident memory is the limit plus about 25 MB of code and
 // runtime, so a higher floor would take the peak past the 200 MB target.
+//
+// A small heap's collections are spaced by a minimum heap goal of 96 MiB: GOGC=400 alone
+// let a fresh daemon collect three times during its first analysis of a 10,000-node plan
+// (at heaps of 16, 23 and 64 MB), about 50 ms of CPU in marking and assists while the live
+// heap grew to 35 MB; the whole first inspect allocates less than 96 MB, so under the goal
+// it runs without a collection. The percentage is therefore set after every collection
+// so that the next goal is at least minHeapGoal, and never below defaultGCPercent. A
+// live heap above about 19 MiB (the serving daemon's 50 MB) gets GOGC=400 as before, and
+// the memory limit still bounds every goal, so the serving peak does not change; an idle
+// daemon hands the room back (idle.go). The price is a small plan's working peak: a daemon
+// editing and inspecting the example plan peaked about 21 MB higher (151–157 MB instead of
+// 129–136 MB). Measured: docs/bench-plans.md, issue 33 third round, part 2.
 const (
 	defaultGCPercent = 400
+	minHeapGoal      = 96 << 20  // bytes
 	memoryLimitFloor = 160 << 20 // bytes
 	memoryLimitSlack = 32 << 20  // bytes
+
+	// runtimeHeapMinimum is the live heap the runtime assumes before its first collection:
+	// the first goal is 4 MiB × GOGC/100.
+	runtimeHeapMinimum = 4 << 20 // bytes
 )
 
 // memoryLimitFor is the soft memory limit for a live heap of live bytes.
@@ -63,34 +80,51 @@ func memoryLimitFor(live uint64) int64 {
 	return max(int64(live)+int64(live)/2+memoryLimitSlack, memoryLimitFloor)
 }
 
-// Apply applies talkd's collector settings unless GOGC or GOMEMLIMIT are set, which keep
-// their usual meaning. The returned stop ends the limit's adjustment (tests).
-func Apply(getenv func(string) string) (stop func()) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
+// gcPercentFor is the collector percentage for a live heap of live bytes: the next goal
+// (live × (1 + percent/100)) at least minHeapGoal, the percentage at least defaultGCPercent.
+func gcPercentFor(live uint64) int {
+	if live == 0 || live >= minHeapGoal {
+		return defaultGCPercent
 	}
-	if getenv("GOMEMLIMIT") != "" {
+	return max(int((minHeapGoal-live)*100/live), defaultGCPercent)
+}
+
+// Apply applies talkd's collector settings unless GOGC or GOMEMLIMIT are set, which keep
+// their usual meaning. The returned stop ends the settings' adjustment (tests).
+func Apply(getenv func(string) string) (stop func()) {
+	lt := &tuner{
+		sample:  []metrics.Sample{{Name: "/gc/heap/live:bytes"}},
+		percent: getenv("GOGC") == "",
+		limit:   getenv("GOMEMLIMIT") == "",
+	}
+	if lt.percent {
+		debug.SetGCPercent(minHeapGoal * 100 / runtimeHeapMinimum)
+	}
+	if lt.limit {
+		debug.SetMemoryLimit(memoryLimitFloor)
+	}
+	if !lt.percent && !lt.limit {
 		return func() {}
 	}
-	debug.SetMemoryLimit(memoryLimitFloor)
-	lt := &limitTuner{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	lt.arm()
 	return func() { lt.stopped.Store(true) }
 }
 
-// limitTuner sets the memory limit after every collection from the live heap it found. A
-// finalizer on an object dropped at once runs after each collection; it re-arms itself, so
-// the tuner needs no goroutine or timer (an idle daemon does nothing).
-type limitTuner struct {
-	sample  []metrics.Sample
-	stopped atomic.Bool
+// tuner sets the collector percentage and the memory limit after every collection from
+// the live heap it found. A finalizer on an object dropped at once runs after each
+// collection; it re-arms itself, so the tuner needs no goroutine or timer (an idle daemon
+// does nothing).
+type tuner struct {
+	sample         []metrics.Sample
+	percent, limit bool // which of the two settings the tuner owns
+	stopped        atomic.Bool
 }
 
 // gcSentinel carries a pointer so that it is never placed in the tiny allocator, whose
 // blocks (and so their finalizers) can outlive a collection.
-type gcSentinel struct{ t *limitTuner }
+type gcSentinel struct{ t *tuner }
 
-func (lt *limitTuner) arm() {
+func (lt *tuner) arm() {
 	runtime.SetFinalizer(&gcSentinel{lt}, func(s *gcSentinel) {
 		if s.t.stopped.Load() {
 			return
@@ -100,10 +134,16 @@ func (lt *limitTuner) arm() {
 	})
 }
 
-func (lt *limitTuner) adjust() {
+func (lt *tuner) adjust() {
 	metrics.Read(lt.sample)
 	if lt.sample[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	debug.SetMemoryLimit(memoryLimitFor(lt.sample[0].Value.Uint64()))
+	live := lt.sample[0].Value.Uint64()
+	if lt.percent {
+		debug.SetGCPercent(gcPercentFor(live))
+	}
+	if lt.limit {
+		debug.SetMemoryLimit(memoryLimitFor(live))
+	}
 }
