@@ -1,9 +1,6 @@
 package test
 
 import (
-	"bufio"
-	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +10,7 @@ import (
 	"time"
 
 	"talkd/internal/werkbaum/gen"
+	"talkd/internal/werkbaum/nodebench"
 )
 
 // BenchmarkFirstInspect10k: the first werkbaum_inspect of a 10,000-node plan (gen.Plan(10000,
@@ -127,10 +125,7 @@ func meanOf(xs []float64) float64 {
 }
 
 // warmNode is talkd's JS under Node (node-bench.js --serve, the memo off), warmed on a plan.
-type warmNode struct {
-	in  io.Writer
-	out *bufio.Scanner
-}
+type warmNode struct{ *nodebench.Server }
 
 // startWarmNode starts Node on the engine's scripts and runs the inspect of text twenty
 // times (its JIT optimises a function only after many calls); nil without node.
@@ -141,26 +136,9 @@ func startWarmNode(b *testing.B, text string) *warmNode {
 		b.Logf("node is not installed: no Node figures")
 		return nil
 	}
-	cmd := exec.Command(bin, filepath.Join(repoRoot(), "internal", "werkbaum", "testdata", "bench", "node-bench.js"), "--serve")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		in.Close()
-		cmd.Wait()
-	})
-	n := &warmNode{in: in, out: bufio.NewScanner(out)}
+	n := &warmNode{nodebench.Start(b, bin, filepath.Join(repoRoot(), nodebench.Script))}
 	for range 20 {
-		n.call(b, text)
+		n.Call(b, "inspect", text)
 	}
 	return n
 }
@@ -169,30 +147,10 @@ func startWarmNode(b *testing.B, text string) *warmNode {
 func (n *warmNode) inspect(b *testing.B, text string) (wallMS, cpuMS float64) {
 	var walls, cpus []float64
 	for range 3 {
-		w, c := n.call(b, text)
-		walls, cpus = append(walls, w), append(cpus, c)
+		w, c := n.Call(b, "inspect", text)
+		walls, cpus = append(walls, float64(w)/1e6), append(cpus, float64(c)/1e6)
 	}
 	slices.Sort(walls)
 	slices.Sort(cpus)
 	return walls[1], cpus[1]
-}
-
-// call runs one inspect of text in Node and returns its wall and CPU time in ms.
-func (n *warmNode) call(b *testing.B, text string) (wallMS, cpuMS float64) {
-	b.Helper()
-	req, err := json.Marshal(map[string]string{"op": "inspect", "text": text})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := n.in.Write(append(req, '\n')); err != nil {
-		b.Fatalf("node: %v", err)
-	}
-	if !n.out.Scan() {
-		b.Fatalf("node answered nothing: %v", n.out.Err())
-	}
-	var res struct{ WallMs, CPUMs float64 }
-	if err := json.Unmarshal(n.out.Bytes(), &res); err != nil || res.WallMs <= 0 {
-		b.Fatalf("node answered %q: %v", n.out.Text(), err)
-	}
-	return res.WallMs, res.CPUMs
 }

@@ -1,16 +1,13 @@
 package werkbaum
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 
 	"talkd/internal/werkbaum/gctune"
 	"talkd/internal/werkbaum/gen"
+	"talkd/internal/werkbaum/nodebench"
 )
 
 // BenchmarkNodeRatio is goja ÷ Node on the same JavaScript, both sides measured interleaved
@@ -73,7 +71,7 @@ func BenchmarkNodeRatio(b *testing.B) {
 		{"coupled14w20", gen.Coupled(14, 20, 1)},
 		{"coupled14w5", gen.Coupled(14, 5, 1)},
 	}
-	node := startNodeServer(b, nodeBin, benchJS)
+	node := nodebench.Start(b, nodeBin, benchJS)
 	records, recordsRT := scriptFuncs(b, `Werkbaum._benchRecords = function (text) { Werkbaum.inspect(text, {}); };
 (function (W) {
   var model = null;
@@ -112,14 +110,14 @@ func BenchmarkNodeRatio(b *testing.B) {
 				var gojaOp func(string)
 				var nodeOp func(string) (wall, cpu time.Duration)
 				if op == "first" {
-					nodeOp = func(text string) (time.Duration, time.Duration) { return nodeFirst(b, nodeBin, benchJS, text) }
+					nodeOp = func(text string) (time.Duration, time.Duration) { return nodebench.First(b, nodeBin, benchJS, text) }
 				} else {
 					if prep := gojaPrep[op]; prep != nil {
 						gojaOp = func(text string) { prep(text); gojaOps[op](text) }
 					} else {
 						gojaOp = gojaOps[op]
 					}
-					nodeOp = func(text string) (time.Duration, time.Duration) { return node.call(b, op, text) }
+					nodeOp = func(text string) (time.Duration, time.Duration) { return node.Call(b, op, text) }
 					// Warm both sides on this plan: goja has nothing to warm but its shapes and
 					// heap, while Node's JIT optimises a function only after many calls.
 					for w := 1; w <= 20; w++ {
@@ -169,83 +167,6 @@ func BenchmarkNodeRatio(b *testing.B) {
 			})
 		}
 	}
-}
-
-// nodeServer is a node-bench.js --serve process: one request line in, one answer line out.
-type nodeServer struct {
-	in  io.Writer
-	out *bufio.Reader
-}
-
-type nodeAnswer struct {
-	WallMs float64 `json:"wallMs"`
-	CPUMs  float64 `json:"cpuMs"`
-}
-
-func (a nodeAnswer) durations() (wall, cpu time.Duration) {
-	return time.Duration(a.WallMs * 1e6), time.Duration(a.CPUMs * 1e6)
-}
-
-func startNodeServer(b *testing.B, nodeBin, benchJS string) *nodeServer {
-	cmd := exec.Command(nodeBin, benchJS, "--serve")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		in.Close() // the server ends at the end of its input
-		if err := cmd.Wait(); err != nil {
-			b.Errorf("node-bench.js --serve: %v: %s", err, stderr.String())
-		}
-	})
-	return &nodeServer{in: in, out: bufio.NewReaderSize(out, 1<<16)}
-}
-
-// call runs op on text in the Node process and returns the times it measured.
-func (s *nodeServer) call(b *testing.B, op, text string) (wall, cpu time.Duration) {
-	req, err := json.Marshal(struct {
-		Op   string `json:"op"`
-		Text string `json:"text"`
-	}{op, text})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := s.in.Write(append(req, '\n')); err != nil {
-		b.Fatalf("node-bench.js --serve: write: %v", err)
-	}
-	line, err := s.out.ReadBytes('\n')
-	if err != nil {
-		b.Fatalf("node-bench.js --serve: read: %v", err)
-	}
-	var a nodeAnswer
-	if err := json.Unmarshal(line, &a); err != nil {
-		b.Fatalf("node-bench.js --serve answered %q: %v", line, err)
-	}
-	return a.durations()
-}
-
-// nodeFirst runs the first inspect of text in a fresh Node process and returns its times.
-func nodeFirst(b *testing.B, nodeBin, benchJS, text string) (wall, cpu time.Duration) {
-	cmd := exec.Command(nodeBin, benchJS, "--first")
-	cmd.Stdin = strings.NewReader(text)
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("node-bench.js --first: %v", err)
-	}
-	var a nodeAnswer
-	if err := json.Unmarshal(out, &a); err != nil {
-		b.Fatalf("node-bench.js --first answered %q: %v", out, err)
-	}
-	return a.durations()
 }
 
 // BenchmarkKernelRatio is goja ÷ Node on small kernels of the kinds of work the engine does
@@ -299,11 +220,11 @@ func BenchmarkKernelRatio(b *testing.B) {
 				if err != nil {
 					b.Fatalf("kernels.js %s: %v", name, err)
 				}
-				var a nodeAnswer
+				var a nodebench.Answer
 				if err := json.Unmarshal(out, &a); err != nil {
 					b.Fatalf("kernels.js answered %q: %v", out, err)
 				}
-				w, c := a.durations()
+				w, c := a.Durations()
 				nWall, nCPU = nWall+w, nCPU+c
 			}
 			b.ReportMetric(float64(gWall)/float64(nWall), "ratio")
