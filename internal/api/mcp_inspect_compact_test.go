@@ -106,7 +106,7 @@ func TestSubtreeLines(t *testing.T) {
 // compactModelOf is the compact model of a whole plan's view, as the store's outline
 // and the compact cache make it.
 func compactModelOf(view json.RawMessage) (*compactModel, error) {
-	o, err := plans.DecodeOutline(view)
+	o, err := werkbaum.DecodeOutline(view)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func TestOutlineEqualsFullDecode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		slim, err := plans.DecodeOutline(view)
+		slim, err := werkbaum.DecodeOutline(view)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -147,7 +147,7 @@ func BenchmarkCompactModel10k(b *testing.B) {
 	b.Run("outline", func(b *testing.B) {
 		b.SetBytes(int64(len(view)))
 		for b.Loop() {
-			o, err := plans.DecodeOutline(view)
+			o, err := werkbaum.DecodeOutline(view)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -75,20 +75,8 @@ func TestHostLineGroupsEqualSplit(t *testing.T) {
 	}
 	addExamplePlans(t, texts)
 	for name, text := range texts {
-		raw, err := e.call(context.Background(), "lineGroups", struct{}{}, textArg{"text", text})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if string(raw) != `{"same":true}` {
-			t.Errorf("%s: the host's line groups differ from the split's: %s", name, raw)
-		}
-		raw, err = e.call(context.Background(), "hostParse", struct{}{}, textArg{"text", text})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if string(raw) != `{"same":true}` {
-			t.Errorf("%s: the parse with the host's line groups differs: %s", name, raw)
-		}
+		expectSame(t, e, "lineGroups", name, text, "the host's line groups differ from the split's")
+		expectSame(t, e, "hostParse", name, text, "the parse with the host's line groups differs")
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // outline (werkbaum.Outline) is that little, kept once per content (checksum) and shared
 // by both. The engine yields it with the view it writes; a view the engine read back from
 // its persisted analyses, or one whose outline was dropped here while the view stayed
-// cached, is decoded (DecodeOutline) by the first reader that needs it.
+// cached, is decoded (werkbaum.DecodeOutline) by the first reader that needs it.
 
 // Outline is the part of a plan's whole inspect view that the summary and the compact
 // reading use (werkbaum.Outline). It is shared and must not be modified.
@@ -29,10 +29,6 @@ type OutlineWarning = werkbaum.OutlineWarning
 
 // OutlinePath is the cheapest path without its needed lines and station counts.
 type OutlinePath = werkbaum.OutlinePath
-
-// DecodeOutline decodes the outline of a whole plan's inspect view (the engine's, or the
-// store's answer with the base in front: fields it does not name are skipped).
-func DecodeOutline(view []byte) (*Outline, error) { return werkbaum.DecodeOutline(view) }
 
 // Outlined is a plan's outline with the base it was read at.
 type Outlined struct {
@@ -83,7 +79,7 @@ func (s *Service) outlineOf(ent *summaryEntry, raw []byte, made *Outline) (*Outl
 	}
 	if o == nil {
 		var err error
-		if o, err = DecodeOutline(raw); err != nil {
+		if o, err = werkbaum.DecodeOutline(raw); err != nil {
 			ent.outline.decoding.Unlock()
 			return nil, err
 		}
