@@ -124,6 +124,18 @@ func (p Ref) RenameTemp(tmp string) error {
 	return p.rootOp(func(r *os.Root) error { return r.Rename(tmp, p.rel) })
 }
 
+// lstatTemp is the Lstat of a temp file beside the plan, by the name CreateTemp gave.
+func (p Ref) lstatTemp(tmp string) (fi fs.FileInfo, err error) {
+	if p.root == nil {
+		return os.Lstat(tmp)
+	}
+	err = p.rootOp(func(r *os.Root) error {
+		fi, err = r.Lstat(tmp)
+		return err
+	})
+	return fi, err
+}
+
 // RemoveTemp removes the temp file of a write that did not happen.
 func (p Ref) RemoveTemp(tmp string) {
 	if p.root == nil {

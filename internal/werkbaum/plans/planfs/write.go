@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -26,7 +27,9 @@ import (
 // one that opens the file between that check and the rename writes into the file the
 // rename unlinks, so after the rename that file is looked at once more and, when it was
 // written meanwhile, its text is put back (keepSaveInPlace) and the answer is
-// ErrFileMoved too. limit is the largest plan file read (the engine's input limit);
+// ErrFileMoved too. One that saves by rename in that moment is seen by the exchange that
+// puts the new file in place (putInPlace, Linux) and its file goes back, ErrFileMoved
+// again. limit is the largest plan file read (the engine's input limit);
 // lockTimeout bounds the wait for the folder lock.
 func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, lockTimeout time.Duration) (err error) {
 	key := p.Key
@@ -46,8 +49,9 @@ func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, l
 	if err != nil {
 		return err
 	}
+	placing := false // from putInPlace on, the temp file is its business
 	defer func() {
-		if err != nil {
+		if err != nil && !placing {
 			p.RemoveTemp(tmp)
 		}
 	}()
@@ -99,13 +103,15 @@ func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, l
 	if fs.beforeRename != nil {
 		fs.beforeRename()
 	}
-	if err = p.RenameTemp(tmp); err != nil {
-		return fmt.Errorf("rename into place: %w", Unpath(err))
+	placing = true
+	moved := putInPlace(p, folder, tmp, checked)
+	if moved != nil && !errors.Is(moved, ErrFileMoved) {
+		err = moved
+		return err
 	}
-	// An editor's text put back is an answer ErrFileMoved after the folder's sync like a
-	// write's: both renames must be durable.
-	var moved error
-	if renameOverOpenFile {
+	// Another program's text put back is an answer ErrFileMoved after the folder's sync
+	// like a write's: both renames must be durable.
+	if moved == nil && renameOverOpenFile {
 		moved = keepSaveInPlace(p, now, checked)
 	}
 	if moved != nil && !errors.Is(moved, ErrFileMoved) {
@@ -122,6 +128,44 @@ func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, l
 		return fmt.Errorf("sync folder: %w", serr)
 	}
 	return moved
+}
+
+// putInPlace puts the temp file tmp in the place of the plan's file, which the write
+// checked (checked: its state then, under the folder lock). Where the system can
+// (exchangeTemp), the two are swapped in one step and the file swapped out is compared
+// with the one checked: another file means a program that takes no folder lock (an
+// editor's save by rename, a git checkout) replaced the plan after the check, so that
+// file goes back in place (a rename over the write's text) and the answer is
+// ErrFileMoved, as for a deletion after the check: the save is later than the text the
+// write was computed from. Elsewhere it renames, and such a save is replaced
+// (docs/RELIABILITY.md). tmp is gone when it returns, except when putting the other file
+// back failed: then tmp holds that file, and the error says so.
+func putInPlace(p Ref, folder *os.File, tmp string, checked fs.FileInfo) error {
+	exchanged, err := exchangeTemp(folder, p, tmp)
+	if !exchanged {
+		if err := p.RenameTemp(tmp); err != nil {
+			p.RemoveTemp(tmp)
+			return fmt.Errorf("rename into place: %w", Unpath(err))
+		}
+		return nil
+	}
+	if err != nil {
+		p.RemoveTemp(tmp)
+		if errors.Is(err, fs.ErrNotExist) {
+			return ErrFileMoved // deleted after the check; the deletion stands
+		}
+		return fmt.Errorf("exchange into place: %w", Unpath(err))
+	}
+	out, err := p.lstatTemp(tmp)
+	if err == nil && os.SameFile(out, checked) {
+		p.RemoveTemp(tmp) // the plan's old file, as a rename would have unlinked it
+		return nil
+	}
+	if err := p.RenameTemp(tmp); err != nil {
+		return fmt.Errorf("put back the plan %q saved by another program during the write (its text is kept in the temp file %s beside the plan): %w",
+			p.Key, filepath.Base(tmp), Unpath(err))
+	}
+	return ErrFileMoved
 }
 
 // writeTemp writes data into a new temp file beside the plan, with the mode, owner and

@@ -2,8 +2,12 @@ package planfs
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -67,5 +71,86 @@ func TestWriteKeepsASaveInPlaceBetweenCheckAndRename(t *testing.T) {
 				t.Errorf("temp files left behind: %v", left)
 			}
 		})
+	}
+}
+
+// A program that saves by rename (most editors, a git checkout) takes no part in the folder
+// lock either: one that renames its file over the plan between a write's last check and
+// its rename would lose its text to the write's rename. Where the system has an atomic
+// exchange, the write sees what it swapped out and puts that file back, answering
+// ErrFileMoved; a plan deleted in that moment stays deleted. Both a configured plan and a
+// plan below a root (renamed through the root's folder handle) are tried.
+func TestWriteKeepsASaveByRenameBetweenCheckAndRename(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux has the atomic exchange (renameat2 RENAME_EXCHANGE) this needs")
+	}
+	const original, agent, hand = "- [ ] a @jörg\n", "- [x] a @jörg\n", "- [ ] a @Müller (saved by rename)\n"
+	for _, c := range []struct {
+		name      string
+		save      func(t *testing.T, path string)
+		want      string // "" for no file
+		wantMoved bool
+	}{
+		{"no save meanwhile", nil, agent, false},
+		{"a save by rename meanwhile", func(t *testing.T, path string) {
+			saved := filepath.Join(filepath.Dir(path), ".plan.werkbaum.swp")
+			if err := os.WriteFile(saved, []byte(hand), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(saved, path); err != nil {
+				t.Fatal(err)
+			}
+		}, hand, true},
+		{"the plan deleted meanwhile", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}, "", true},
+	} {
+		for _, inRoot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/inRoot=%v", c.name, inRoot), func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "plan.werkbaum")
+				if err := os.WriteFile(path, []byte(original), 0o640); err != nil {
+					t.Fatal(err)
+				}
+				ref := ConfiguredRef(config.Plan{Key: "p", Path: path})
+				if inRoot {
+					set, err := NewSet(nil, []config.Root{{Name: "notes", Path: dir}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ref, err = set.Ref("notes:plan.werkbaum", slog.New(slog.DiscardHandler)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var folders Folders
+				if c.save != nil {
+					folders.beforeRename = func() { c.save(t, path) }
+				}
+				err := folders.WriteAtomic(ref, []byte(agent), werkbaum.Checksum([]byte(original)), 1<<20, time.Second)
+				if moved := errors.Is(err, ErrFileMoved); moved != c.wantMoved || (err != nil && !moved) {
+					t.Fatalf("WriteAtomic: %v, want the file moved: %v", err, c.wantMoved)
+				}
+				got, err := os.ReadFile(path)
+				switch {
+				case c.want == "" && !errors.Is(err, fs.ErrNotExist):
+					t.Fatalf("the plan deleted during the write holds %q (%v), want it still deleted", got, err)
+				case c.want != "" && err != nil:
+					t.Fatal(err)
+				case string(got) != c.want:
+					t.Fatalf("the plan holds %q, want %q", got, c.want)
+				}
+				entries, err := os.ReadDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range entries {
+					if e.Name() != "plan.werkbaum" {
+						t.Errorf("left beside the plan: %s", e.Name())
+					}
+				}
+			})
+		}
 	}
 }
