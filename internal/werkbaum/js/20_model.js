@@ -574,6 +574,11 @@
     var groupsAt = null;
     var hideDepth = -1; // depth of the hidden (discarded, not shown) subtree being walked
     var inV = true;
+    // Columns most nodes leave at one value are filled natively first and written below
+    // only where a node differs: in goja a write into a new array's hole costs a few
+    // operations (it looks for a setter up the prototype chain), a native fill none.
+    if (allIn) inView.fill(true);
+    ticket.fill(null);
     for (var i = 0; i < N; i++) {
       var n = all[i];
       var p = n.parent;
@@ -588,18 +593,17 @@
       if (!allIn) {
         inV = p < 0 ? !disc : inView[p];
         if (inV && n.id !== null && byId[n.id] === undefined) byId[n.id] = n;
+        inView[i] = inV;
       }
-      inView[i] = inV;
       var marks = n.marks;
       var own = marks.length ? ownTaiga(marks) : null;
       taiga[i] = own !== null ? own : p >= 0 ? taiga[p] : null;
       // ticketRefOf, inlined: only ids starting with T or U can be refs.
       var id = n.id;
       if (id !== null && id >= 'T' && id < 'V' && TICKET_ID_RE.test(id)) ticket[i] = id;
-      else if (n._plainLabel) ticket[i] = null;
-      else {
+      else if (!n._plainLabel) {
         var label = n.label;
-        ticket[i] = label.indexOf('#') < 0 ? null : ticketInLabel(label);
+        if (label.indexOf('#') >= 0) ticket[i] = ticketInLabel(label);
       }
       // §11 for a stated size; the others after the pass.
       var size = n.size;
