@@ -671,14 +671,18 @@
   // box when checkNode needs it (lnBox: every box of the general reader's nodes, whose box
   // checkNode sets; of a shaped node, whose shape holds its status, only an unknown one,
   // which warns), whether its shape gave it its prefix fields (lnShaped) and whether a
-  // tail token set fields of its own (lnTailed). A shaped node with a known box, no tail
-  // and no id leaves checkNode nothing to do, and the walk does not call it (a third of
-  // the lines of the generated 10,000-node plan).
+  // tail token set fields of its own (lnTailed), whether it has dependencies (lnDeps) and
+  // whether checkNode has anything to do (lnCheck): a shaped node with a known box, no
+  // tail and no id leaves it nothing (a third of the lines of the generated 10,000-node
+  // plan), and the walk does not call it. The readers know these from their locals; the
+  // walk would read them from the node, through its prototype chain in goja.
   var SKIP = Object.freeze({});
   var lnWidth = 0;
   var lnBox = null;
   var lnShaped = false;
   var lnTailed = false;
+  var lnDeps = false;
+  var lnCheck = true;
 
   // fastLine reads a common node or short-description line (§4, §6) with one regexp.
   function fastLine(doc, walk, line, first, lastNode) {
@@ -715,20 +719,23 @@
     node.line = first;
     if (id !== null) node.id = id;
     node.label = g[k + 3];
-    lnTailed = false;
     var mark = g[k + 6];
     var dep = g[k + 7];
     var tail = g[k + 8];
     if (tail === '') {
       // The lists have one entry each: shared frozen lists, one per name and parse.
-      var single = walk.single;
-      if (mark !== undefined) node.marks = single[mark] || (single[mark] = Object.freeze([mark]));
-      if (dep !== undefined) node.deps = single[dep] || (single[dep] = Object.freeze([dep]));
+      if (mark !== undefined) node.marks = walk.single[mark] || (walk.single[mark] = Object.freeze([mark]));
+      if (dep !== undefined) node.deps = walk.single[dep] || (walk.single[dep] = Object.freeze([dep]));
+      lnTailed = false;
+      lnDeps = dep !== undefined;
+      lnCheck = id !== null || pre.unknownBox !== null;
     } else {
       if (mark !== undefined) node.marks = [mark];
       if (dep !== undefined) node.deps = [dep];
-      lnTailed = true;
       if (!fastTail(tail, node)) return null;
+      lnTailed = true;
+      lnDeps = node.deps !== NONE;
+      lnCheck = true;
     }
     lnWidth = pre.width;
     lnBox = pre.unknownBox;
@@ -816,6 +823,8 @@
     lnWidth = node.indent.indexOf('\t') < 0 ? pxIndent : node.indent.replace(TAB_RE, '  ').length;
     lnBox = box;
     lnShaped = false;
+    lnDeps = node.deps !== NONE;
+    lnCheck = true;
     return node;
   }
 
@@ -855,6 +864,7 @@
     var stackWidths = [-1];
     var top = 1;
     var lastNode = null;
+    var count = 0; // all.length
     for (var i = 0; i < n; i++) {
       var first = i + 1;
       var cont = null;
@@ -874,18 +884,18 @@
         node = generalLine(doc, walk, s, first, cont, lastNode);
       }
       if (node === SKIP) continue;
-      // checkNode has nothing to do for a shaped node without an unknown box, tail or id.
-      if (lnBox !== null || !lnShaped || lnTailed || node.id !== null) checkNode(doc, node, first, lnBox, lnShaped, lnTailed);
+      if (lnCheck) checkNode(doc, node, first, lnBox, lnShaped, lnTailed);
       var width = lnWidth;
       while (stackWidths[top - 1] >= width) top--;
       var parent = stackNodes[top - 1];
-      var index = all.length;
+      var index = count++;
       node.index = index;
       all[index] = node;
       if (cont) descOf(node, walk.described).lines = cont.slice();
       if (parent !== null) {
         node.parent = parent.index;
-        node.depth = parent.depth + 1;
+        node.depth = top - 1; // the stack holds the node's ancestors, from a root at 1
+
         var siblings = parent.children;
         if (siblings === NONE) {
           parent.children = siblings = [];
@@ -895,7 +905,7 @@
       } else {
         roots[roots.length] = node;
       }
-      if (node.deps !== NONE) withDeps[withDeps.length] = node;
+      if (lnDeps) withDeps[withDeps.length] = node;
       stackNodes[top] = node;
       stackWidths[top] = width;
       top++;
