@@ -141,8 +141,8 @@ type statusFields struct {
 }
 
 // writeInspectParts returns the inspect view's JSON: the parts' JSON with the records of the
-// nodes [lo, hi) written into its empty node list. The records equal js/55_inspect.js
-// inspectNode's, key for key and value for value. With outlined, it also returns the
+// nodes [lo, hi) written into its empty node list. The records equal the script's own
+// (js/55_inspect.js inspect), key for key and value for value. With outlined, it also returns the
 // view's outline (outline.go): the nodes' from the values it writes, the warnings' and
 // the path's decoded from the parts' JSON, which holds everything but the node records.
 func writeInspectParts(parts *goja.Object, outlined bool) ([]byte, *Outline, error) {
@@ -240,7 +240,7 @@ func writeInspectParts(parts *goja.Object, outlined bool) ([]byte, *Outline, err
 		out = append(out, `,"optional":`...)
 		out = appendValue(out, n.Get("optional"))
 
-		// status and effectiveStatus (inspectNode: the effective rank's key when it is below
+		// status and effectiveStatus (js/55_inspect.js: the effective rank's key when it is below
 		// the node's own rank, else the node's own status; null out of view).
 		status := n.Get("status")
 		var statusKey any

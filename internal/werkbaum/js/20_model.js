@@ -568,12 +568,21 @@
     // already reported.
     var visGate = new Int8Array(N);
     var mixedAt = null;
-    var depNodes = null;
+    // The two long lists are filled by index, with their lengths in locals: a push is a
+    // native call, and a length a property read, in goja.
+    var depNodes = [];
+    var nDepNodes = 0;
     var rescues = null;
-    var unsized = null;
+    var unsized = [];
+    var nUnsized = 0;
     var groupsAt = null;
     var hideDepth = -1; // depth of the hidden (discarded, not shown) subtree being walked
     var inV = true;
+    // Columns most nodes leave at one value are filled natively first and written below
+    // only where a node differs: in goja a write into a new array's hole costs a few
+    // operations (it looks for a setter up the prototype chain), a native fill none.
+    if (allIn) inView.fill(true);
+    ticket.fill(null);
     for (var i = 0; i < N; i++) {
       var n = all[i];
       var p = n.parent;
@@ -588,26 +597,25 @@
       if (!allIn) {
         inV = p < 0 ? !disc : inView[p];
         if (inV && n.id !== null && byId[n.id] === undefined) byId[n.id] = n;
+        inView[i] = inV;
       }
-      inView[i] = inV;
       var marks = n.marks;
       var own = marks.length ? ownTaiga(marks) : null;
       taiga[i] = own !== null ? own : p >= 0 ? taiga[p] : null;
       // ticketRefOf, inlined: only ids starting with T or U can be refs.
       var id = n.id;
       if (id !== null && id >= 'T' && id < 'V' && TICKET_ID_RE.test(id)) ticket[i] = id;
-      else if (n._plainLabel) ticket[i] = null;
-      else {
+      else if (!n._plainLabel) {
         var label = n.label;
-        ticket[i] = label.indexOf('#') < 0 ? null : ticketInLabel(label);
+        if (label.indexOf('#') >= 0) ticket[i] = ticketInLabel(label);
       }
       // §11 for a stated size; the others after the pass.
       var size = n.size;
       if (size !== null) {
         var a = SIZE_RANK[size];
         A[i] = a;
-        O[i] = ownCost(r, a);
-      } else (unsized || (unsized = [])).push(i);
+        O[i] = r >= 4 ? 0 : a + 1; // ownCost, inlined: a call per node costs a few ms in goja
+      } else unsized[nUnsized++] = i;
       // §20 path children (isPathChild: not discarded, not optional unless started), appended in
       // document order; a parent whose first path child is disjunctive gets that child as
       // its pick, and becomes a choice group with its second path child.
@@ -623,7 +631,7 @@
         last[p] = i;
       }
       if (!inV) continue;
-      if (n.deps.length) (depNodes || (depNodes = [])).push(i);
+      if (n.deps.length) depNodes[nDepNodes++] = i;
       var fold = n.fold;
       if (fold === '>') collapsed[i] = 1;
       // A node with both '<' and a focus mark is one target: a second pass over the same
@@ -650,7 +658,7 @@
       }
     }
     if (!allIn) m.eff = viewRanks(rk, inView);
-    return new Pass(unsized, depNodes, rescues, groupsAt, mixedAt);
+    return new Pass(nUnsized ? unsized : null, nDepNodes ? depNodes : null, rescues, groupsAt, mixedAt);
   }
 
   // assumeUnsized applies §11 to the nodes without a stated size, children before parents:
@@ -669,7 +677,7 @@
       // children: no call, which costs more than the rest of the loop in goja.
       var au = fk < 0 ? NO_COUNTING : assumedUnsized(all, rk, A, next, fk);
       A[i] = au;
-      O[i] = ownCost(rk[i], au);
+      O[i] = rk[i] >= 4 ? 0 : au + 1; // ownCost, inlined
     }
   }
 
