@@ -22,6 +22,9 @@ import (
 // writes start once the daemon has analysed the three plans at start (plans_list no longer
 // says "pending"): before, the first plan's writes shared the two cores with the analyses
 // of the others, which the CPU per write of the example plan counted.
+// Then, per plan, the first werkbaum_inspect (the default reading) and the first write
+// after the idle time (idle-inspect-ms-*, idle-write-ms-*): what the daemon's idle release
+// (cmd/talkd idle.go) costs the user.
 // Targets: peak ≤ 200 MB, idle ≤ 60 MB. Also reports the median write per plan and the
 // daemon's CPU time per write (write-cpu-ms-*, its user and system time over the plan's 100
 // writes, collections included): the price of collecting more often, and a steadier
@@ -51,10 +54,12 @@ func benchServingMemory(b *testing.B, env map[string]string) {
 	}
 	var peak, idle float64
 	medians, cpus := map[string]float64{}, map[string]float64{}
+	firstInspects, firstWrites := map[string]float64{}, map[string]float64{}
 	for range b.N {
 		d, _ := startPlanDaemonEnv(b, env, plans...)
 		c := newMCPClient(d)
 		waitAnalysed(b, c, len(plans))
+		togglers := map[string]*toggler{}
 		for _, p := range plans {
 			var nodes []string
 			seen := map[string]bool{}
@@ -70,6 +75,7 @@ func benchServingMemory(b *testing.B, env map[string]string) {
 			tg := newToggler(b, c, p.Key, "")
 			tg.perLap = len(nodes)
 			tg.statuses = [2]string{"highrisk", "progress"}
+			togglers[p.Key] = tg
 			took := make([]time.Duration, 100)
 			cpu := cpuTime(d.cmd.Process.Pid)
 			for i := range took {
@@ -86,6 +92,17 @@ func benchServingMemory(b *testing.B, env map[string]string) {
 		peak += float64(peakRSS(b, d.cmd.Process.Pid)) / 1024
 		rss, _, _ := smapsRollupKB(b, d.cmd.Process.Pid)
 		idle += float64(rss) / 1024
+		// What the idle spell costs the user: the first inspect (the default reading) and
+		// the first write of each plan after it.
+		for _, p := range plans {
+			start := time.Now()
+			benchCall(b, c, "werkbaum_inspect", map[string]any{"plan": p.Key}, nil)
+			firstInspects[p.Key] += float64(time.Since(start).Microseconds()) / 1000
+			tg := togglers[p.Key]
+			start = time.Now()
+			tg.write(b)
+			firstWrites[p.Key] += float64(time.Since(start).Microseconds()) / 1000
+		}
 		d.terminate(b)
 	}
 	b.ReportMetric(peak/float64(b.N), "peak-MB")
@@ -96,12 +113,18 @@ func benchServingMemory(b *testing.B, env map[string]string) {
 	for key, ms := range cpus {
 		b.ReportMetric(ms/float64(b.N), "write-cpu-ms-"+key)
 	}
+	for key, ms := range firstInspects {
+		b.ReportMetric(ms/float64(b.N), "idle-inspect-ms-"+key)
+	}
+	for key, ms := range firstWrites {
+		b.ReportMetric(ms/float64(b.N), "idle-write-ms-"+key)
+	}
 	reportTimeouts(b)
 }
 
 // waitAnalysed waits until plans_list shows n plans, none of them with its analysis
 // pending (the daemon analyses its plans in the background at start), for at most a minute.
-func waitAnalysed(b *testing.B, c *mcpClient, n int) {
+func waitAnalysed(b testing.TB, c *mcpClient, n int) {
 	b.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
