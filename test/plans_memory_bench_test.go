@@ -153,3 +153,56 @@ func waitAnalysed(b testing.TB, c *mcpClient, n int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// BenchmarkIdleFirstInspect is what the daemon's idle release costs the first reading of a
+// plan whose analysis was in memory before the idle spell (the price side of
+// ServingMemory's idle figure): a daemon with the example plan, a generated 2,000- and a
+// 10,000-node plan analyses them at start (plans_list, the summaries), then idles 10 s
+// (the release comes after 3 s) and is asked for each plan's default reading
+// (idle-summarised-ms-*: the whole view was cached by the engine, not yet read by anyone);
+// then, after another 10 s idle, for the same again (idle-inspected-ms-*: the reading was
+// answered before, so the plan store has its answer). warm-ms-* is the same reading with
+// no idle spell before it, right after the second.
+//
+//	go test ./test -run '^$' -bench IdleFirstInspect -benchtime 1x -count 3
+func BenchmarkIdleFirstInspect(b *testing.B) {
+	example, err := os.ReadFile(filepath.Join(sharedDir(b), "werkbaum", "examples", "werkbaum.werkbaum"))
+	if err != nil {
+		b.Skipf("example plan not found (%v); set TALK_SHARED_DIR", err)
+	}
+	plans := []planFile{
+		{Key: "example", Text: string(example)},
+		{Key: "p2000", Text: gen.Plan(2000, 1)},
+		{Key: "p10000", Text: gen.Plan(10000, 1)},
+	}
+	const idle = 10 * time.Second
+	summarised, inspected, warm := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	read := func(c *mcpClient, key string) float64 {
+		start := time.Now()
+		benchCall(b, c, "werkbaum_inspect", map[string]any{"plan": key}, nil)
+		return float64(time.Since(start).Microseconds()) / 1000
+	}
+	for range b.N {
+		d, _ := startPlanDaemon(b, plans...)
+		c := newMCPClient(d)
+		waitAnalysed(b, c, len(plans))
+		time.Sleep(idle)
+		for _, p := range plans {
+			summarised[p.Key] += read(c, p.Key)
+		}
+		time.Sleep(idle)
+		for _, p := range plans {
+			inspected[p.Key] += read(c, p.Key)
+		}
+		for _, p := range plans {
+			warm[p.Key] += read(c, p.Key)
+		}
+		d.terminate(b)
+	}
+	for key := range summarised {
+		b.ReportMetric(summarised[key]/float64(b.N), "idle-summarised-ms-"+key)
+		b.ReportMetric(inspected[key]/float64(b.N), "idle-inspected-ms-"+key)
+		b.ReportMetric(warm[key]/float64(b.N), "warm-ms-"+key)
+	}
+	reportTimeouts(b)
+}
