@@ -3,6 +3,8 @@ package werkbaum
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -186,4 +188,81 @@ func cacheViewBytes(e *Engine) int {
 		n += len(el.Value.(*lruEntry).raw)
 	}
 	return n
+}
+
+// TestShedIdleRacesWithCalls sheds over and over while goroutines inspect (whole plans,
+// with and without their outline, and subtrees): every answer stays right, and the pool
+// keeps its bound.
+func TestShedIdleRacesWithCalls(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, Options{Runtimes: 2})
+	e.memoIdle = time.Millisecond
+	ref := newTestEngine(t, Options{CacheEntries: -1})
+	texts := []string{smallPlan, gen.Plan(300, 1), gen.Plan(300, 2)}
+	wantView := make([][]byte, len(texts))
+	wantSub, err := ref.InspectJSON(ctx, smallPlan, InspectOptions{ID: "co"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		if wantView[i], err = ref.InspectJSON(ctx, text, InspectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var shedder sync.WaitGroup
+	shedder.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			e.ShedIdle()
+			time.Sleep(200 * time.Microsecond)
+		}
+	})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 20 {
+				k := (g + i) % len(texts)
+				view, outline, err := e.InspectOutline(ctx, texts[k])
+				if err == nil && !bytes.Equal(view, wantView[k]) {
+					err = fmt.Errorf("the view of text %d differs", k)
+				}
+				if err == nil && outline != nil {
+					decoded, derr := DecodeOutline(view)
+					if derr != nil || !reflect.DeepEqual(decoded, outline) {
+						err = fmt.Errorf("the outline of text %d differs from its view's (%v)", k, derr)
+					}
+				}
+				if err == nil {
+					var sub []byte
+					sub, err = e.InspectJSON(ctx, smallPlan, InspectOptions{ID: "co"})
+					if err == nil && !bytes.Equal(sub, wantSub) {
+						err = errors.New("the subtree differs")
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	shedder.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	e.mu.Lock()
+	idle := len(e.idle)
+	e.mu.Unlock()
+	if idle < 1 || idle > 2 {
+		t.Fatalf("%d idle runtimes after the calls, want 1 or 2", idle)
+	}
 }
