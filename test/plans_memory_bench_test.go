@@ -22,6 +22,9 @@ import (
 // writes start once the daemon has analysed the three plans at start (plans_list no longer
 // says "pending"): before, the first plan's writes shared the two cores with the analyses
 // of the others, which the CPU per write of the example plan counted.
+// Then, per plan, the first werkbaum_inspect (the default reading) and the first write
+// after the idle time (idle-inspect-ms-*, idle-write-ms-*): what the daemon's idle release
+// (cmd/talkd idle.go) costs the user.
 // Targets: peak ≤ 200 MB, idle ≤ 60 MB. Also reports the median write per plan and the
 // daemon's CPU time per write (write-cpu-ms-*, its user and system time over the plan's 100
 // writes, collections included): the price of collecting more often, and a steadier
@@ -51,10 +54,12 @@ func benchServingMemory(b *testing.B, env map[string]string) {
 	}
 	var peak, idle float64
 	medians, cpus := map[string]float64{}, map[string]float64{}
+	firstInspects, firstWrites := map[string]float64{}, map[string]float64{}
 	for range b.N {
 		d, _ := startPlanDaemonEnv(b, env, plans...)
 		c := newMCPClient(d)
 		waitAnalysed(b, c, len(plans))
+		togglers := map[string]*toggler{}
 		for _, p := range plans {
 			var nodes []string
 			seen := map[string]bool{}
@@ -70,6 +75,7 @@ func benchServingMemory(b *testing.B, env map[string]string) {
 			tg := newToggler(b, c, p.Key, "")
 			tg.perLap = len(nodes)
 			tg.statuses = [2]string{"highrisk", "progress"}
+			togglers[p.Key] = tg
 			took := make([]time.Duration, 100)
 			cpu := cpuTime(d.cmd.Process.Pid)
 			for i := range took {
@@ -86,6 +92,17 @@ func benchServingMemory(b *testing.B, env map[string]string) {
 		peak += float64(peakRSS(b, d.cmd.Process.Pid)) / 1024
 		rss, _, _ := smapsRollupKB(b, d.cmd.Process.Pid)
 		idle += float64(rss) / 1024
+		// What the idle spell costs the user: the first inspect (the default reading) and
+		// the first write of each plan after it.
+		for _, p := range plans {
+			start := time.Now()
+			benchCall(b, c, "werkbaum_inspect", map[string]any{"plan": p.Key}, nil)
+			firstInspects[p.Key] += float64(time.Since(start).Microseconds()) / 1000
+			tg := togglers[p.Key]
+			start = time.Now()
+			tg.write(b)
+			firstWrites[p.Key] += float64(time.Since(start).Microseconds()) / 1000
+		}
 		d.terminate(b)
 	}
 	b.ReportMetric(peak/float64(b.N), "peak-MB")
@@ -96,12 +113,18 @@ func benchServingMemory(b *testing.B, env map[string]string) {
 	for key, ms := range cpus {
 		b.ReportMetric(ms/float64(b.N), "write-cpu-ms-"+key)
 	}
+	for key, ms := range firstInspects {
+		b.ReportMetric(ms/float64(b.N), "idle-inspect-ms-"+key)
+	}
+	for key, ms := range firstWrites {
+		b.ReportMetric(ms/float64(b.N), "idle-write-ms-"+key)
+	}
 	reportTimeouts(b)
 }
 
 // waitAnalysed waits until plans_list shows n plans, none of them with its analysis
 // pending (the daemon analyses its plans in the background at start), for at most a minute.
-func waitAnalysed(b *testing.B, c *mcpClient, n int) {
+func waitAnalysed(b testing.TB, c *mcpClient, n int) {
 	b.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -129,4 +152,57 @@ func waitAnalysed(b *testing.B, c *mcpClient, n int) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// BenchmarkIdleFirstInspect is what the daemon's idle release costs the first reading of a
+// plan whose analysis was in memory before the idle spell (the price side of
+// ServingMemory's idle figure): a daemon with the example plan, a generated 2,000- and a
+// 10,000-node plan analyses them at start (plans_list, the summaries), then idles 10 s
+// (the release comes after 3 s) and is asked for each plan's default reading
+// (idle-summarised-ms-*: the whole view was cached by the engine, not yet read by anyone);
+// then, after another 10 s idle, for the same again (idle-inspected-ms-*: the reading was
+// answered before, so the plan store has its answer). warm-ms-* is the same reading with
+// no idle spell before it, right after the second.
+//
+//	go test ./test -run '^$' -bench IdleFirstInspect -benchtime 1x -count 3
+func BenchmarkIdleFirstInspect(b *testing.B) {
+	example, err := os.ReadFile(filepath.Join(sharedDir(b), "werkbaum", "examples", "werkbaum.werkbaum"))
+	if err != nil {
+		b.Skipf("example plan not found (%v); set TALK_SHARED_DIR", err)
+	}
+	plans := []planFile{
+		{Key: "example", Text: string(example)},
+		{Key: "p2000", Text: gen.Plan(2000, 1)},
+		{Key: "p10000", Text: gen.Plan(10000, 1)},
+	}
+	const idle = 10 * time.Second
+	summarised, inspected, warm := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	read := func(c *mcpClient, key string) float64 {
+		start := time.Now()
+		benchCall(b, c, "werkbaum_inspect", map[string]any{"plan": key}, nil)
+		return float64(time.Since(start).Microseconds()) / 1000
+	}
+	for range b.N {
+		d, _ := startPlanDaemon(b, plans...)
+		c := newMCPClient(d)
+		waitAnalysed(b, c, len(plans))
+		time.Sleep(idle)
+		for _, p := range plans {
+			summarised[p.Key] += read(c, p.Key)
+		}
+		time.Sleep(idle)
+		for _, p := range plans {
+			inspected[p.Key] += read(c, p.Key)
+		}
+		for _, p := range plans {
+			warm[p.Key] += read(c, p.Key)
+		}
+		d.terminate(b)
+	}
+	for key := range summarised {
+		b.ReportMetric(summarised[key]/float64(b.N), "idle-summarised-ms-"+key)
+		b.ReportMetric(inspected[key]/float64(b.N), "idle-inspected-ms-"+key)
+		b.ReportMetric(warm[key]/float64(b.N), "warm-ms-"+key)
+	}
+	reportTimeouts(b)
 }

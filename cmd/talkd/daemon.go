@@ -198,6 +198,7 @@ func (d *daemon) waitPolls(ctx context.Context) error {
 // is what the reload reads it with.
 func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, log *slog.Logger, listenFrom string) error {
 	d := &daemon{log: log, getenv: getenv, releaser: newMemoryReleaser(idleRelease, log)}
+	d.releaser.shed = d.shedIdle
 	d.cfg.Store(cfg)
 	d.quietNotify.Store(cfg.Rules.QuietNotify)
 	stopHUP := d.onSIGHUP(ctx)

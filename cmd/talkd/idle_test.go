@@ -129,6 +129,33 @@ func TestMemoryReleaserIgnoresHeldPolls(t *testing.T) {
 	}
 }
 
+// TestMemoryReleaserShedsBeforeEachRelease: what the daemon drops when idle (shedIdle) is
+// dropped once per idle period, right before the release, so that the release returns it.
+func TestMemoryReleaserShedsBeforeEachRelease(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	m := newMemoryReleaser(delay, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var releases, sheds atomic.Int32
+	var shedAfter atomic.Int32 // releases already done when the last shed ran
+	m.release = func() { releases.Add(1) }
+	m.shed = func() {
+		shedAfter.Store(releases.Load())
+		sheds.Add(1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.run(ctx)
+	h := m.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for round := int32(1); round <= 2; round++ {
+		hit(h, "/")
+		if got := waitReleases(&releases, round, 20*delay); got != round {
+			t.Fatalf("%d releases after %d idle periods, want %d", got, round, round)
+		}
+		if got, before := sheds.Load(), shedAfter.Load(); got != round || before != round-1 {
+			t.Fatalf("idle period %d: %d sheds, the last after %d releases; want %d, after %d", round, got, before, round, round-1)
+		}
+	}
+}
+
 // BenchmarkReleaserWrap is the cost the releaser adds to every request (compare with
 // /bare; a request to /speak costs talkd 50–110 µs of CPU, docs/bench-load.md).
 func BenchmarkReleaserWrap(b *testing.B) {

@@ -296,18 +296,19 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, 
 			continue // its caller gave up (its context ended): produce it here
 		}
 		// Behind the memory cache, the disk's (Options.Persist): one lookup per flight.
-		return e.fly(ctx, key, f, e.persisted(ctx, method, o, sum, produce), decode)
+		disk := e.diskKeyOf(method, o, sum)
+		return e.fly(ctx, key, disk, f, e.persisted(ctx, disk, produce), decode)
 	}
 }
 
 // fly produces the answer of a flight this caller started and lands it, also when produce
 // panics (a request's panic is recovered by net/http; its waiters must not wait forever).
-func (e *Engine) fly(ctx context.Context, key string, f *flight, produce func() (json.RawMessage, *Outline, error), decode func([]byte) (any, error)) (*lruEntry, error) {
+func (e *Engine) fly(ctx context.Context, key string, disk *diskKey, f *flight, produce func() (json.RawMessage, *Outline, error), decode func([]byte) (any, error)) (*lruEntry, error) {
 	f.err, f.abandoned = errFlightAbandoned, true // until produce returns
 	defer e.flights.land(key, f)
 	raw, outline, err := produce()
 	if err == nil {
-		f.ent = &lruEntry{key: key, raw: raw, outline: outline, decode: decode}
+		f.ent = &lruEntry{key: key, raw: raw, outline: outline, disk: disk, decode: decode}
 		e.cache.put(f.ent) // before the flight ends: a new caller finds one or the other
 	}
 	f.err, f.abandoned = err, err != nil && ctx.Err() != nil

@@ -32,6 +32,8 @@ type lruEntry struct {
 	outline *Outline
 	// weight is what the entry counts against the cache's bytes, set by put.
 	weight int
+	// disk is the answer's key in the disk cache (Options.Persist); nil without one.
+	disk *diskKey
 
 	// The typed form of raw is decoded on first use only: InspectJSON, the plan store's
 	// hot path, never needs it, and decoding a large plan's view costs about as much as
@@ -86,6 +88,35 @@ func (c *lru) put(ent *lruEntry) {
 		delete(c.items, old.key)
 		c.bytes -= old.weight
 	}
+}
+
+// shed drops the entries whose answer the disk cache holds (onDisk) and replaces every
+// other entry that keeps an outline by one without it; it returns how many outlines and
+// answers it dropped. A dropped answer is read back from the disk by the next call that
+// needs it; the outline of a view is decoded again from the view by the first reader that
+// needs one (DecodeOutline). An entry is replaced, not changed, because callers may hold
+// it: what they were handed stays as it was.
+func (c *lru) shed(onDisk func(diskKey) bool) (outlines, answers int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for el := c.order.Front(); el != nil; {
+		next := el.Next()
+		old := el.Value.(*lruEntry)
+		switch {
+		case old.disk != nil && onDisk(*old.disk):
+			c.order.Remove(el)
+			delete(c.items, old.key)
+			c.bytes -= old.weight
+			answers++
+		case old.outline != nil:
+			ent := &lruEntry{key: old.key, raw: old.raw, disk: old.disk, decode: old.decode, weight: len(old.raw)}
+			c.bytes += ent.weight - old.weight
+			el.Value = ent
+			outlines++
+		}
+		el = next
+	}
+	return outlines, answers
 }
 
 func (c *lru) len() int {

@@ -666,21 +666,48 @@ func (p *Persist) Stats() PersistStats {
 	return st
 }
 
-// persisted wraps the producer of a cached call with the disk cache: the answer is read
-// back when the cache has it, else produced and handed to the cache's writer.
-func (e *Engine) persisted(ctx context.Context, method string, opts, textSum []byte, produce func() (json.RawMessage, *Outline, error)) func() (json.RawMessage, *Outline, error) {
+// diskKeyOf is the disk cache's key of a cached call's answer; nil without a disk cache.
+func (e *Engine) diskKeyOf(method string, opts, textSum []byte) *diskKey {
+	if e.opts.Persist == nil {
+		return nil
+	}
+	return &diskKey{script: e.scriptID, method: method, opts: opts, textSum: [32]byte(textSum)}
+}
+
+// holds reports whether the folder holds the answer of k, written (not only waiting to
+// be): a later load reads it back, or, should its file have gone or gone bad meanwhile,
+// the answer is produced again.
+func (p *Persist) holds(k diskKey) bool {
+	select {
+	case <-p.ready:
+	default:
+		return false
+	}
+	if p.disabled != nil {
+		return false
+	}
+	d := p.digest(k)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.index[d]
+	return ok
+}
+
+// persisted wraps the producer of a cached call with the disk cache (k, nil when there is
+// none): the answer is read back when the cache has it, else produced and handed to the
+// cache's writer.
+func (e *Engine) persisted(ctx context.Context, k *diskKey, produce func() (json.RawMessage, *Outline, error)) func() (json.RawMessage, *Outline, error) {
 	p := e.opts.Persist
-	if p == nil {
+	if p == nil || k == nil {
 		return produce
 	}
-	k := diskKey{script: e.scriptID, method: method, opts: opts, textSum: [32]byte(textSum)}
 	return func() (json.RawMessage, *Outline, error) {
-		if raw, ok := p.load(ctx, k); ok {
+		if raw, ok := p.load(ctx, *k); ok {
 			return raw, nil, nil // the reader decodes an outline it needs (InspectOutline)
 		}
 		raw, outline, err := produce()
 		if err == nil {
-			p.store(k, raw)
+			p.store(*k, raw)
 		}
 		return raw, outline, err
 	}

@@ -104,6 +104,21 @@ func (s *Service) keepOutline(ent *summaryEntry) {
 	s.cache.outlines = kept
 }
 
+// DropOutlines forgets every kept outline and returns how many it dropped; the first reader
+// of a content's outline then takes it from the engine or decodes the view again
+// (outlineOf). The daemon calls it with werkbaum.Engine.ShedIdle once idle: the engine's
+// cache and this store hold the same outlines, so only both letting go frees them.
+func (s *Service) DropOutlines() int {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	n := len(s.cache.outlines)
+	for _, ent := range s.cache.outlines {
+		ent.outline.outline.Store(nil)
+	}
+	s.cache.outlines = nil
+	return n
+}
+
 // dropOutline forgets ent's outline and its place among the kept ones; the caller holds
 // c.mu.
 func (c *cache) dropOutline(ent *summaryEntry) {

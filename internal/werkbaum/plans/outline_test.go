@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"talkd/internal/config"
@@ -116,5 +117,64 @@ func TestOutlineDecodedOncePerContent(t *testing.T) {
 	}
 	if again.Outline.Nodes[2].Status == "done" {
 		t.Fatal("the superseded outline was changed")
+	}
+}
+
+// TestDropOutlinesKeepsTheReading: after DropOutlines (the daemon's idle shed) no content
+// keeps an outline, and the next reading of a plan is the one before, its outline taken
+// from the engine or decoded from the view again, and kept again.
+func TestDropOutlinesKeepsTheReading(t *testing.T) {
+	dir := t.TempDir()
+	var cfg []config.Plan
+	for i := range 3 {
+		path := filepath.Join(dir, fmt.Sprintf("p%d.werkbaum", i))
+		text := fmt.Sprintf("%%%% plan %d\n[~] #root: Release (L)\n  - [ ] #auth: Login @jörg (S)\n  - [x] #docs: Docs @Müller (XS) :#auth\n", i)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg = append(cfg, config.Plan{Key: fmt.Sprintf("p%d", i), Path: path, Lang: "en"})
+	}
+	for _, engineOpts := range []werkbaum.Options{{}, {CacheEntries: -1}} {
+		eng := testEngine(t, engineOpts)
+		svc, err := New(Options{Plans: cfg, Engine: eng, DB: Bolt(stateDB(t, t.TempDir())), Lanes: &queue.Lanes{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { svc.Close() })
+		svc.warming.Wait()
+		ctx := context.Background()
+		before := map[string]*Outlined{}
+		for _, p := range cfg {
+			if before[p.Key], err = svc.Outline(ctx, p.Key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The engine's cache holds the same outlines; it lets go of its own (ShedIdle).
+		eng.ShedIdle()
+		if n := svc.DropOutlines(); n != len(cfg) {
+			t.Fatalf("DropOutlines dropped %d outlines, want %d", n, len(cfg))
+		}
+		svc.cache.mu.Lock()
+		for key, ent := range svc.cache.summaries {
+			if ent.outline.outline.Load() != nil {
+				t.Errorf("plan %s still keeps its outline", key)
+			}
+		}
+		svc.cache.mu.Unlock()
+		for _, p := range cfg {
+			got, err := svc.Outline(ctx, p.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Outline == before[p.Key].Outline {
+				t.Errorf("plan %s: the outline after the drop is the very one before: nothing was dropped", p.Key)
+			}
+			if !reflect.DeepEqual(got, before[p.Key]) {
+				t.Errorf("plan %s: the reading after DropOutlines differs:\nbefore %+v\nafter  %+v", p.Key, before[p.Key].Outline, got.Outline)
+			}
+		}
+		if n := svc.DropOutlines(); n != len(cfg) {
+			t.Fatalf("after the readings %d outlines were kept again, want %d", n, len(cfg))
+		}
 	}
 }
