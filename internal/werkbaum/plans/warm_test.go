@@ -24,8 +24,8 @@ type recordLog struct {
 }
 
 func (l *recordLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *recordLog) WithAttrs([]slog.Attr) slog.Handler      { return l }
-func (l *recordLog) WithGroup(string) slog.Handler           { return l }
+func (l *recordLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *recordLog) WithGroup(string) slog.Handler            { return l }
 func (l *recordLog) Handle(_ context.Context, r slog.Record) error {
 	rec := map[string]string{"msg": r.Message}
 	r.Attrs(func(a slog.Attr) bool {
