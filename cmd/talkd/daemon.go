@@ -113,7 +113,7 @@ func (d *daemon) openPlans(cfg *config.Config, srv *api.Server) (*planParts, err
 	if err != nil {
 		return nil, err
 	}
-	engine, err := werkbaum.NewEngine(werkbaum.Options{Timeout: 5 * time.Second, Persist: analyses})
+	engine, err := werkbaum.NewEngine(werkbaum.Options{Timeout: 5 * time.Second, Persist: analyses, Logger: d.log})
 	if err != nil {
 		return nil, fmt.Errorf("notation engine: %w", err)
 	}

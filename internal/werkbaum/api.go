@@ -297,7 +297,22 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, 
 		}
 		// Behind the memory cache, the disk's (Options.Persist): one lookup per flight.
 		disk := e.diskKeyOf(method, o, sum)
-		return e.fly(ctx, key, disk, f, e.persisted(ctx, disk, produce), decode)
+		return e.fly(ctx, key, disk, f, e.persisted(ctx, disk, e.logComputed(method, o, sum, produce)), decode)
+	}
+}
+
+// logComputed is produce with a debug line for each answer the scripts computed (not read
+// from a cache): which text (its SHA-256, the plan store's checksum) and how long it took,
+// so a log says which readings paid an analysis.
+func (e *Engine) logComputed(method string, opts, textSum []byte, produce func() (json.RawMessage, *Outline, error)) func() (json.RawMessage, *Outline, error) {
+	return func() (json.RawMessage, *Outline, error) {
+		start := time.Now()
+		raw, outline, err := produce()
+		if err == nil {
+			e.log.Debug("werkbaum: answer computed", "method", method, "options", string(opts),
+				"text_sha256", hex.EncodeToString(textSum), "took", time.Since(start).Round(time.Microsecond))
+		}
+		return raw, outline, err
 	}
 }
 

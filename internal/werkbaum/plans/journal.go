@@ -227,5 +227,6 @@ func (s *Service) Operation(ctx context.Context, key, client, requestID string) 
 // afterwards.
 func (s *Service) Close() error {
 	s.stopFollower()
+	s.afterWrites.close()
 	return s.mem.Close()
 }

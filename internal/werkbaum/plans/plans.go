@@ -83,6 +83,10 @@ type Options struct {
 	// FollowWorked, if set, is told when the follower has read or analysed a changed plan
 	// (work done without a request).
 	FollowWorked func()
+	// WarmAfter is how long the agents' writes must pause before the plan written last
+	// gets its whole view made from the model the write left in the engine's memo (warm.go);
+	// 0 selects the default (250 ms), a negative value turns it off.
+	WarmAfter time.Duration
 }
 
 // WriteRecorder is what the store knows of the git mirror and the announcements (package
@@ -152,6 +156,7 @@ type Service struct {
 	// store.
 	participants []journal.Participant
 	follow       *planfs.Follower // nil: changes are noticed by requests only (planfs/follow.go)
+	afterWrites  *warmer          // the view made once the agents' writes pause (warm.go)
 }
 
 // New opens the service and settles journal entries a crash left pending.
@@ -178,6 +183,14 @@ func New(opts Options) (*Service, error) {
 	if s.limit <= 0 {
 		s.limit = 10000
 	}
+	warmAfter := opts.WarmAfter
+	if warmAfter == 0 {
+		warmAfter = defaultWarmAfter
+	}
+	if s.engine == nil {
+		warmAfter = -1
+	}
+	s.afterWrites = newWarmer(warmAfter, s.warmView)
 	set, err := planfs.NewSet(opts.Plans, opts.Roots)
 	if err != nil {
 		return nil, fmt.Errorf("plans: %w", err)
@@ -395,10 +408,10 @@ type Summary struct {
 }
 
 // Summarize counts a plan's nodes and warnings. It never runs the engine in the caller's
-// request: the counts of each content are computed once, in the background (at start, or
-// when first asked for: not on every write, which would double the engine's work under
-// a stream of writes), and kept by checksum, including a failure such
-// as the engine running out of time, until the plan changes. A summary still being
+// request: the counts of each content are computed once, in the background (at start,
+// when first asked for, or once the agents' writes pause, warm.go: not on every write,
+// which would double the engine's work under a stream of writes), and kept by checksum,
+// including a failure such as the engine running out of time, until the plan changes. A summary still being
 // computed after summaryWait is answered with Analysis "pending" and no counts; one of a
 // plan below a root at once (summaryWaitFor: a listing may hold a thousand of them).
 func (s *Service) Summarize(ctx context.Context, key string) Summary {

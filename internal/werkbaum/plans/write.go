@@ -59,11 +59,22 @@ func (s *Service) Write(ctx context.Context, key string, req WriteRequest) (*Wri
 	t := s.targetOf(p)
 	var res *WriteResult
 	var report func(context.Context) string
-	err = s.lanes.Do(ctx, t.lane(), func() error {
-		var err error
-		res, report, err = commit(ctx, s, t, &verbChange{s: s, p: p, req: req})
-		return err
-	})
+	func() {
+		// The view of the new text is made once the writes pause (warm.go), while the
+		// engine's memo still holds the model this write's guards made of it. end runs
+		// also when the write panics: a write left counted would hold every later view.
+		var wroteKey, wroteSum string
+		s.afterWrites.begin()
+		defer func() { s.afterWrites.end(wroteKey, wroteSum) }()
+		err = s.lanes.Do(ctx, t.lane(), func() error {
+			var err error
+			res, report, err = commit(ctx, s, t, &verbChange{s: s, p: p, req: req})
+			return err
+		})
+		if err == nil && res.Changed && !res.Replayed && !p.Remote() {
+			wroteKey, wroteSum = key, res.Base.Checksum
+		}
+	}()
 	if res != nil && report != nil {
 		// Outside the lane: waiting for the mirror's commit never holds up the next write.
 		res.Mirror = report(ctx)

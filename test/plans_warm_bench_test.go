@@ -1,0 +1,71 @@
+package test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"talkd/internal/werkbaum/gen"
+)
+
+// BenchmarkInspectAfterWritePause is an agent's rhythm: write, think for a few seconds,
+// read. One daemon holds the 231-node example plan and generated 2,000- and 10,000-node
+// plans (package gen, seed 1), analysed at start. Per plan: a set_status write, a pause of
+// 4 s (past the engine's memo time, 2 s, and the daemon's idle release, 3 s), the first
+// werkbaum_inspect (pause-compact-ms-*: the default reading) and at once a write
+// (quick-write-ms-*: it finds the model in the memo only if the reading made it); a pause
+// and the first full reading with the base (pause-full-ms-*) and the same again at once
+// (hot-full-ms-*: the answer's size, with nothing to compute); a pause and a write
+// (pause-write-ms-*: the old text's model is gone either way).
+//
+//	go test ./test -run '^$' -bench InspectAfterWritePause -benchtime 1x -count 3
+func BenchmarkInspectAfterWritePause(b *testing.B) {
+	example, err := os.ReadFile(filepath.Join(sharedDir(b), "werkbaum", "examples", "werkbaum.werkbaum"))
+	if err != nil {
+		b.Skipf("example plan not found (%v); set TALK_SHARED_DIR", err)
+	}
+	plans := []planFile{
+		{Key: "example", Text: string(example)},
+		{Key: "p2000", Text: gen.Plan(2000, 1)},
+		{Key: "p10000", Text: gen.Plan(10000, 1)},
+	}
+	ids := map[string]*regexp.Regexp{
+		"example": regexp.MustCompile(`(?m)^\s*(?:[-+|=] )?(?:\[.\] )?#([a-zA-Z][a-zA-Z0-9_.-]*):`),
+		"p2000":   regexp.MustCompile(`#(t\d+)\b`),
+		"p10000":  regexp.MustCompile(`#(t\d+)\b`),
+	}
+	const pause = 4 * time.Second
+	metrics := map[string]float64{}
+	timed := func(metric string, f func()) {
+		start := time.Now()
+		f()
+		metrics[metric] += float64(time.Since(start).Microseconds()) / 1000
+	}
+	for range b.N {
+		d, _ := startPlanDaemon(b, plans...)
+		c := newMCPClient(d)
+		waitAnalysed(b, c, len(plans))
+		for _, p := range plans {
+			tg := newToggler(b, c, p.Key, ids[p.Key].FindStringSubmatch(p.Text)[1])
+			tg.statuses = [2]string{"highrisk", "progress"}
+			compact := map[string]any{"plan": p.Key}
+			full := map[string]any{"plan": p.Key, "detail": "full"}
+			tg.write(b)
+			time.Sleep(pause)
+			timed("pause-compact-ms-"+p.Key, func() { benchCall(b, c, "werkbaum_inspect", compact, nil) })
+			timed("quick-write-ms-"+p.Key, func() { tg.write(b) })
+			time.Sleep(pause)
+			timed("pause-full-ms-"+p.Key, func() { benchCall(b, c, "werkbaum_inspect", full, nil) })
+			timed("hot-full-ms-"+p.Key, func() { benchCall(b, c, "werkbaum_inspect", full, nil) })
+			time.Sleep(pause)
+			timed("pause-write-ms-"+p.Key, func() { tg.write(b) })
+		}
+		d.terminate(b)
+	}
+	for metric, ms := range metrics {
+		b.ReportMetric(ms/float64(b.N), metric)
+	}
+	reportTimeouts(b)
+}
