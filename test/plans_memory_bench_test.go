@@ -37,16 +37,23 @@ func BenchmarkServingMemory(b *testing.B) {
 	b.Run("fixed512MiB", func(b *testing.B) { benchServingMemory(b, map[string]string{"GOMEMLIMIT": "512MiB"}) })
 }
 
-func benchServingMemory(b *testing.B, env map[string]string) {
+// servingPlans are the plans of issue 33's serving benchmarks: the 231-node example plan
+// (from ../shared; the benchmark skips without it) and generated 2,000- and 10,000-node
+// plans.
+func servingPlans(b *testing.B) []planFile {
 	example, err := os.ReadFile(filepath.Join(sharedDir(b), "werkbaum", "examples", "werkbaum.werkbaum"))
 	if err != nil {
 		b.Skipf("example plan not found (%v); set TALK_SHARED_DIR", err)
 	}
-	plans := []planFile{
+	return []planFile{
 		{Key: "example", Text: string(example)},
 		{Key: "p2000", Text: gen.Plan(2000, 1)},
 		{Key: "p10000", Text: gen.Plan(10000, 1)},
 	}
+}
+
+func benchServingMemory(b *testing.B, env map[string]string) {
+	plans := servingPlans(b)
 	idPatterns := map[string]*regexp.Regexp{
 		"example": regexp.MustCompile(`(?m)^\s*(?:[-+|=] )?(?:\[.\] )?#([a-zA-Z][a-zA-Z0-9_.-]*):`),
 		"p2000":   regexp.MustCompile(`#((?:area|t)\d+)\b`),
@@ -166,15 +173,7 @@ func waitAnalysed(b testing.TB, c *mcpClient, n int) {
 //
 //	go test ./test -run '^$' -bench IdleFirstInspect -benchtime 1x -count 3
 func BenchmarkIdleFirstInspect(b *testing.B) {
-	example, err := os.ReadFile(filepath.Join(sharedDir(b), "werkbaum", "examples", "werkbaum.werkbaum"))
-	if err != nil {
-		b.Skipf("example plan not found (%v); set TALK_SHARED_DIR", err)
-	}
-	plans := []planFile{
-		{Key: "example", Text: string(example)},
-		{Key: "p2000", Text: gen.Plan(2000, 1)},
-		{Key: "p10000", Text: gen.Plan(10000, 1)},
-	}
+	plans := servingPlans(b)
 	const idle = 10 * time.Second
 	summarised, inspected, warm := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	read := func(c *mcpClient, key string) float64 {

@@ -1,13 +1,9 @@
 package test
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
-
-	"talkd/internal/werkbaum/gen"
 )
 
 // BenchmarkInspectAfterWritePause is an agent's rhythm: write, think for a few seconds,
@@ -22,15 +18,7 @@ import (
 //
 //	go test ./test -run '^$' -bench InspectAfterWritePause -benchtime 1x -count 3
 func BenchmarkInspectAfterWritePause(b *testing.B) {
-	example, err := os.ReadFile(filepath.Join(sharedDir(b), "werkbaum", "examples", "werkbaum.werkbaum"))
-	if err != nil {
-		b.Skipf("example plan not found (%v); set TALK_SHARED_DIR", err)
-	}
-	plans := []planFile{
-		{Key: "example", Text: string(example)},
-		{Key: "p2000", Text: gen.Plan(2000, 1)},
-		{Key: "p10000", Text: gen.Plan(10000, 1)},
-	}
+	plans := servingPlans(b)
 	ids := map[string]*regexp.Regexp{
 		"example": regexp.MustCompile(`(?m)^\s*(?:[-+|=] )?(?:\[.\] )?#([a-zA-Z][a-zA-Z0-9_.-]*):`),
 		"p2000":   regexp.MustCompile(`#(t\d+)\b`),

@@ -44,14 +44,7 @@ func TestWriteKeepsASaveInPlaceBetweenCheckAndRename(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref := ConfiguredRef(config.Plan{Key: "p", Path: path})
-			var folders Folders
-			if c.save != nil {
-				folders.beforeRename = func() { c.save(t, path) }
-			}
-			err := folders.WriteAtomic(ref, []byte(agent), werkbaum.Checksum([]byte(original)), 1<<20, time.Second)
-			if moved := errors.Is(err, ErrFileMoved); moved != c.wantMoved || (err != nil && !moved) {
-				t.Fatalf("WriteAtomic: %v, want the file moved: %v", err, c.wantMoved)
-			}
+			writeWhileSaving(t, ref, original, agent, c.save, c.wantMoved)
 			got, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -124,14 +117,7 @@ func TestWriteKeepsASaveByRenameBetweenCheckAndRename(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				var folders Folders
-				if c.save != nil {
-					folders.beforeRename = func() { c.save(t, path) }
-				}
-				err := folders.WriteAtomic(ref, []byte(agent), werkbaum.Checksum([]byte(original)), 1<<20, time.Second)
-				if moved := errors.Is(err, ErrFileMoved); moved != c.wantMoved || (err != nil && !moved) {
-					t.Fatalf("WriteAtomic: %v, want the file moved: %v", err, c.wantMoved)
-				}
+				writeWhileSaving(t, ref, original, agent, c.save, c.wantMoved)
 				got, err := os.ReadFile(path)
 				switch {
 				case c.want == "" && !errors.Is(err, fs.ErrNotExist):
@@ -152,5 +138,21 @@ func TestWriteKeepsASaveByRenameBetweenCheckAndRename(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// writeWhileSaving writes agent over the plan ref, whose file held original when the write
+// read it, with save (nil: none) run on the plan's path in the moment between the write's
+// last check and its rename; the write must be answered ErrFileMoved exactly when
+// wantMoved, and must not fail otherwise.
+func writeWhileSaving(t *testing.T, ref Ref, original, agent string, save func(t *testing.T, path string), wantMoved bool) {
+	t.Helper()
+	var folders Folders
+	if save != nil {
+		folders.beforeRename = func() { save(t, ref.Path) }
+	}
+	err := folders.WriteAtomic(ref, []byte(agent), werkbaum.Checksum([]byte(original)), 1<<20, time.Second)
+	if moved := errors.Is(err, ErrFileMoved); moved != wantMoved || (err != nil && !moved) {
+		t.Fatalf("WriteAtomic: %v, want the file moved: %v", err, wantMoved)
 	}
 }
