@@ -411,9 +411,10 @@ type Summary struct {
 // request: the counts of each content are computed once, in the background (at start,
 // when first asked for, or once the agents' writes pause, warm.go: not on every write,
 // which would double the engine's work under a stream of writes), and kept by checksum,
-// including a failure such as the engine running out of time, until the plan changes. A summary still being
-// computed after summaryWait is answered with Analysis "pending" and no counts; one of a
-// plan below a root at once (summaryWaitFor: a listing may hold a thousand of them).
+// including a failure such as the engine running out of time, until the plan changes. A
+// summary still being computed after summaryWait is answered with Analysis "pending" and
+// no counts; one of a plan below a root at once (summaryWaitFor: a listing may hold a
+// thousand of them).
 func (s *Service) Summarize(ctx context.Context, key string) Summary {
 	// A listing summarizes every plan below the roots; that is no use of one (the
 	// follower would look at them all), only a sign that the daemon is in use.
