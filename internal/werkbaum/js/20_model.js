@@ -614,7 +614,7 @@
       if (size !== null) {
         var a = SIZE_RANK[size];
         A[i] = a;
-        O[i] = r >= 4 ? 0 : a + 1; // ownCost, inlined: a call per node costs a few ms in goja
+        O[i] = ownCost(r, a);
       } else unsized[nUnsized++] = i;
       // §20 path children (isPathChild: not discarded, not optional unless started), appended in
       // document order; a parent whose first path child is disjunctive gets that child as
@@ -677,7 +677,7 @@
       // children: no call, which costs more than the rest of the loop in goja.
       var au = fk < 0 ? NO_COUNTING : assumedUnsized(all, rk, A, next, fk);
       A[i] = au;
-      O[i] = rk[i] >= 4 ? 0 : au + 1; // ownCost, inlined
+      O[i] = ownCost(rk[i], au);
     }
   }
 
