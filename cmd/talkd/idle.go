@@ -124,12 +124,10 @@ func (m *memoryReleaser) run(ctx context.Context) {
 // rebuilds cheaply (werkbaum.Engine.ShedIdle, plans.Service.DropOutlines): the engine's
 // cached answers that its disk analysis cache holds, the plans' outlines (held by both the
 // engine's result cache and the plan store, so both let go) and the engine's idle runtimes
-// beyond one. On a daemon serving a 231-, a 2,000- and a 10,000-node plan, 30 s idle after
-// 100 writes each, that took the idle figure from 58.7 to 47.5 MB (medians of 10 runs;
-// docs/bench-memory.md, issue 33). The price is paid once per idle spell by the first
-// reading that needs an outline (decoded from the view, the view read back from disk when
-// it was dropped: about 33 ms at 10,000 nodes, 7 ms at 2,000) and by the first calls that
-// run at once (a runtime built); the plans' texts and summaries stay.
+// beyond one (docs/bench-memory.md has what each is worth). The price is paid once per idle
+// spell by the first reading that needs an outline (decoded from the view, the view read
+// back from disk when it was dropped) and by the first calls that run at once (a runtime
+// built); the plans' texts and summaries stay.
 func (d *daemon) shedIdle() {
 	p := d.planParts()
 	if p == nil {

@@ -142,9 +142,10 @@ type statusFields struct {
 
 // writeInspectParts returns the inspect view's JSON: the parts' JSON with the records of the
 // nodes [lo, hi) written into its empty node list. The records equal the script's own
-// (js/55_inspect.js inspect), key for key and value for value. With outlined, it also returns the
-// view's outline (outline.go): the nodes' from the values it writes, the warnings' and
-// the path's decoded from the parts' JSON, which holds everything but the node records.
+// (js/55_inspect.js inspect), key for key and value for value. With outlined, it also
+// returns the view's outline (outline.go): the nodes' from the values it writes, the
+// warnings' and the path's decoded from the parts' JSON, which holds everything but the
+// node records.
 func writeInspectParts(parts *goja.Object, outlined bool) ([]byte, *Outline, error) {
 	p := &partsReader{}
 	view := parts.Get("json").String()
