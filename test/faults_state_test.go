@@ -4,6 +4,7 @@ package test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -423,12 +424,22 @@ func faultStartAs(t *testing.T, root, home string, expectFail bool) *daemon {
 	stateDir := filepath.Join(root, "state")
 	d := &daemon{Home: home, StateDir: stateDir, FakeLog: filepath.Join(stateDir, "fake-voice.jsonl"), stderr: &syncBuffer{}, exited: make(chan struct{})}
 	d.Env = daemonEnv(home, map[string]string{"TALK_STATE_DIR": stateDir, "GOCOVERDIR": ""})
-	d.cmd = exec.Command(bin)
-	d.cmd.Env = d.Env
-	d.cmd.Stdout, d.cmd.Stderr = d.stderr, d.stderr
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatalf("start talkd as %d: %v", uid, err)
+	// The copy was just written: a process forked meanwhile by a parallel test holds its
+	// write descriptor until that child execs, and exec of the copy then fails with
+	// ETXTBSY ("text file busy") for that moment; try again briefly.
+	for try := 0; ; try++ {
+		d.cmd = exec.Command(bin)
+		d.cmd.Env = d.Env
+		d.cmd.Stdout, d.cmd.Stderr = d.stderr, d.stderr
+		d.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		err := d.cmd.Start()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.ETXTBSY) || try == 50 {
+			t.Fatalf("start talkd as %d: %v", uid, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	go func() { d.exit = d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() {
