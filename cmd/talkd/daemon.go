@@ -199,6 +199,7 @@ func (d *daemon) waitPolls(ctx context.Context) error {
 func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, log *slog.Logger, listenFrom string) error {
 	d := &daemon{log: log, getenv: getenv, releaser: newMemoryReleaser(idleRelease, log)}
 	d.releaser.shed = d.shedIdle
+	d.releaser.drop, d.releaser.keep = d.dropModels, modelKeep
 	d.cfg.Store(cfg)
 	d.quietNotify.Store(cfg.Rules.QuietNotify)
 	stopHUP := d.onSIGHUP(ctx)

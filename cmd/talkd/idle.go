@@ -17,10 +17,22 @@ import (
 // memoIdle), so the parsed plans that trim drops are returned too.
 const idleRelease = 3 * time.Second
 
+// modelKeep is how long the idle daemon keeps the analysis of the plan text it worked on
+// last (the engine's memos, each trimmed to its newest text) before it drops it and
+// releases memory again. An agent writes, thinks for seconds and writes again; the next
+// write starts from that analysis, and without it makes the old text's again (the example
+// plan's write after a 4 s pause 20–25 ms instead of 5–7, 240 instead of 15–45 ms at 10,000
+// nodes; docs/bench-plans.md). What it holds is one plan's analysis, about 50 bytes per
+// character of its text (3 MB for the example plan, 25 MB at 10,000 nodes), for an agent's
+// pause; once the agent has stopped, the daemon is as small as before.
+const modelKeep = 20 * time.Second
+
 // memoryReleaser returns the garbage of the last work to the operating system once the
 // daemon has been idle for a while, so that an idle talkd is small.
 //
 // Before it releases, it has the daemon drop what is cheap to rebuild (shed, shedIdle).
+// An idle period has a second stage (keep after its start): the daemon drops what an agent
+// that only paused would want kept (drop, dropModels), and releases again.
 //
 // Without it an idle daemon keeps what its last requests left behind: the Go runtime
 // collects only when the heap has grown by GOGC percent (or after two minutes), and
@@ -40,6 +52,10 @@ type memoryReleaser struct {
 	// shed drops what the daemon's parts keep that an idle daemon need not (nil: nothing),
 	// before release hands the freed memory back: daemon.shedIdle.
 	shed func()
+	// drop, keep after the start of an idle period (keep > delay), drops what is kept for
+	// an agent's pause, and release runs again (nil: no second stage): daemon.dropModels.
+	drop func()
+	keep time.Duration
 }
 
 func newMemoryReleaser(delay time.Duration, log *slog.Logger) *memoryReleaser {
@@ -80,16 +96,21 @@ func (m *memoryReleaser) answered() {
 }
 
 // run waits for work, then until no request has run for delay (give or take a quarter
-// of it), then releases memory; until ctx ends.
+// of it), then releases memory, and once no request has come for keep, drops and releases
+// again; until ctx ends.
 func (m *memoryReleaser) run(ctx context.Context) {
 	timer := time.NewTimer(m.delay)
 	timer.Stop()
+	woken := false // work came during the second stage's wait: its wake is consumed
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-m.wake:
+		if !woken {
+			select {
+			case <-ctx.Done():
+				return
+			case <-m.wake:
+			}
 		}
+		woken = false
 		// Look every quarter of the delay whether requests were answered since the last
 		// look; release once none was for the whole delay. This polling happens only
 		// between work and its release.
@@ -117,6 +138,30 @@ func (m *memoryReleaser) run(ctx context.Context) {
 		}
 		m.release()
 		m.log.Debug("idle: memory returned to the system", "took", time.Since(start))
+		if m.drop == nil || m.keep <= m.delay {
+			continue
+		}
+		// The second stage: one timer, no polling; the first request wakes it.
+		timer.Reset(m.keep - m.delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-m.wake:
+			timer.Stop()
+			woken = true
+			continue
+		case <-timer.C:
+		}
+		if m.active.Load() > 0 {
+			// A request that began after the release is still running: its answer wakes
+			// the next round, which ends in this stage again.
+			continue
+		}
+		start = time.Now()
+		m.drop()
+		m.release()
+		m.log.Debug("idle: kept analyses dropped, memory returned to the system", "took", time.Since(start))
 	}
 }
 
@@ -137,4 +182,16 @@ func (d *daemon) shedIdle() {
 	kept := p.store.DropOutlines()
 	d.log.Debug("idle: dropped what is cheap to rebuild", "engine_outlines", outlines, "engine_answers", answers,
 		"store_outlines", kept, "runtimes", runtimes)
+}
+
+// dropModels empties the engine's memos (werkbaum.Engine.DropMemos), which after its idle
+// trim hold the analysis of the plan text each runtime worked on last: kept through the
+// first idle stage for an agent that pauses (modelKeep), dropped once it has stopped.
+func (d *daemon) dropModels() {
+	p := d.planParts()
+	if p == nil {
+		return
+	}
+	n := p.engine.DropMemos()
+	d.log.Debug("idle: dropped the kept analyses", "runtimes", n)
 }

@@ -156,6 +156,58 @@ func TestMemoryReleaserShedsBeforeEachRelease(t *testing.T) {
 	}
 }
 
+// TestMemoryReleaserDropsAfterKeep: what is kept for an agent's pause (drop) goes keep after
+// the last request, with a release after it; a request within keep puts it off, so it is
+// never dropped while work goes on.
+func TestMemoryReleaserDropsAfterKeep(t *testing.T) {
+	const delay, keep = 40 * time.Millisecond, 400 * time.Millisecond
+	m := newMemoryReleaser(delay, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var releases, drops atomic.Int32
+	var dropAfter atomic.Int32 // releases already done when the last drop ran
+	var dropAt atomic.Int64    // when the last drop ran (UnixNano)
+	m.release = func() { releases.Add(1) }
+	m.drop, m.keep = func() {
+		dropAfter.Store(releases.Load())
+		dropAt.Store(time.Now().UnixNano())
+		drops.Add(1)
+	}, keep
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.run(ctx)
+	h := m.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+
+	hit(h, "/")
+	if got := waitReleases(&releases, 1, 20*delay); got != 1 {
+		t.Fatalf("%d releases after the first idle delay, want 1", got)
+	}
+	if got := drops.Load(); got != 0 {
+		t.Fatalf("dropped %d times at the first release, want 0 (keep is %v)", got, keep)
+	}
+	// Work inside keep: no drop keep after the first request, one keep after this one.
+	time.Sleep(keep / 2)
+	hit(h, "/")
+	last := time.Now()
+	if got := waitReleases(&releases, 2, 20*delay); got != 2 {
+		t.Fatalf("%d releases after the second request, want 2", got)
+	}
+	if got := waitReleases(&drops, 1, 3*keep); got != 1 {
+		t.Fatalf("%d drops after keep without requests, want 1", got)
+	}
+	if at := time.Unix(0, dropAt.Load()); at.Sub(last) < keep-delay/2 {
+		t.Fatalf("dropped %v after the last request, want about %v", at.Sub(last), keep)
+	}
+	if got := dropAfter.Load(); got != 2 {
+		t.Fatalf("the drop ran after %d releases, want after the idle release (2)", got)
+	}
+	if got := waitReleases(&releases, 3, 20*delay); got != 3 {
+		t.Fatalf("%d releases after the drop, want 3 (one right after it)", got)
+	}
+	time.Sleep(2 * keep)
+	if got, n := drops.Load(), releases.Load(); got != 1 || n != 3 {
+		t.Fatalf("%d drops and %d releases while idle after the drop, want still 1 and 3", got, n)
+	}
+}
+
 // BenchmarkReleaserWrap is the cost the releaser adds to every request (compare with
 // /bare; a request to /speak costs talkd 50–110 µs of CPU, docs/bench-load.md).
 func BenchmarkReleaserWrap(b *testing.B) {

@@ -9,6 +9,7 @@
 package werkbaum
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -20,6 +21,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -101,9 +103,12 @@ const (
 // there.
 func JSONBodyLimit(textBytes int64) int64 { return 6*textBytes + 64<<10 }
 
-// memoIdle is how long a runtime must sit unused before the engine empties the scripts'
-// memo in it (js/05_text.js Memo): the memo is for the calls of one write, which follow
-// each other within milliseconds, and an idle daemon should not hold parsed plans.
+// memoIdle is how long a runtime must sit unused before the engine trims the scripts' memo
+// in it (js/05_text.js Memo) to the newest text: the memo is for the calls of one write,
+// which follow each other within milliseconds, and the newest text is what an agent's next
+// write, seconds later, starts from (its analysis is the one a write must otherwise make
+// again: about 20 ms for the 231-node example plan, 240 ms at 10,000 nodes). The host
+// empties the memos once it is idle as a whole (DropMemos).
 const memoIdle = 2 * time.Second
 
 // maxCallStack bounds JavaScript recursion so that a deeply nested plan fails with an
@@ -175,9 +180,10 @@ type Engine struct {
 	created  atomic.Int64  // runtimes built so far (tests and debugging)
 	memoIdle time.Duration // memoIdle, shortened by tests
 
-	slots chan struct{} // one token per runtime that may exist (borrowed or idle)
-	mu    sync.Mutex
-	idle  []*jsRuntime // warm runtimes, reused last-in first-out
+	slots    chan struct{} // one token per runtime that may exist (borrowed or idle)
+	mu       sync.Mutex
+	idle     []*jsRuntime // warm runtimes, reused last-in first-out (ordered by released)
+	releases uint64       // releases so far, under mu: the runtimes' released stamps
 
 	vocab Vocabulary // Werkbaum.vocabulary(), read from the first runtime
 
@@ -202,8 +208,11 @@ type jsRuntime struct {
 	callParts goja.Callable
 	// callValue is Werkbaum.callValue: call returning the answer, not its JSON (apply).
 	callValue goja.Callable
-	// clearMemo empties the scripts' memo; nil when the memo is off.
-	clearMemo goja.Callable
+	// clearMemo empties the scripts' memo, trimMemo keeps its newest text; both nil when
+	// the memo is off.
+	clearMemo, trimMemo goja.Callable
+	// released orders the idle runtimes: the stamp of its last release (Engine.releases).
+	released uint64
 	// trim fires memoIdle after the runtime's last release and empties its memo if it is
 	// still idle. One timer per runtime, reset by every release (a timer per call would
 	// pile up hundreds of thousands of goroutines at high call rates).
@@ -332,6 +341,10 @@ func (e *Engine) newRuntime() (*jsRuntime, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: Werkbaum._clearMemo is not a function", ErrEngine)
 		}
+		rt.trimMemo, ok = goja.AssertFunction(ns.ToObject(vm).Get("_trimMemo"))
+		if !ok {
+			return nil, fmt.Errorf("%w: Werkbaum._trimMemo is not a function", ErrEngine)
+		}
 	}
 	e.created.Add(1)
 	return rt, nil
@@ -376,45 +389,66 @@ func (e *Engine) release(rt *jsRuntime) {
 			}
 		}
 		e.mu.Lock()
+		e.releases++
+		rt.released = e.releases
 		e.idle = append(e.idle, rt)
 		e.mu.Unlock()
 	}
 	<-e.slots
 }
 
-// trimMemo empties the memo of rt if it is idle (its timer fires memoIdle after its last
-// release). It takes a pool slot like a call, so nobody borrows rt meanwhile; when every
-// slot is taken, or rt is borrowed, its next release resets the timer.
-func (e *Engine) trimMemo(rt *jsRuntime) {
+// trimMemo trims the memo of rt to its newest text if rt is idle (its timer fires
+// memoIdle after its last release).
+func (e *Engine) trimMemo(rt *jsRuntime) { e.whileIdle(rt, "trim", rt.trimMemo) }
+
+// DropMemos empties the memo of every idle runtime, and reports how many it emptied: the
+// host's call once nothing has asked for a plan for a while (cmd/talkd idle.go), so that an
+// idle daemon holds no parsed plan. Runtimes that are borrowed are not touched.
+func (e *Engine) DropMemos() int {
+	e.mu.Lock()
+	idle := slices.Clone(e.idle)
+	e.mu.Unlock()
+	n := 0
+	for _, rt := range idle {
+		if rt.clearMemo != nil && e.whileIdle(rt, "clear", rt.clearMemo) {
+			n++
+		}
+	}
+	return n
+}
+
+// whileIdle calls fn in rt if rt is idle and reports whether it did. It takes a pool slot
+// like a call, so nobody borrows rt meanwhile; when every slot is taken, or rt is borrowed,
+// it does nothing (the timer of rt's next release tries again). rt keeps its place in the
+// pool's order: it is no less recently used for having been trimmed, and the runtime the
+// next call borrows should be the one whose memo holds the last text.
+func (e *Engine) whileIdle(rt *jsRuntime, what string, fn goja.Callable) bool {
 	select {
 	case e.slots <- struct{}{}:
 	default:
-		return
+		return false
 	}
 	defer func() { <-e.slots }()
 	e.mu.Lock()
-	k := -1
-	for i, r := range e.idle {
-		if r == rt {
-			k = i
-			break
-		}
-	}
+	k := slices.Index(e.idle, rt)
 	if k < 0 {
 		e.mu.Unlock()
-		return
+		return false
 	}
-	e.idle = append(e.idle[:k], e.idle[k+1:]...)
+	e.idle = slices.Delete(e.idle, k, k+1)
 	e.mu.Unlock()
-	if _, err := rt.clearMemo(goja.Undefined()); err != nil {
+	if _, err := fn(goja.Undefined()); err != nil {
 		// The runtime is in an unknown state: drop it (a fresh one is built on demand).
-		e.log.Warn("werkbaum: clearing a runtime's memo failed; runtime dropped", "err", err)
-		return
+		e.log.Warn("werkbaum: "+what+" of a runtime's memo failed; runtime dropped", "err", err)
+		return false
 	}
 	e.mu.Lock()
-	// Back at the bottom of the LIFO stack: it is the least recently used runtime.
-	e.idle = append([]*jsRuntime{rt}, e.idle...)
+	at, _ := slices.BinarySearchFunc(e.idle, rt.released, func(r *jsRuntime, released uint64) int {
+		return cmp.Compare(r.released, released)
+	})
+	e.idle = slices.Insert(e.idle, at, rt)
 	e.mu.Unlock()
+	return true
 }
 
 // ShedIdle drops what an idle daemon need not keep and a later call rebuilds cheaply, and

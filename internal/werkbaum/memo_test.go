@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -86,29 +87,120 @@ func TestMemoDoesNotChangeResults(t *testing.T) {
 	}
 }
 
-// TestIdleRuntimeDropsItsMemo: a runtime that has not been used for memoIdle forgets the
-// texts it remembered, so an idle daemon holds no parsed plans; a used one keeps them.
-func TestIdleRuntimeDropsItsMemo(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, Options{Runtimes: 1}, `Werkbaum.methods.memoEntries = function () { return Werkbaum._memoEntries(); };`)
-	entries := func() string {
-		t.Helper()
-		raw, err := e.call(ctx, "memoEntries", struct{}{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(raw)
-	}
-	if _, err := e.InspectJSON(ctx, smallPlan, InspectOptions{}); err != nil {
+// memoProbe is an engine with test methods that report what the scripts' memos hold.
+const memoProbe = `Werkbaum.methods.memoEntries = function () { return Werkbaum._memoEntries(); };
+Werkbaum.methods.memoHolds = function (a) { return Werkbaum._memoHolds(a.text); };`
+
+func memoEntries(t *testing.T, e *Engine) string {
+	t.Helper()
+	raw, err := e.call(context.Background(), "memoEntries", struct{}{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := entries(); got != "2" { // the parsed document and the analysis
-		t.Fatalf("memo entries right after an inspect = %s, want 2", got)
+	return string(raw)
+}
+
+func memoHolds(t *testing.T, e *Engine, text string) bool {
+	t.Helper()
+	raw, err := e.call(context.Background(), "memoHolds", struct {
+		Text string `json:"text"`
+	}{text})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// No call for memoIdle: the engine empties the memo (checking is a call of its own).
+	return string(raw) == "true"
+}
+
+// TestIdleRuntimeTrimsItsMemo: a runtime that has not been used for memoIdle keeps only
+// the text it used last (what an agent's next write starts from), also when that text was
+// found in the memo rather than put there (a status set and set back comes back to a text),
+// and DropMemos, the idle daemon's call, empties it.
+func TestIdleRuntimeTrimsItsMemo(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, Options{Runtimes: 1}, memoProbe)
+	older, newer := smallPlan, smallPlan+"%% newer\n"
+	// The last call finds the older text in the memo (a subtree, so the engine's own
+	// answer cache does not answer it instead of the script).
+	for _, c := range []struct {
+		text string
+		opts InspectOptions
+	}{{older, InspectOptions{}}, {newer, InspectOptions{}}, {older, InspectOptions{ID: "co"}}} {
+		if _, err := e.InspectJSON(ctx, c.text, c.opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := memoEntries(t, e); got != "4" { // per text the parsed document and the analysis
+		t.Fatalf("memo entries right after the inspects = %s, want 4", got)
+	}
+	// No call for memoIdle: the engine trims the memo (checking is a call of its own).
 	time.Sleep(memoIdle + time.Second)
-	if got := entries(); got != "0" {
-		t.Fatalf("memo entries after %v idle = %s, want 0", memoIdle, got)
+	if got := memoEntries(t, e); got != "2" {
+		t.Fatalf("memo entries after %v idle = %s, want 2", memoIdle, got)
+	}
+	if holdsOlder, holdsNewer := memoHolds(t, e, older), memoHolds(t, e, newer); !holdsOlder || holdsNewer {
+		t.Fatalf("after the trim the memo holds the text used last %v and the other %v, want only the one used last",
+			holdsOlder, holdsNewer)
+	}
+	if n := e.DropMemos(); n != 1 {
+		t.Fatalf("DropMemos emptied %d runtimes, want 1", n)
+	}
+	if got := memoEntries(t, e); got != "0" {
+		t.Fatalf("memo entries after DropMemos = %s, want 0", got)
+	}
+}
+
+// TestTrimKeepsNoLargeText: the trim keeps a newest text only within the memo's size
+// bound (05_text.js MEMO_MAX_CHARS, 1 Mi characters), so an idle runtime never holds the
+// analysis of a plan near the input limit.
+func TestTrimKeepsNoLargeText(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, Options{Runtimes: 1}, memoProbe)
+	e.memoIdle = 50 * time.Millisecond
+	large := smallPlan + "%% " + strings.Repeat("x", 1<<20) + "\n"
+	if _, err := e.InspectJSON(ctx, large, InspectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !memoHolds(t, e, large) {
+		t.Fatal("the memo does not hold the text right after its inspect")
+	}
+	time.Sleep(e.memoIdle + 500*time.Millisecond)
+	if got := memoEntries(t, e); got != "0" {
+		t.Fatalf("memo entries after the trim of a text over 1 Mi characters = %s, want 0", got)
+	}
+}
+
+// TestTrimKeepsTheRuntimesOrder: a trimmed runtime keeps its place in the pool, so the next
+// call borrows the runtime used last, whose memo holds the last text, and ShedIdle keeps
+// that one. (Trimmed runtimes used to go to the bottom: the other runtime, with an older
+// text or none, came first.)
+func TestTrimKeepsTheRuntimesOrder(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, Options{Runtimes: 2})
+	e.memoIdle = 50 * time.Millisecond
+	first, err := e.borrow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := e.borrow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.release(first)
+	time.Sleep(20 * time.Millisecond)
+	e.release(last) // its trim fires after first's
+	time.Sleep(e.memoIdle + 300*time.Millisecond)
+	e.mu.Lock()
+	order := slices.Clone(e.idle)
+	e.mu.Unlock()
+	if len(order) != 2 || order[1] != last {
+		t.Fatalf("after both trims the runtime released last is not on top (%d idle)", len(order))
+	}
+	e.ShedIdle()
+	e.mu.Lock()
+	kept := slices.Clone(e.idle)
+	e.mu.Unlock()
+	if len(kept) != 1 || kept[0] != last {
+		t.Fatalf("ShedIdle kept %d runtimes, not the one released last", len(kept))
 	}
 }
 

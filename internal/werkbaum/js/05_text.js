@@ -235,7 +235,8 @@
   // (a 10,000-node plan of 470,000 characters about 25 MB, in goja), so 1 Mi characters
   // keep a dozen small plans but only a write's two texts of a large one: 4 Mi kept eight
   // 10,000-node texts per runtime (200 MB), past the daemon's soft memory limit, where the
-  // collector runs without pause. The host empties the memo after an idle spell (engine.go).
+  // collector runs without pause. The host trims the memo to its newest text once a runtime
+  // sits unused, and empties it once the whole daemon is idle (engine.go).
   var MEMO_MAX_CHARS = 1048576;
   var MEMO_KEEP = 2;
   // The count bound: a write touches two texts (its old and new one), and writes on four
@@ -244,12 +245,29 @@
   // 2.5–2.7 with one; with 12: 1.7–1.9, docs/bench-plans.md). Memory is bounded by the size
   // rule above either way.
   var memoSize = 12;
+  var useClock = 0; // counts the memos' uses: Memo.used, the trim's choice
   function Memo() {
     this.keys = [];
     this.vals = [];
+    this.used = 0; // useClock at the last use of the front entry
   }
+  // get moves the text it finds to the front: the entries are ordered by use, newest first,
+  // so the size bound and the host's trim keep what was used last (a text a write comes
+  // back to, such as a status set and set back, is found, not put again).
   Memo.prototype.get = function (text) {
-    for (var i = 0; i < this.keys.length; i++) if (this.keys[i] === text) return this.vals[i];
+    var keys = this.keys;
+    for (var i = 0; i < keys.length; i++) {
+      if (keys[i] !== text) continue;
+      var val = this.vals[i];
+      if (i > 0) {
+        keys.splice(i, 1);
+        keys.unshift(text);
+        this.vals.splice(i, 1);
+        this.vals.unshift(val);
+      }
+      this.used = ++useClock;
+      return val;
+    }
     return null;
   };
   // find returns the first remembered value (newest first) that pred accepts, or null.
@@ -261,6 +279,7 @@
     if (memoSize === 0) return;
     this.keys.unshift(text);
     this.vals.unshift(val);
+    this.used = ++useClock;
     var n = Math.min(this.keys.length, memoSize);
     var chars = 0;
     for (var i = 0; i < n; i++) {
@@ -277,11 +296,19 @@
     this.keys = [];
     this.vals = [];
   };
+  // keepOnly forgets every text but `text` (null: all).
+  Memo.prototype.keepOnly = function (text) {
+    var i = text === null ? -1 : this.keys.indexOf(text);
+    this.vals = i < 0 ? [] : [this.vals[i]];
+    this.keys = i < 0 ? [] : [text];
+  };
   var memos = [];
   var clearHooks = []; // other things a runtime keeps between calls (the parser's shapes)
+  var trimHooks = []; // what must not outlive a trim (a link to an older text's document)
   // W._memo() makes a memo; W._setMemoSize(n) bounds all of them (0 turns memoising off,
   // e.g. for benchmarks that must measure the uncached work). W._onClearMemo(fn) has fn
-  // called whenever the memos are emptied, so the host's idle trim (engine.go) frees it too.
+  // called whenever the memos are emptied, so the host's idle clear (engine.go) frees it
+  // too; W._onTrimMemo(fn) also whenever they are trimmed to their newest text (_trimMemo).
   W._memo = function () {
     var m = new Memo();
     memos.push(m);
@@ -296,9 +323,36 @@
   W._onClearMemo = function (fn) {
     clearHooks.push(fn);
   };
+  W._onTrimMemo = function (fn) {
+    trimHooks.push(fn);
+  };
   W._clearMemo = function () {
     for (var i = 0; i < memos.length; i++) memos[i].clear();
     for (i = 0; i < clearHooks.length; i++) clearHooks[i]();
+    for (i = 0; i < trimHooks.length; i++) trimHooks[i]();
+  };
+  // _trimMemo keeps the text used last, in every memo that holds it, if it is within
+  // MEMO_MAX_CHARS: what the next call most likely needs (an agent's next write starts from
+  // the text its last write made), and no more than one small plan's analysis. One text for
+  // all memos: a write needs its old text's document and analysis together (an analysis
+  // hit does not touch the parser's memo).
+  W._trimMemo = function () {
+    var last = null;
+    var at = -1;
+    for (var i = 0; i < memos.length; i++) {
+      if (memos[i].keys.length > 0 && memos[i].used > at) {
+        at = memos[i].used;
+        last = memos[i].keys[0];
+      }
+    }
+    if (last !== null && last.length > MEMO_MAX_CHARS) last = null;
+    for (i = 0; i < memos.length; i++) memos[i].keepOnly(last);
+    for (i = 0; i < trimHooks.length; i++) trimHooks[i]();
+  };
+  // _memoHolds(text) says whether a memo remembers text (tests of the host's trim).
+  W._memoHolds = function (text) {
+    for (var i = 0; i < memos.length; i++) if (memos[i].keys.indexOf(text) >= 0) return true;
+    return false;
   };
   W._setMemoSize = function (n) {
     memoSize = n;

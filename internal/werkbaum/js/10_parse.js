@@ -1326,9 +1326,9 @@
   // parseBoxEdit made (from the old document `from` by a status edit of node `index`), else
   // null: the analysis of the edited text then starts from the old one's model
   // (50_analyze.js). One edit is kept, so no chain of old documents stays reachable; the
-  // memo's clear forgets it.
+  // memo's trim and clear forget it (the old document is all it would keep alive then).
   var lastBoxEdit = null;
-  W._onClearMemo(function () {
+  W._onTrimMemo(function () {
     lastBoxEdit = null;
   });
   W._boxEditOrigin = function (doc) {

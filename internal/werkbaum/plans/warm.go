@@ -7,10 +7,11 @@ import (
 )
 
 // An agent's write analyses the new text (werkbaum.Engine.Edit runs the guards on it), and
-// the engine's runtime keeps that model in its memo for 2 s (werkbaum memoIdle); nothing
-// else keeps it. An agent writes, thinks for several seconds, then reads or writes again:
-// its next werkbaum_inspect came after the memo was emptied and paid the whole analysis
-// (about 0.3 s at 10,000 nodes, against 11 ms of engine for the write). So once the
+// the engine's runtime keeps that model in its memo (trimmed to the newest text after 2 s,
+// werkbaum memoIdle, and dropped once the daemon has been idle for 20 s, cmd/talkd
+// modelKeep); no view of it is made. An agent writes, thinks for several seconds, then reads
+// or writes again: its next werkbaum_inspect would make the view then (30–50 ms at 10,000
+// nodes), and after a longer pause the whole analysis (about 0.3 s). So once the
 // agents' writes pause, the plan written last has its summary made at once (startSummary:
 // the engine's whole-plan view, which the engine caches and its disk cache keeps, the
 // store's answer with the base, the outline, the counts), from the model the memo still
@@ -25,7 +26,7 @@ import (
 
 // defaultWarmAfter is how long the agents' writes must pause before the last written
 // plan's view is made: longer than the gap between the writes of a scripted burst, far
-// inside the engine's memo time (2 s) and the disk cache's settle time (1 s) after it.
+// inside the engine's memo trim (2 s) and the disk cache's settle time (1 s) after it.
 const defaultWarmAfter = 250 * time.Millisecond
 
 // warmer owns the debounce of the post-write view: the writes under way, the plan written
