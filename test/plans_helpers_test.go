@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -306,4 +307,20 @@ func warningTypes(ws []map[string]any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// waitLogged waits up to 30 s for the daemon's log to hold more than after matches of re
+// and returns the submatches of the last one; what names it in the failure.
+func waitLogged(t testing.TB, d *daemon, what string, re *regexp.Regexp, after int) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := re.FindAllStringSubmatch(d.logs(), -1); len(m) > after {
+			return m[len(m)-1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s logged within 30 s after %d; log:\n%s", what, after, d.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

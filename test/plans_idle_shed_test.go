@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"talkd/internal/werkbaum/gen"
 )
@@ -77,19 +76,6 @@ func TestIdleShedKeepsTheAnswers(t *testing.T) {
 		}
 		return out
 	}
-	waitShed := func(after int) []string {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if m := shedLine.FindAllStringSubmatch(d.logs(), -1); len(m) > after {
-				return m[len(m)-1]
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no idle shed logged within 20 s after %d; log:\n%s", after, d.logs())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
 
 	// The summaries (analysed at start, or at the listing) make the outlines.
 	waitAnalysed(t, c, len(plans))
@@ -102,7 +88,7 @@ func TestIdleShedKeepsTheAnswers(t *testing.T) {
 	for i, p := range pairs {
 		pairsBefore[i] = readPair(p)
 	}
-	shed := waitShed(sheds)
+	shed := waitLogged(t, d, "idle shed", shedLine, sheds)
 	// The engine drops the whole-plan views its disk cache holds (written once the engine
 	// has handed in no answer for a second), else their outlines.
 	outlines, _ := strconv.Atoi(shed[1])
@@ -127,7 +113,7 @@ func TestIdleShedKeepsTheAnswers(t *testing.T) {
 		}
 	}
 	// A second idle spell drops what the readings above rebuilt, and the answers hold.
-	waitShed(sheds + 1)
+	waitLogged(t, d, "idle shed", shedLine, sheds+1)
 	for i, r := range readings {
 		if got := read(r); got != before[i] {
 			t.Errorf("%s %v after the second idle shed differs:\nbefore %.400s\nafter  %.400s", r.tool, r.args, before[i], got)

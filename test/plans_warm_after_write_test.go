@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"talkd/internal/werkbaum/gen"
 )
@@ -61,20 +60,6 @@ func TestFirstInspectAfterWritesIsWarm(t *testing.T) {
 		out, _ := json.Marshal(m)
 		return string(out)
 	}
-	waitFor := func(what string, re *regexp.Regexp, after int) []string {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			if m := re.FindAllStringSubmatch(d.logs(), -1); len(m) > after {
-				return m[len(m)-1]
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s logged within 30 s; log:\n%s", what, d.logs())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-
 	for _, p := range plans {
 		var r readAnswer
 		if err := call(c, "werkbaum_read", map[string]any{"plan": p.Key}).decode(&r); err != nil {
@@ -92,7 +77,7 @@ func TestFirstInspectAfterWritesIsWarm(t *testing.T) {
 		sum := w.Base.Checksum
 		// The agent thinks: past the engine's memo time and the daemon's idle release,
 		// which drops the cached answers the disk holds and every outline.
-		waitFor("idle shed", shedLine, sheds)
+		waitLogged(t, d, "idle shed", shedLine, sheds)
 		logs := d.logs()
 		warmed := false
 		for _, m := range warmLine.FindAllStringSubmatch(logs, -1) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -14,6 +15,9 @@ type Edited struct {
 	// Text is the new plan text (equal to the old one when the verb changed nothing).
 	Text  string
 	Guard *GuardResult
+	// OldKnown says the runtime's memo held the old text's analysis, so the write did not
+	// make it again (that is most of a write's engine time on a large plan).
+	OldKnown bool
 }
 
 // Edit is Apply and then Guard of the old text against the new one, in one call of the
@@ -38,6 +42,7 @@ func (e *Engine) Edit(ctx context.Context, text string, v Verb, opts GuardOption
 	}{call, opts}
 	texts := []textArg{{"text", text}}
 	var out Edited
+	start := time.Now()
 	// Two calls' work (the verb, then the analyses of the guard), so two calls' time.
 	_, err = e.runWithin(ctx, 2*e.timeoutFor(texts), "edit", args, texts, func(rt *jsRuntime, callArgs []goja.Value) ([]byte, error) {
 		callArgs = append(callArgs, rt.vm.ToValue("host"), spliceHost(rt.vm, callArgs[3], text))
@@ -56,6 +61,8 @@ func (e *Engine) Edit(ctx context.Context, text string, v Verb, opts GuardOption
 	if err := e.checkSize("new text", len(out.Text)); err != nil {
 		return nil, err
 	}
+	e.log.Debug("werkbaum: edit", "verb", call.Verb, "old_text_known", out.OldKnown,
+		"took", time.Since(start).Round(time.Microsecond))
 	return &out, nil
 }
 
@@ -105,6 +112,9 @@ func readEdit(rt *jsRuntime, obj *goja.Object, out *Edited) error {
 		return fmt.Errorf("decode the guard's verdict: %v", err)
 	}
 	out.Guard = &g
+	if known := obj.Get("oldKnown"); known != nil {
+		out.OldKnown = known.ToBoolean()
+	}
 	return nil
 }
 

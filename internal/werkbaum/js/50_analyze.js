@@ -161,6 +161,11 @@
   }
 
   W._compute = compute;
+  // _analysisKnown(text) says whether the memo holds the default analysis of text: a write
+  // whose old text it holds does not analyse that text again (the host logs which).
+  W._analysisKnown = function (text) {
+    return computed.keys.indexOf(text) >= 0;
+  };
   // _boxEditModel(on) switches modelOf's start from the old model on or off (tests compare
   // the two; on by default).
   W._boxEditModel = function (on) {

@@ -12,7 +12,9 @@
 //   apply    {text, verb, args}                       → {text}  (verbs of 60_edit.js)
 //   guard    {old, new, allowWarnings?, allowProd?}   → guard verdict (70_guard.js)
 //   edit     {text, verb, args, allowWarnings?, allowProd?, host?}
-//                                                     → {text, guard} (apply, then guard)
+//                                                     → {text, guard, oldKnown} (apply, then
+//                                                       guard; oldKnown: the old text's
+//                                                       analysis was in the memo)
 // Werkbaum.callParts(argsJSON, "text", text) is inspect for the Go host, which writes the node
 // records itself: it returns inspectParts' object (55_inspect.js), not JSON. Werkbaum.callValue
 // is call returning the answer itself (the Go host's apply).
@@ -47,8 +49,9 @@
     // one-row edits of the host's text (60_edit.js replaceRow).
     edit: function (a) {
       var text = str(a, 'text');
+      var known = W._analysisKnown(text);
       var out = W.edit.apply(text, str(a, 'verb'), a.args || {}, a.host);
-      return { text: out, guard: W.guard(text, out, guardOpts(a)) };
+      return { text: out, guard: W.guard(text, out, guardOpts(a)), oldKnown: known };
     }
   };
 

@@ -1,0 +1,132 @@
+package test
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"testing"
+
+	"talkd/internal/werkbaum/gen"
+)
+
+// editLine is the engine's debug line for each write's verb and guards: old_text_known says
+// whether the runtime's memo held the analysis of the text the write started from.
+var editLine = regexp.MustCompile(`"werkbaum: edit" verb=\S+ old_text_known=(true|false)`)
+
+// TestWriteAfterAPauseStartsFromTheLastText is an agent's rhythm: write, think for a few
+// seconds, write again. The second write comes after the engine's memo trim (2 s) and the
+// daemon's idle release (3 s), and still finds the analysis of the text the first one made
+// (the memo keeps the text used last until the daemon has been idle for 20 s), so it does
+// not analyse that text again. A third write sets the status back, to a text the memo found
+// rather than made, and after the next pause finds that one. Each write's answer and file
+// equal a fresh daemon's doing the same write on the same text. Once the daemon has been idle
+// for 20 s it drops what it kept, and the next write analyses its old text again. The small
+// plan names people with non-ASCII letters.
+func TestWriteAfterAPauseStartsFromTheLastText(t *testing.T) {
+	plans := []planFile{
+		{Key: "big", Text: gen.Plan(2000, 1)},
+		{Key: "small", Text: "Plan #root\n  [ ] Cart #cart @jörg (S)\n  [~] Checkout #co @Müller (M) needs #cart\n"},
+	}
+	node := map[string]string{"big": regexp.MustCompile(`#(t\d+)\b`).FindStringSubmatch(plans[0].Text)[1], "small": "cart"}
+	d, paths := startPlanDaemonEnv(t, map[string]string{"TALK_LOG_LEVEL": "debug"}, plans...)
+	c := newMCPClient(d)
+	ctx := context.Background()
+	waitAnalysed(t, c, len(plans))
+
+	write := func(c *mcpClient, key string, base planBase, id, status string) writeAnswer {
+		t.Helper()
+		a, err := c.call(ctx, "werkbaum_set_status", writeArgs(key, base, id, map[string]any{"id": node[key], "status": status}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w writeAnswer
+		if err := a.decode(&w); err != nil {
+			t.Fatal(err)
+		}
+		if a.IsError || !w.Changed {
+			t.Fatalf("%s: set_status %s changed nothing: %s", key, status, a.Text)
+		}
+		return w
+	}
+	// pauseThenWrite waits for the idle shed after the write before (sheds: the count before
+	// it), runs the write f and returns its answer and what its edit line says.
+	pauseThenWrite := func(key string, sheds int, f func() writeAnswer) (writeAnswer, string) {
+		t.Helper()
+		waitLogged(t, d, "idle shed", shedLine, sheds)
+		mark := len(d.logs())
+		w := f()
+		m := editLine.FindAllStringSubmatch(d.logs()[mark:], -1)
+		if len(m) != 1 {
+			t.Fatalf("%s: %d edit lines logged for one write, want 1", key, len(m))
+		}
+		return w, m[0][1]
+	}
+	// sameAsFresh checks that a fresh daemon serving before makes the answer w and the file
+	// text after of the same write.
+	sameAsFresh := func(key, before, status string, w writeAnswer, after string) {
+		t.Helper()
+		fresh, freshPaths := startPlanDaemon(t, planFile{Key: key, Text: before})
+		fc := newMCPClient(fresh)
+		var r readAnswer
+		a, err := fc.call(ctx, "werkbaum_read", map[string]any{"plan": key})
+		if err != nil || a.decode(&r) != nil {
+			t.Fatalf("%s: read on a fresh daemon: %v", key, err)
+		}
+		fw := write(fc, key, r.Base, "fresh", status)
+		got, _ := os.ReadFile(freshPaths[key])
+		if string(got) != after {
+			t.Errorf("%s: after set_status %s the file differs from a fresh daemon's", key, status)
+		}
+		if fw.Base.Checksum != w.Base.Checksum || fw.WarningCount != w.WarningCount || len(fw.Added) != len(w.Added) || len(fw.Removed) != len(w.Removed) {
+			t.Errorf("%s: set_status %s answered %+v, a fresh daemon %+v", key, status, w, fw)
+		}
+		fresh.terminate(t)
+	}
+
+	for _, p := range plans {
+		var r readAnswer
+		a, err := c.call(ctx, "werkbaum_read", map[string]any{"plan": p.Key})
+		if err != nil || a.decode(&r) != nil {
+			t.Fatalf("%s: read: %v", p.Key, err)
+		}
+		sheds := len(shedLine.FindAllString(d.logs(), -1))
+		first := write(c, p.Key, r.Base, "keep-1-"+p.Key, "done")
+		afterFirst, _ := os.ReadFile(paths[p.Key])
+
+		second, known := pauseThenWrite(p.Key, sheds, func() writeAnswer {
+			return write(c, p.Key, first.Base, "keep-2-"+p.Key, "progress")
+		})
+		if known != "true" {
+			t.Errorf("%s: the write after a pause analysed the text the write before it made again", p.Key)
+		}
+		afterSecond, _ := os.ReadFile(paths[p.Key])
+		sameAsFresh(p.Key, string(afterFirst), "progress", second, string(afterSecond))
+
+		sheds = len(shedLine.FindAllString(d.logs(), -1))
+		third := write(c, p.Key, second.Base, "keep-3-"+p.Key, "done") // back to the first write's text
+		if third.Base.Checksum != first.Base.Checksum {
+			t.Fatalf("%s: setting the status back made checksum %s, want the first write's %s", p.Key, third.Base.Checksum, first.Base.Checksum)
+		}
+		fourth, known := pauseThenWrite(p.Key, sheds, func() writeAnswer {
+			return write(c, p.Key, third.Base, "keep-4-"+p.Key, "progress")
+		})
+		if known != "true" {
+			t.Errorf("%s: the write after a pause did not find the text the write before it came back to", p.Key)
+		}
+		if p.Key != "small" {
+			continue
+		}
+		// The agent has stopped: 20 s idle, the daemon drops what it kept, and the next
+		// write analyses its old text again.
+		waitLogged(t, d, "drop of the kept analyses", droppedLine, len(droppedLine.FindAllString(d.logs(), -1)))
+		mark := len(d.logs())
+		write(c, p.Key, fourth.Base, "keep-5-"+p.Key, "done")
+		if m := editLine.FindAllStringSubmatch(d.logs()[mark:], -1); len(m) != 1 || m[0][1] != "false" {
+			t.Errorf("%s: after the drop the write's edit lines say %v, want one with old_text_known=false", p.Key, m)
+		}
+	}
+}
+
+// droppedLine is the daemon's debug line once it has been idle for modelKeep (20 s) and
+// dropped the analyses its engine kept (cmd/talkd idle.go dropModels).
+var droppedLine = regexp.MustCompile(`"idle: dropped the kept analyses" runtimes=(\d+)`)
