@@ -18,13 +18,12 @@ import (
 const idleRelease = 3 * time.Second
 
 // modelKeep is how long the idle daemon keeps the analysis of the plan text it worked on
-// last (the engine's memos, each trimmed to its newest text) before it drops it and
+// last (the engine's memos, each trimmed to the text it used last) before it drops it and
 // releases memory again. An agent writes, thinks for seconds and writes again; the next
-// write starts from that analysis, and without it makes the old text's again (the example
-// plan's write after a 4 s pause 20–25 ms instead of 5–7, 240 instead of 15–45 ms at 10,000
-// nodes; docs/bench-plans.md). What it holds is one plan's analysis, about 50 bytes per
-// character of its text (3 MB for the example plan, 25 MB at 10,000 nodes), for an agent's
-// pause; once the agent has stopped, the daemon is as small as before.
+// write starts from that analysis, and without it makes the old text's again, most of a
+// write's time on a large plan. What it holds is one plan's analysis (about 50 bytes of heap
+// per character of its text) for an agent's pause; once the agent has stopped, the daemon is
+// as small as before (docs/bench-plans.md, "A write after a pause").
 const modelKeep = 20 * time.Second
 
 // memoryReleaser returns the garbage of the last work to the operating system once the

@@ -285,8 +285,9 @@ func BenchmarkNewEngine(b *testing.B) {
 // BenchmarkEngineRSS reports the resident memory of this process after it built an Engine
 // and warmed two runtimes (run it alone: -bench EngineRSS -benchtime 1x). "base-MB" is the
 // RSS before the engine, "busy-MB" right after the warming calls (the runtimes still hold
-// their memo of the last texts), "rss-MB" once the pool has been idle for memoIdle (the
-// idle daemon).
+// their memo of the last texts), "rss-MB" once the pool has been idle for memoIdle (each
+// memo trimmed to the text it used last: the daemon during an agent's pause) and
+// "dropped-MB" after DropMemos (the daemon idle for longer, cmd/talkd modelKeep).
 func BenchmarkEngineRSS(b *testing.B) {
 	text := readExample(b, "werkbaum.werkbaum")
 	base := rssMB(b)
@@ -315,6 +316,8 @@ func BenchmarkEngineRSS(b *testing.B) {
 	b.ReportMetric(base, "base-MB")
 	b.ReportMetric(busy, "busy-MB")
 	b.ReportMetric(rssMB(b), "rss-MB")
+	engines[0].DropMemos()
+	b.ReportMetric(rssMB(b), "dropped-MB")
 	b.ReportMetric(float64(engines[0].created.Load()), "runtimes")
 	runtime.KeepAlive(engines)
 }

@@ -104,11 +104,11 @@ const (
 func JSONBodyLimit(textBytes int64) int64 { return 6*textBytes + 64<<10 }
 
 // memoIdle is how long a runtime must sit unused before the engine trims the scripts' memo
-// in it (js/05_text.js Memo) to the newest text: the memo is for the calls of one write,
-// which follow each other within milliseconds, and the newest text is what an agent's next
-// write, seconds later, starts from (its analysis is the one a write must otherwise make
-// again: about 20 ms for the 231-node example plan, 240 ms at 10,000 nodes). The host
-// empties the memos once it is idle as a whole (DropMemos).
+// in it (js/05_text.js Memo) to the text it used last: the memo is for the calls of one
+// write, which follow each other within milliseconds, and the text used last is what an
+// agent's next write, seconds later, starts from (its analysis is what that write would
+// otherwise make again, most of a write's time on a large plan). The host empties the memos
+// once it is idle as a whole (DropMemos).
 const memoIdle = 2 * time.Second
 
 // maxCallStack bounds JavaScript recursion so that a deeply nested plan fails with an
