@@ -123,7 +123,7 @@ func (d *daemon) openPlans(cfg *config.Config, srv *api.Server) (*planParts, err
 	}
 	recorder := mirror.New(mirror.Options{Engine: engine, Mirror: gitMirror, Voice: planVoice{srv.Announcements()}, Log: d.log})
 	store, err := plans.New(plans.Options{Plans: cfg.Plans, Roots: cfg.Roots, Engine: engine, DB: plans.Bolt(d.db), Lanes: &queue.Lanes{}, Log: d.log,
-		Recorder: recorder, FollowEvery: followEvery, FollowWorked: d.releaser.answered})
+		Recorder: recorder, FollowEvery: followEvery, FollowWorked: d.releaser.work})
 	if err != nil {
 		return nil, err
 	}

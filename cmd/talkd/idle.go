@@ -30,7 +30,7 @@ const modelKeep = 20 * time.Second
 // daemon has been idle for a while, so that an idle talkd is small.
 //
 // Before it releases, it has the daemon drop what is cheap to rebuild (shed, shedIdle).
-// An idle period has a second stage (keep after its start): the daemon drops what an agent
+// An idle period has a second stage (keep after the last work): the daemon drops what an agent
 // that only paused would want kept (drop, dropModels), and releases again.
 //
 // Without it an idle daemon keeps what its last requests left behind: the Go runtime
@@ -41,18 +41,23 @@ const modelKeep = 20 * time.Second
 // period, never per request, and never while a request is being answered. An idle daemon
 // does not wake up for it: the watcher sleeps on a channel until a request arrives.
 type memoryReleaser struct {
-	delay   time.Duration
-	log     *slog.Logger
-	active  atomic.Int64  // requests being answered
-	done    atomic.Uint64 // requests answered so far
+	delay  time.Duration
+	log    *slog.Logger
+	active atomic.Int64  // requests being answered
+	done   atomic.Uint64 // requests answered so far
+	// worked counts the answers that were work (not a held poll's) and the plan
+	// follower's work: the second stage is due keep after the last of them. An open
+	// editor's feed polls are answered every 25 s or less, several editors' more often,
+	// and must not keep an agent's analysis while no agent works.
+	worked  atomic.Uint64
 	dirty   atomic.Bool   // a request was answered since the last release
 	wake    chan struct{} // the first request after a release wakes the watcher
 	release func()        // debug.FreeOSMemory; tests count the calls instead
 	// shed drops what the daemon's parts keep that an idle daemon need not (nil: nothing),
 	// before release hands the freed memory back: daemon.shedIdle.
 	shed func()
-	// drop, keep after the start of an idle period (keep > delay), drops what is kept for
-	// an agent's pause, and release runs again (nil: no second stage): daemon.dropModels.
+	// drop, keep after the last work (keep > delay), drops what is kept for an agent's
+	// pause, and release runs again (nil: no second stage): daemon.dropModels.
 	drop func()
 	keep time.Duration
 }
@@ -77,10 +82,17 @@ func (m *memoryReleaser) wrap(h http.Handler) http.Handler {
 		m.active.Add(1)
 		defer func() {
 			m.active.Add(-1)
-			m.answered()
+			m.work()
 		}()
 		h.ServeHTTP(w, r)
 	})
+}
+
+// work counts one answer or piece of background work that used the daemon's parts (the
+// plan follower's, daemon.go) and wakes the watcher after a release.
+func (m *memoryReleaser) work() {
+	m.worked.Add(1)
+	m.answered()
 }
 
 // answered counts one answered request and wakes the watcher after a release.
@@ -95,12 +107,21 @@ func (m *memoryReleaser) answered() {
 }
 
 // run waits for work, then until no request has run for delay (give or take a quarter
-// of it), then releases memory, and once no request has come for keep, drops and releases
-// again; until ctx ends.
+// of it), then releases memory, and once no work has come for keep (held polls answered
+// meanwhile do not count), drops and releases again; until ctx ends.
 func (m *memoryReleaser) run(ctx context.Context) {
 	timer := time.NewTimer(m.delay)
 	timer.Stop()
-	woken := false // work came during the second stage's wait: its wake is consumed
+	// The watcher, not each request, reads the clock: when it saw the work counter move
+	// (to a quarter of the delay), and whether work came since the last drop.
+	// (Work done before the watcher started counts: workSeen starts at none.)
+	workSeen, lastWork, kept := uint64(0), time.Time{}, false
+	noteWork := func() {
+		if n := m.worked.Load(); n != workSeen {
+			workSeen, lastWork, kept = n, time.Now(), true
+		}
+	}
+	woken := false // an answer came during the second stage's wait: its wake is consumed
 	for {
 		if !woken {
 			select {
@@ -110,6 +131,7 @@ func (m *memoryReleaser) run(ctx context.Context) {
 			}
 		}
 		woken = false
+		noteWork()
 		// Look every quarter of the delay whether requests were answered since the last
 		// look; release once none was for the whole delay. This polling happens only
 		// between work and its release.
@@ -123,6 +145,7 @@ func (m *memoryReleaser) run(ctx context.Context) {
 				return
 			case <-timer.C:
 			}
+			noteWork()
 			if now := m.done.Load(); now != seen || m.active.Load() > 0 {
 				seen, quiet = now, 0
 				continue
@@ -137,11 +160,12 @@ func (m *memoryReleaser) run(ctx context.Context) {
 		}
 		m.release()
 		m.log.Debug("idle: memory returned to the system", "took", time.Since(start))
-		if m.drop == nil || m.keep <= m.delay {
+		if m.drop == nil || !kept {
 			continue
 		}
-		// The second stage: one timer, no polling; the first request wakes it.
-		timer.Reset(m.keep - m.delay)
+		// The second stage: one timer, no polling; the first answer wakes it, and a held
+		// poll's answer comes back here with the same last work.
+		timer.Reset(max(time.Until(lastWork.Add(m.keep)), 0))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -157,6 +181,7 @@ func (m *memoryReleaser) run(ctx context.Context) {
 			// the next round, which ends in this stage again.
 			continue
 		}
+		kept = false
 		start = time.Now()
 		m.drop()
 		m.release()

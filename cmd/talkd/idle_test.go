@@ -208,6 +208,47 @@ func TestMemoryReleaserDropsAfterKeep(t *testing.T) {
 	}
 }
 
+// TestMemoryReleaserKeepIgnoresPolls: editors' feed polls, answered every few seconds while
+// no agent works, release memory as any answer does but do not put off the drop: it comes
+// keep after the last work. A poll answered after the drop brings no second one.
+func TestMemoryReleaserKeepIgnoresPolls(t *testing.T) {
+	const delay, keep = 40 * time.Millisecond, 600 * time.Millisecond
+	const poll = "/api/v1/documents/0b6e6f6c-1d2e-4f00-9a3b-0123456789ab/changes?since=3&wait=25"
+	m := newMemoryReleaser(delay, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var releases, drops atomic.Int32
+	var dropAt atomic.Int64
+	m.release = func() { releases.Add(1) }
+	m.drop, m.keep = func() {
+		dropAt.Store(time.Now().UnixNano())
+		drops.Add(1)
+	}, keep
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.run(ctx)
+	h := m.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+
+	hit(h, "/")
+	last := time.Now()
+	// Polls answered every keep/4 (each leads to a release), the last one after the drop.
+	for range 6 {
+		time.Sleep(keep / 4)
+		hit(h, poll)
+	}
+	if got := drops.Load(); got != 1 {
+		t.Fatalf("%d drops while polls were answered for %v after the last work, want 1", got, 6*keep/4)
+	}
+	if at := time.Unix(0, dropAt.Load()).Sub(last); at < keep-delay/2 || at > keep+keep/4+delay {
+		t.Fatalf("dropped %v after the last work, want about %v (polls answered every %v)", at, keep, keep/4)
+	}
+	if got := waitReleases(&releases, 6, 20*delay); got < 6 {
+		t.Fatalf("%d releases, want one per answer's idle period and one after the drop (6 or more)", got)
+	}
+	time.Sleep(2 * keep)
+	if got := drops.Load(); got != 1 {
+		t.Fatalf("%d drops after polls alone, want still 1", got)
+	}
+}
+
 // BenchmarkReleaserWrap is the cost the releaser adds to every request (compare with
 // /bare; a request to /speak costs talkd 50–110 µs of CPU, docs/bench-load.md).
 func BenchmarkReleaserWrap(b *testing.B) {
