@@ -190,9 +190,9 @@ func cacheViewBytes(e *Engine) int {
 	return n
 }
 
-// TestShedIdleRacesWithCalls sheds over and over while goroutines inspect (whole plans,
-// with and without their outline, and subtrees): every answer stays right, and the pool
-// keeps its bound.
+// TestShedIdleRacesWithCalls sheds and drops the memos over and over while goroutines
+// inspect (whole plans, with and without their outline, and subtrees): every answer stays
+// right, and the pool keeps its bound.
 func TestShedIdleRacesWithCalls(t *testing.T) {
 	ctx := context.Background()
 	e := newTestEngine(t, Options{Runtimes: 2})
@@ -219,6 +219,7 @@ func TestShedIdleRacesWithCalls(t *testing.T) {
 			default:
 			}
 			e.ShedIdle()
+			e.DropMemos() // the idle daemon's second stage
 			time.Sleep(200 * time.Microsecond)
 		}
 	})
