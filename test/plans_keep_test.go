@@ -23,6 +23,7 @@ var editLine = regexp.MustCompile(`"werkbaum: edit" verb=\S+ old_text_known=(tru
 // for 20 s it drops what it kept, and the next write analyses its old text again. The small
 // plan names people with non-ASCII letters.
 func TestWriteAfterAPauseStartsFromTheLastText(t *testing.T) {
+	t.Parallel() // mostly waiting for its daemon's idle stages
 	plans := []planFile{
 		{Key: "big", Text: gen.Plan(2000, 1)},
 		{Key: "small", Text: "Plan #root\n  [ ] Cart #cart @jörg (S)\n  [~] Checkout #co @Müller (M) needs #cart\n"},
