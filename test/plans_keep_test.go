@@ -5,8 +5,6 @@ import (
 	"os"
 	"regexp"
 	"testing"
-
-	"talkd/internal/werkbaum/gen"
 )
 
 // editLine is the engine's debug line for each write's verb and guards: old_text_known says
@@ -24,15 +22,9 @@ var editLine = regexp.MustCompile(`"werkbaum: edit" verb=\S+ old_text_known=(tru
 // plan names people with non-ASCII letters.
 func TestWriteAfterAPauseStartsFromTheLastText(t *testing.T) {
 	t.Parallel() // mostly waiting for its daemon's idle stages
-	plans := []planFile{
-		{Key: "big", Text: gen.Plan(2000, 1)},
-		{Key: "small", Text: "Plan #root\n  [ ] Cart #cart @jörg (S)\n  [~] Checkout #co @Müller (M) needs #cart\n"},
-	}
-	node := map[string]string{"big": regexp.MustCompile(`#(t\d+)\b`).FindStringSubmatch(plans[0].Text)[1], "small": "cart"}
-	d, paths := startPlanDaemonEnv(t, map[string]string{"TALK_LOG_LEVEL": "debug"}, plans...)
+	plans, node, d, paths := rhythmDaemon(t)
 	c := newMCPClient(d)
 	ctx := context.Background()
-	waitAnalysed(t, c, len(plans))
 
 	write := func(c *mcpClient, key string, base planBase, id, status string) writeAnswer {
 		t.Helper()

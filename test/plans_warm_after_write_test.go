@@ -27,15 +27,9 @@ var computedLine = regexp.MustCompile(`"werkbaum: answer computed" method=(\S+) 
 // (compact) reading, the full one with the base and plans_list. Each equals the reading a
 // fresh daemon gives of the same text. The small plan names people with non-ASCII letters.
 func TestFirstInspectAfterWritesIsWarm(t *testing.T) {
-	plans := []planFile{
-		{Key: "big", Text: gen.Plan(2000, 1)},
-		{Key: "small", Text: "Plan #root\n  [ ] Cart #cart @jörg (S)\n  [~] Checkout #co @Müller (M) needs #cart\n"},
-	}
-	node := map[string]string{"big": regexp.MustCompile(`#(t\d+)\b`).FindStringSubmatch(plans[0].Text)[1], "small": "cart"}
-	d, paths := startPlanDaemonEnv(t, map[string]string{"TALK_LOG_LEVEL": "debug"}, plans...)
+	plans, node, d, paths := rhythmDaemon(t)
 	c := newMCPClient(d)
 	ctx := context.Background()
-	waitAnalysed(t, c, len(plans))
 
 	call := func(c *mcpClient, tool string, args map[string]any) *toolAnswer {
 		t.Helper()
@@ -136,4 +130,19 @@ func TestFirstInspectAfterWritesIsWarm(t *testing.T) {
 		}
 		fresh.terminate(t)
 	}
+}
+
+// rhythmDaemon starts a daemon logging at debug level with the plans of the agent's-rhythm
+// tests: a generated 2,000-node plan and a small one naming people with non-ASCII letters,
+// both analysed; node is a node id per plan to set the status of.
+func rhythmDaemon(t *testing.T) (plans []planFile, node map[string]string, d *daemon, paths map[string]string) {
+	t.Helper()
+	plans = []planFile{
+		{Key: "big", Text: gen.Plan(2000, 1)},
+		{Key: "small", Text: "Plan #root\n  [ ] Cart #cart @jörg (S)\n  [~] Checkout #co @Müller (M) needs #cart\n"},
+	}
+	node = map[string]string{"big": regexp.MustCompile(`#(t\d+)\b`).FindStringSubmatch(plans[0].Text)[1], "small": "cart"}
+	d, paths = startPlanDaemonEnv(t, map[string]string{"TALK_LOG_LEVEL": "debug"}, plans...)
+	waitAnalysed(t, newMCPClient(d), len(plans))
+	return plans, node, d, paths
 }

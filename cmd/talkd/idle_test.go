@@ -156,28 +156,41 @@ func TestMemoryReleaserShedsBeforeEachRelease(t *testing.T) {
 	}
 }
 
+// dropCounts is what a releaser under test did: its releases and drops, how many releases
+// came before the last drop, and when that drop ran (UnixNano).
+type dropCounts struct {
+	releases, drops, dropAfter atomic.Int32
+	dropAt                     atomic.Int64
+}
+
+// releaserWithDrop runs a memoryReleaser with a second stage after keep that counts what it
+// does instead of freeing memory, behind a handler that answers at once.
+func releaserWithDrop(t *testing.T, delay, keep time.Duration) (http.Handler, *dropCounts) {
+	t.Helper()
+	m := newMemoryReleaser(delay, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c := &dropCounts{}
+	m.release = func() { c.releases.Add(1) }
+	m.drop, m.keep = func() {
+		c.dropAfter.Store(c.releases.Load())
+		c.dropAt.Store(time.Now().UnixNano())
+		c.drops.Add(1)
+	}, keep
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go m.run(ctx)
+	return m.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})), c
+}
+
 // TestMemoryReleaserDropsAfterKeep: what is kept for an agent's pause (drop) goes keep after
 // the last request, with a release after it; a request within keep puts it off, so it is
 // never dropped while work goes on.
 func TestMemoryReleaserDropsAfterKeep(t *testing.T) {
 	const delay, keep = 40 * time.Millisecond, 400 * time.Millisecond
-	m := newMemoryReleaser(delay, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	var releases, drops atomic.Int32
-	var dropAfter atomic.Int32 // releases already done when the last drop ran
-	var dropAt atomic.Int64    // when the last drop ran (UnixNano)
-	m.release = func() { releases.Add(1) }
-	m.drop, m.keep = func() {
-		dropAfter.Store(releases.Load())
-		dropAt.Store(time.Now().UnixNano())
-		drops.Add(1)
-	}, keep
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go m.run(ctx)
-	h := m.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	h, c := releaserWithDrop(t, delay, keep)
+	releases, drops, dropAfter, dropAt := &c.releases, &c.drops, &c.dropAfter, &c.dropAt
 
 	hit(h, "/")
-	if got := waitReleases(&releases, 1, 20*delay); got != 1 {
+	if got := waitReleases(releases, 1, 20*delay); got != 1 {
 		t.Fatalf("%d releases after the first idle delay, want 1", got)
 	}
 	if got := drops.Load(); got != 0 {
@@ -187,10 +200,10 @@ func TestMemoryReleaserDropsAfterKeep(t *testing.T) {
 	time.Sleep(keep / 2)
 	hit(h, "/")
 	last := time.Now()
-	if got := waitReleases(&releases, 2, 20*delay); got != 2 {
+	if got := waitReleases(releases, 2, 20*delay); got != 2 {
 		t.Fatalf("%d releases after the second request, want 2", got)
 	}
-	if got := waitReleases(&drops, 1, 3*keep); got != 1 {
+	if got := waitReleases(drops, 1, 3*keep); got != 1 {
 		t.Fatalf("%d drops after keep without requests, want 1", got)
 	}
 	if at := time.Unix(0, dropAt.Load()); at.Sub(last) < keep-delay/2 {
@@ -199,7 +212,7 @@ func TestMemoryReleaserDropsAfterKeep(t *testing.T) {
 	if got := dropAfter.Load(); got != 2 {
 		t.Fatalf("the drop ran after %d releases, want after the idle release (2)", got)
 	}
-	if got := waitReleases(&releases, 3, 20*delay); got != 3 {
+	if got := waitReleases(releases, 3, 20*delay); got != 3 {
 		t.Fatalf("%d releases after the drop, want 3 (one right after it)", got)
 	}
 	time.Sleep(2 * keep)
@@ -214,18 +227,8 @@ func TestMemoryReleaserDropsAfterKeep(t *testing.T) {
 func TestMemoryReleaserKeepIgnoresPolls(t *testing.T) {
 	const delay, keep = 40 * time.Millisecond, 600 * time.Millisecond
 	const poll = "/api/v1/documents/0b6e6f6c-1d2e-4f00-9a3b-0123456789ab/changes?since=3&wait=25"
-	m := newMemoryReleaser(delay, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	var releases, drops atomic.Int32
-	var dropAt atomic.Int64
-	m.release = func() { releases.Add(1) }
-	m.drop, m.keep = func() {
-		dropAt.Store(time.Now().UnixNano())
-		drops.Add(1)
-	}, keep
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go m.run(ctx)
-	h := m.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	h, c := releaserWithDrop(t, delay, keep)
+	releases, drops, dropAt := &c.releases, &c.drops, &c.dropAt
 
 	hit(h, "/")
 	last := time.Now()
@@ -240,7 +243,7 @@ func TestMemoryReleaserKeepIgnoresPolls(t *testing.T) {
 	if at := time.Unix(0, dropAt.Load()).Sub(last); at < keep-delay/2 || at > keep+keep/4+delay {
 		t.Fatalf("dropped %v after the last work, want about %v (polls answered every %v)", at, keep, keep/4)
 	}
-	if got := waitReleases(&releases, 6, 20*delay); got < 6 {
+	if got := waitReleases(releases, 6, 20*delay); got < 6 {
 		t.Fatalf("%d releases, want one per answer's idle period and one after the drop (6 or more)", got)
 	}
 	time.Sleep(2 * keep)
