@@ -208,12 +208,12 @@ type jsRuntime struct {
 	callParts goja.Callable
 	// callValue is Werkbaum.callValue: call returning the answer, not its JSON (apply).
 	callValue goja.Callable
-	// clearMemo empties the scripts' memo, trimMemo keeps its newest text; both nil when
-	// the memo is off.
+	// clearMemo empties the scripts' memo, trimMemo keeps only the text it used last; both
+	// nil when the memo is off.
 	clearMemo, trimMemo goja.Callable
 	// released orders the idle runtimes: the stamp of its last release (Engine.releases).
 	released uint64
-	// trim fires memoIdle after the runtime's last release and empties its memo if it is
+	// trim fires memoIdle after the runtime's last release and trims its memo if it is
 	// still idle. One timer per runtime, reset by every release (a timer per call would
 	// pile up hundreds of thousands of goroutines at high call rates).
 	trim *time.Timer
@@ -397,7 +397,7 @@ func (e *Engine) release(rt *jsRuntime) {
 	<-e.slots
 }
 
-// trimMemo trims the memo of rt to its newest text if rt is idle (its timer fires
+// trimMemo trims the memo of rt to the text it used last if rt is idle (its timer fires
 // memoIdle after its last release).
 func (e *Engine) trimMemo(rt *jsRuntime) { e.whileIdle(rt, "trim", rt.trimMemo) }
 

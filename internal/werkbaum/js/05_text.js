@@ -228,15 +228,15 @@
   // parser's documents already are).
   //
   // The bound is a count and a size, but never a size that switches the memo off: the
-  // two newest texts — a write's old and new text — are always kept, whatever their size
+  // two texts used last — a write's old and new text — are always kept, whatever their size
   // (a text over a fixed limit used to be parsed again by every call of a write, 20 times
-  // slower per node above 262,144 characters); older entries go once all together hold
+  // slower per node above 262,144 characters); others go once all together hold
   // more than MEMO_MAX_CHARS. An analysed text holds about 50 bytes of heap per character
   // (a 10,000-node plan of 470,000 characters about 25 MB, in goja), so 1 Mi characters
   // keep a dozen small plans but only a write's two texts of a large one: 4 Mi kept eight
   // 10,000-node texts per runtime (200 MB), past the daemon's soft memory limit, where the
-  // collector runs without pause. The host trims the memo to its newest text once a runtime
-  // sits unused, and empties it once the whole daemon is idle (engine.go).
+  // collector runs without pause. The host trims the memo to the text used last once a
+  // runtime sits unused, and empties it once the whole daemon is idle (engine.go).
   var MEMO_MAX_CHARS = 1048576;
   var MEMO_KEEP = 2;
   // The count bound: a write touches two texts (its old and new one), and writes on four
@@ -308,7 +308,7 @@
   // W._memo() makes a memo; W._setMemoSize(n) bounds all of them (0 turns memoising off,
   // e.g. for benchmarks that must measure the uncached work). W._onClearMemo(fn) has fn
   // called whenever the memos are emptied, so the host's idle clear (engine.go) frees it
-  // too; W._onTrimMemo(fn) also whenever they are trimmed to their newest text (_trimMemo).
+  // too; W._onTrimMemo(fn) also whenever they are trimmed to the text used last (_trimMemo).
   W._memo = function () {
     var m = new Memo();
     memos.push(m);
