@@ -70,11 +70,66 @@ func TestClaudeCodeScriptedModel(t *testing.T) {
 	}
 }
 
+// TestClaudeCodeAgentRhythm: Claude Code's model reads the example plan and writes three
+// statuses, thinking 4 s before each write after the first (past the engine's memo trim and
+// the daemon's idle release). Each of those writes starts from the analysis the write
+// before it left (the engine's edit line says old_text_known=true), the bases the model
+// reads off the answers it is handed are current (no conflict), and the file ends with
+// the three statuses.
+func TestClaudeCodeAgentRhythm(t *testing.T) {
+	claude := filepath.Join(repoRoot(), "test", "clients", "node_modules", ".bin", "claude")
+	if _, err := os.Stat(claude); err != nil {
+		t.Skipf("Claude Code is not installed (cd test/clients && npm ci installs @anthropic-ai/claude-code): %v", err)
+	}
+	example, err := os.ReadFile(filepath.Join(sharedDir(t), "werkbaum", "examples", "werkbaum.werkbaum"))
+	if err != nil {
+		t.Fatalf("the example plan: %v", err)
+	}
+	d, paths := startPlanDaemonEnv(t, map[string]string{"TALK_LOG_LEVEL": "debug"}, planFile{Key: "example", Text: string(example)})
+	const pause = 4 * time.Second
+	write := func(after int, rid, id, status string) func([]string) (map[string]any, error) {
+		return func(r []string) (map[string]any, error) {
+			base, err := baseOf(r[after])
+			return map[string]any{"plan": "example", "base": base, "request_id": rid, "id": id, "status": status}, err
+		}
+	}
+	api := &scriptedModel{t: t, steps: []scriptedStep{
+		{tool: "werkbaum_read", args: func([]string) (map[string]any, error) { return map[string]any{"plan": "example"}, nil }},
+		{tool: "werkbaum_set_status", args: write(0, "rhythm-1", "not.ticket", "progress")},
+		{tool: "werkbaum_set_status", args: write(1, "rhythm-2", "not.ticket", "done"), think: pause},
+		{tool: "werkbaum_set_status", args: write(2, "rhythm-3", "ed.path.worth", "done"), think: pause},
+	}}
+	results := runClaude(t, claude, d.URL+"/mcp", api)
+	if len(results) != len(api.steps) {
+		t.Fatalf("the model got %d tool results, want %d", len(results), len(api.steps))
+	}
+	for i, r := range results[1:] {
+		if strings.Contains(r, "conflict") {
+			t.Errorf("write %d answered a conflict: the model read a stale base off the answer before: %.300s", i+1, r)
+		}
+	}
+	var known []string
+	for _, m := range editLine.FindAllStringSubmatch(d.logs(), -1) {
+		known = append(known, m[1])
+	}
+	if len(known) != 3 || known[1] != "true" || known[2] != "true" {
+		t.Errorf("old_text_known of the three writes = %v, want the two after a pause true", known)
+	}
+	text := string(readFile(t, paths["example"]))
+	for _, id := range []string{"not.ticket", "ed.path.worth"} {
+		if !regexp.MustCompile(`\[x\][^\n]*#` + regexp.QuoteMeta(id) + `\b`).MatchString(text) {
+			t.Errorf("#%s is not done in the file", id)
+		}
+	}
+}
+
 // scriptedStep is one tool call of the scripted model; args builds its arguments from
 // the tool results so far (as the host handed them over).
 type scriptedStep struct {
 	tool string
 	args func(results []string) (map[string]any, error)
+	// think is how long the model takes before it asks for this call (an agent's pause).
+	think time.Duration
 }
 
 // scriptedModel is a loopback Messages API that answers Claude Code's requests with the
@@ -112,15 +167,15 @@ func newScriptedModel(t *testing.T, plan, a, b string) *scriptedModel {
 		}
 	}
 	return &scriptedModel{t: t, steps: []scriptedStep{
-		{"werkbaum_read", func([]string) (map[string]any, error) { return map[string]any{"plan": plan}, nil }},
-		{"werkbaum_set_status", write(0, "cc-1", a)},
-		{"werkbaum_set_status", write(0, "cc-1", a)}, // a retry: the same request
-		{"werkbaum_set_status", write(0, "cc-2", b)}, // the base of the first read is stale now
-		{"werkbaum_set_status", write(3, "cc-3", b)}, // redo on the base the conflict names
-		{"operation_get", func([]string) (map[string]any, error) {
+		{tool: "werkbaum_read", args: func([]string) (map[string]any, error) { return map[string]any{"plan": plan}, nil }},
+		{tool: "werkbaum_set_status", args: write(0, "cc-1", a)},
+		{tool: "werkbaum_set_status", args: write(0, "cc-1", a)}, // a retry: the same request
+		{tool: "werkbaum_set_status", args: write(0, "cc-2", b)}, // the base of the first read is stale now
+		{tool: "werkbaum_set_status", args: write(3, "cc-3", b)}, // redo on the base the conflict names
+		{tool: "operation_get", args: func([]string) (map[string]any, error) {
 			return map[string]any{"plan": plan, "request_id": "cc-2"}, nil
 		}},
-		{"werkbaum_inspect", func([]string) (map[string]any, error) { return map[string]any{"plan": plan}, nil }},
+		{tool: "werkbaum_inspect", args: func([]string) (map[string]any, error) { return map[string]any{"plan": plan}, nil }},
 	}}
 }
 
@@ -193,6 +248,7 @@ func (s *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.last = results
 		s.mu.Unlock()
 		if n := len(results); n < len(s.steps) {
+			time.Sleep(s.steps[n].think)
 			args, err := s.steps[n].args(results)
 			if err != nil {
 				s.mu.Lock()
