@@ -36,7 +36,7 @@ func TestCacheCountsTheOutlineBesideItsView(t *testing.T) {
 func TestOutlineFootprintOfAPlan(t *testing.T) {
 	e := newTestEngine(t, Options{})
 	text := gen.Plan(2000, 1)
-	view, outline, err := e.InspectOutline(t.Context(), text)
+	view, outline, err := inspectOutline(t.Context(), e, text)
 	if err != nil {
 		t.Fatal(err)
 	}

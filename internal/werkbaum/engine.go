@@ -459,8 +459,8 @@ func (e *Engine) whileIdle(rt *jsRuntime, what string, fn goja.Callable) bool {
 //     plan's view is 3.5 MB here and comes back from the disk in about 45 ms; an answer not
 //     written there yet stays, since producing it again costs the whole analysis;
 //   - the outlines kept beside the cached whole-plan views that stay (about half a view's
-//     size again, in many small objects): the first reader that needs one decodes it from
-//     the view (DecodeOutline; 18–64 ms for a 10,000-node plan);
+//     size again, in many small objects; the engine is their only holder, so they are
+//     freed): the first reader that needs one decodes it from the view once (Outline);
 //   - the idle runtimes beyond one (2–3 MB each after a large plan's calls, which leave a
 //     runtime's heap grown): one call at a time, the common case after an idle spell,
 //     finds the one kept; calls that run at once build the others again (newRuntime).
