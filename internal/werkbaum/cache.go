@@ -2,8 +2,11 @@ package werkbaum
 
 import (
 	"container/list"
+	"crypto/sha256"
 	"errors"
+	"io"
 	"sync"
+	"unsafe"
 )
 
 // lru is a small least-recently-used cache of read results. Values are treated as
@@ -199,4 +202,52 @@ func (fs *flights) land(key string, f *flight) {
 	delete(fs.m, key)
 	fs.mu.Unlock()
 	close(f.done)
+}
+
+// textSumsKept bounds the texts whose hash is remembered: a few plans read in turn.
+const textSumsKept = 4
+
+// textSums remembers the SHA-256 (the cache key's part) of the texts hashed last, by the
+// string itself: the plan store hands the engine the same string for an unchanged plan
+// (planfs.Cache), and hashing a 10,000-node plan's text costs more than the rest of a
+// cached answer's lookup. An entry holds its string, so while it is held no other string
+// can have its bytes' address: a string with the same address and length is the same
+// text (Go strings are immutable).
+type textSums struct {
+	mu   sync.Mutex
+	kept [textSumsKept]textSum
+	next int // the slot the next new text takes
+}
+
+type textSum struct {
+	text string
+	sum  []byte
+}
+
+// of returns the SHA-256 of text.
+func (ts *textSums) of(text string) []byte {
+	ts.mu.Lock()
+	for _, k := range ts.kept {
+		if len(k.text) == len(text) && unsafe.StringData(k.text) == unsafe.StringData(text) && k.sum != nil {
+			ts.mu.Unlock()
+			return k.sum
+		}
+	}
+	ts.mu.Unlock()
+	h := sha256.New()
+	io.WriteString(h, text) // hashes the string in place, no copy of a large text
+	sum := h.Sum(nil)
+	ts.mu.Lock()
+	ts.kept[ts.next] = textSum{text: text, sum: sum}
+	ts.next = (ts.next + 1) % textSumsKept
+	ts.mu.Unlock()
+	return sum
+}
+
+// forget lets go of the texts held (the idle shed: they may be superseded texts the plan
+// store no longer holds).
+func (ts *textSums) forget() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	clear(ts.kept[:])
 }
