@@ -190,22 +190,20 @@ func (m *memoryReleaser) run(ctx context.Context) {
 }
 
 // shedIdle drops, once the daemon is idle, what its plan parts keep and a later request
-// rebuilds cheaply (werkbaum.Engine.ShedIdle, plans.Service.DropOutlines): the engine's
-// cached answers that its disk analysis cache holds, the plans' outlines (held by both the
-// engine's result cache and the plan store, so both let go) and the engine's idle runtimes
-// beyond one (docs/bench-memory.md has what each is worth). The price is paid once per idle
-// spell by the first reading that needs an outline (decoded from the view, the view read
-// back from disk when it was dropped) and by the first calls that run at once (a runtime
-// built); the plans' texts and summaries stay.
+// rebuilds cheaply (werkbaum.Engine.ShedIdle): the engine's cached answers that its disk
+// analysis cache holds, the plans' outlines (the engine is their only holder: the plan
+// store asks it for them) and the engine's idle runtimes beyond one (docs/bench-memory.md
+// has what each is worth). The price is paid once per idle spell by the first reading that
+// needs an outline (decoded from the view, the view read back from disk when it was
+// dropped) and by the first calls that run at once (a runtime built); the plans' texts and
+// summaries stay.
 func (d *daemon) shedIdle() {
 	p := d.planParts()
 	if p == nil {
 		return
 	}
 	outlines, answers, runtimes := p.engine.ShedIdle()
-	kept := p.store.DropOutlines()
-	d.log.Debug("idle: dropped what is cheap to rebuild", "engine_outlines", outlines, "engine_answers", answers,
-		"store_outlines", kept, "runtimes", runtimes)
+	d.log.Debug("idle: dropped what is cheap to rebuild", "outlines", outlines, "answers", answers, "runtimes", runtimes)
 }
 
 // dropModels empties the engine's memos (werkbaum.Engine.DropMemos), which after its idle

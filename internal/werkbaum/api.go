@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -272,9 +271,7 @@ func (e *Engine) cachedCall(ctx context.Context, method, text string, opts any, 
 	if err != nil {
 		return nil, fmt.Errorf("werkbaum %s: encode options: %w", method, err)
 	}
-	h := sha256.New()
-	io.WriteString(h, text) // hashes the string in place, no copy of a large text
-	sum := h.Sum(nil)
+	sum := e.sums.of(text)
 	key := method + "\x00" + string(o) + "\x00" + string(sum)
 	for {
 		if ent, ok := e.cache.get(key); ok {

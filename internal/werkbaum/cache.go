@@ -2,8 +2,11 @@ package werkbaum
 
 import (
 	"container/list"
+	"crypto/sha256"
 	"errors"
+	"io"
 	"sync"
+	"unsafe"
 )
 
 // lru is a small least-recently-used cache of read results. Values are treated as
@@ -11,8 +14,8 @@ import (
 // a caller does can change what the next caller sees.
 //
 // It is bounded by a count and by the bytes its entries keep alive (an answer and, for a
-// whole plan's view, the outline written with it: about half as much again), of which the
-// newest entry is always kept: an inspect of a 10,000-node plan is 4-8 MB of JSON, so 64 of them (a run of
+// whole plan's view, its outline: about half as much again), of which the newest entry is
+// always kept: an inspect of a 10,000-node plan is 4-8 MB of JSON, so 64 of them (a run of
 // writes to one large plan) would hold hundreds of MB and keep the collector busy near the
 // daemon's soft memory limit.
 type lru struct {
@@ -27,8 +30,10 @@ type lru struct {
 type lruEntry struct {
 	key string
 	raw []byte
-	// outline is the outline of a whole plan's inspect view, written with it (outline.go);
-	// nil for other answers and for views read back from the persisted analyses.
+	// outline is the outline of a whole plan's inspect view (outline.go): written with it,
+	// or decoded from raw by the first reader that asked for it (Engine.Outline, which then
+	// replaces the entry by one with it). nil for other answers, for views read back from
+	// the persisted analyses and after an idle shed, until a reader asks.
 	outline *Outline
 	// weight is what the entry counts against the cache's bytes, set by put.
 	weight int
@@ -81,6 +86,11 @@ func (c *lru) put(ent *lruEntry) {
 		c.items[ent.key] = c.order.PushFront(ent)
 	}
 	c.bytes += ent.weight
+	c.evict()
+}
+
+// evict drops the least recently used entries beyond the bounds; the caller holds c.mu.
+func (c *lru) evict() {
 	for c.order.Len() > c.max || (c.bytes > c.maxBytes && c.order.Len() > 1) {
 		last := c.order.Back()
 		c.order.Remove(last)
@@ -90,11 +100,39 @@ func (c *lru) put(ent *lruEntry) {
 	}
 }
 
+// withOutline returns old's answer with outline o, the outline decoded from it, and makes
+// that the cached entry of old's key if old still is (an entry is replaced, not changed:
+// callers may hold old), its weight counting the outline.
+func (c *lru) withOutline(old *lruEntry, o *Outline) *lruEntry {
+	ent := &lruEntry{key: old.key, raw: old.raw, outline: o, disk: old.disk, decode: old.decode}
+	ent.weight = len(ent.raw) + o.footprint()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[old.key]; ok && el.Value == old {
+		el.Value = ent
+		c.order.MoveToFront(el)
+		c.bytes += ent.weight - old.weight
+		c.evict()
+	}
+	return ent
+}
+
+// outlined returns the cached entry of key when it has its outline.
+func (c *lru) outlined(key string) (*lruEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok && el.Value.(*lruEntry).outline != nil {
+		return el.Value.(*lruEntry), true
+	}
+	return nil, false
+}
+
 // shed drops the entries whose answer the disk cache holds (onDisk) and replaces every
 // other entry that keeps an outline by one without it; it returns how many outlines and
 // answers it dropped. A dropped answer is read back from the disk by the next call that
 // needs it; the outline of a view is decoded again from the view by the first reader that
-// needs one (DecodeOutline). An entry is replaced, not changed, because callers may hold
+// needs one (Engine.Outline). The cache is the outlines' only holder (the plan store asks
+// for them, it keeps none), so what is dropped here is freed. An entry is replaced, not changed, because callers may hold
 // it: what they were handed stays as it was.
 func (c *lru) shed(onDisk func(diskKey) bool) (outlines, answers int) {
 	c.mu.Lock()
@@ -164,4 +202,52 @@ func (fs *flights) land(key string, f *flight) {
 	delete(fs.m, key)
 	fs.mu.Unlock()
 	close(f.done)
+}
+
+// textSumsKept bounds the texts whose hash is remembered: a few plans read in turn.
+const textSumsKept = 4
+
+// textSums remembers the SHA-256 (the cache key's part) of the texts hashed last, by the
+// string itself: the plan store hands the engine the same string for an unchanged plan
+// (planfs.Cache), and hashing a 10,000-node plan's text costs more than the rest of a
+// cached answer's lookup. An entry holds its string, so while it is held no other string
+// can have its bytes' address: a string with the same address and length is the same
+// text (Go strings are immutable).
+type textSums struct {
+	mu   sync.Mutex
+	kept [textSumsKept]textSum
+	next int // the slot the next new text takes
+}
+
+type textSum struct {
+	text string
+	sum  []byte
+}
+
+// of returns the SHA-256 of text.
+func (ts *textSums) of(text string) []byte {
+	ts.mu.Lock()
+	for _, k := range ts.kept {
+		if len(k.text) == len(text) && unsafe.StringData(k.text) == unsafe.StringData(text) && k.sum != nil {
+			ts.mu.Unlock()
+			return k.sum
+		}
+	}
+	ts.mu.Unlock()
+	h := sha256.New()
+	io.WriteString(h, text) // hashes the string in place, no copy of a large text
+	sum := h.Sum(nil)
+	ts.mu.Lock()
+	ts.kept[ts.next] = textSum{text: text, sum: sum}
+	ts.next = (ts.next + 1) % textSumsKept
+	ts.mu.Unlock()
+	return sum
+}
+
+// forget lets go of the texts held (the idle shed: they may be superseded texts the plan
+// store no longer holds).
+func (ts *textSums) forget() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	clear(ts.kept[:])
 }

@@ -1,6 +1,8 @@
 package werkbaum
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"strings"
 	"testing"
 	"unsafe"
@@ -36,7 +38,7 @@ func TestCacheCountsTheOutlineBesideItsView(t *testing.T) {
 func TestOutlineFootprintOfAPlan(t *testing.T) {
 	e := newTestEngine(t, Options{})
 	text := gen.Plan(2000, 1)
-	view, outline, err := e.InspectOutline(t.Context(), text)
+	view, outline, err := inspectOutline(t.Context(), e, text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,4 +50,38 @@ func TestOutlineFootprintOfAPlan(t *testing.T) {
 		t.Fatalf("footprint %d is not below the view's %d bytes", fp, len(view))
 	}
 	t.Logf("2,000 nodes: view %d bytes, outline about %d (%.0f %%)", len(view), fp, 100*float64(fp)/float64(len(view)))
+}
+
+// The remembered hash of a text is its SHA-256 whatever string holds it: the same string
+// again (remembered), an equal text in another string, strings that share their bytes'
+// start but not their length, more texts than are remembered, and after forget.
+func TestTextSumsAreTheTextsHash(t *testing.T) {
+	var ts textSums
+	base := strings.Repeat("- [ ] Task #t @jörg (S)\n", 50)
+	texts := []string{base, base[:len(base)-1], base[:10], strings.Clone(base), "", "@Müller\n"}
+	for i := range textSumsKept + 2 {
+		texts = append(texts, base+strings.Repeat("x", i))
+	}
+	check := func(when string) {
+		t.Helper()
+		for i, text := range texts {
+			want := sha256.Sum256([]byte(text))
+			if got := ts.of(text); !bytes.Equal(got, want[:]) {
+				t.Fatalf("%s: the hash of text %d (%d bytes) is not its SHA-256", when, i, len(text))
+			}
+		}
+	}
+	check("first")
+	check("again")
+	last := texts[len(texts)-1]
+	if &ts.of(last)[0] != &ts.of(last)[0] {
+		t.Fatal("the hash of the same string asked twice in a row was computed again")
+	}
+	ts.forget()
+	for _, k := range ts.kept {
+		if k.text != "" || k.sum != nil {
+			t.Fatal("forget kept a text")
+		}
+	}
+	check("after forget")
 }

@@ -171,8 +171,9 @@ type Engine struct {
 	programs []*goja.Program
 	names    []string // file name per program, for load errors
 	log      *slog.Logger
-	cache    *lru    // nil when disabled
-	flights  flights // cached calls being produced (cachedCall)
+	cache    *lru     // nil when disabled
+	flights  flights  // cached calls being produced (cachedCall)
+	sums     textSums // the hashes of the texts asked about last (cachedCall)
 	// scriptID is the SHA-256 of the scripts run (names and sources, in order): part of
 	// the disk cache's key, so changed scripts never find an old answer.
 	scriptID [32]byte
@@ -459,8 +460,10 @@ func (e *Engine) whileIdle(rt *jsRuntime, what string, fn goja.Callable) bool {
 //     plan's view is 3.5 MB here and comes back from the disk in about 45 ms; an answer not
 //     written there yet stays, since producing it again costs the whole analysis;
 //   - the outlines kept beside the cached whole-plan views that stay (about half a view's
-//     size again, in many small objects): the first reader that needs one decodes it from
-//     the view (DecodeOutline; 18–64 ms for a 10,000-node plan);
+//     size again, in many small objects; the engine is their only holder, so they are
+//     freed): the first reader that needs one decodes it from the view once (Outline);
+//   - the texts whose hash the cache's keys remember (superseded ones the plan store no
+//     longer holds among them);
 //   - the idle runtimes beyond one (2–3 MB each after a large plan's calls, which leave a
 //     runtime's heap grown): one call at a time, the common case after an idle spell,
 //     finds the one kept; calls that run at once build the others again (newRuntime).
@@ -471,6 +474,7 @@ func (e *Engine) ShedIdle() (outlines, answers, runtimes int) {
 		p := e.opts.Persist
 		outlines, answers = e.cache.shed(func(k diskKey) bool { return p != nil && p.holds(k) })
 	}
+	e.sums.forget()
 	e.mu.Lock()
 	// Keep the most recently released runtime (the top of the LIFO stack).
 	var dropped []*jsRuntime

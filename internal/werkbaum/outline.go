@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 	"unsafe"
 )
 
@@ -14,7 +15,9 @@ import (
 // 10,000-node plan's first inspect; the engine's record writer (view.go) has every value
 // in hand when it writes the view, so it yields the outline in the same pass, and decoding
 // is left to answers the engine did not produce itself (read back from the persisted
-// analyses). DecodeOutline is the definition: TestOutlineOfTheWriterEqualsDecode holds the
+// analyses) and to views whose outline an idle shed dropped. The engine keeps the outline
+// with its cached view and is its only holder (Engine.Outline): the plan store asks for it
+// each time and keeps none. DecodeOutline is the definition: TestOutlineOfTheWriterEqualsDecode holds the
 // writer's outline to the decode of the view it wrote.
 
 // Outline is the part of a plan's whole inspect view that the summary and the compact
@@ -66,18 +69,89 @@ func DecodeOutline(view []byte) (*Outline, error) {
 	return &o, nil
 }
 
-// InspectOutline is InspectJSON of the whole plan (no options) with the view's outline
-// when this engine wrote the view (also when a concurrent caller's analysis of the same
-// text produced it, or it is still in the memory cache). The outline is nil when the view
-// was read back from the persisted analyses: the caller decodes it then (DecodeOutline).
-// Both are the cache's and must not be modified: the plan store copies the view anyway
-// (it puts the base in front), and a private copy of 3.5 MB would be garbage at once.
-func (e *Engine) InspectOutline(ctx context.Context, text string) (json.RawMessage, *Outline, error) {
+// InspectView is InspectJSON without the copy: the bytes are the cache's and must not be
+// modified. The plan store copies the view anyway (it puts the base in front), and a
+// private copy of a large plan's view would be garbage at once.
+func (e *Engine) InspectView(ctx context.Context, text string, opts InspectOptions) (json.RawMessage, error) {
+	ent, err := e.inspect(ctx, text, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ent.raw, nil
+}
+
+// Outline returns the outline of the whole plan's inspect view of text. The engine is its
+// only holder: it keeps it with the cached view (written with it, or decoded from a view
+// read back from the persisted analyses or one whose outline an idle shed dropped), so
+// every reader of one content gets the same outline until the entry goes, and ShedIdle
+// frees it. It is shared and must not be modified.
+func (e *Engine) Outline(ctx context.Context, text string) (*Outline, error) {
 	ent, err := e.inspect(ctx, text, InspectOptions{})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return ent.raw, ent.outline, nil
+	return e.outlineOf(ctx, ent)
+}
+
+// outlineOf returns the outline of ent, a whole plan's view: its own, else decoded from its
+// view once while concurrent askers wait for that decode (a 10,000-node plan's costs tens
+// of milliseconds), and kept in the cache's entry in ent's place.
+func (e *Engine) outlineOf(ctx context.Context, ent *lruEntry) (*Outline, error) {
+	if ent.outline != nil {
+		return ent.outline, nil
+	}
+	if e.cache == nil {
+		return e.decodeOutline(ent.raw) // an uncached view has its outline unless it failed
+	}
+	key := "outline\x00" + ent.key
+	for {
+		f, first := e.flights.join(key)
+		if !first {
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("werkbaum outline: %w", ctx.Err())
+			}
+			if f.abandoned {
+				continue // the decode panicked: try it here
+			}
+			if f.err != nil {
+				return nil, f.err
+			}
+			return f.ent.outline, nil
+		}
+		return e.decodeFlight(key, ent, f)
+	}
+}
+
+// decodeFlight decodes ent's outline for the flight f this caller started and lands it,
+// also when the decode panics.
+func (e *Engine) decodeFlight(key string, ent *lruEntry, f *flight) (*Outline, error) {
+	f.err, f.abandoned = errFlightAbandoned, true // until the decode returns
+	defer e.flights.land(key, f)
+	// A flight that landed since the caller got ent left the outline in the cache.
+	if cur, ok := e.cache.outlined(ent.key); ok {
+		f.ent, f.err, f.abandoned = cur, nil, false
+		return cur.outline, nil
+	}
+	o, err := e.decodeOutline(ent.raw)
+	if err == nil {
+		f.ent = e.cache.withOutline(ent, o)
+	}
+	f.err, f.abandoned = err, false
+	return o, err
+}
+
+// decodeOutline decodes the outline of a view, with a debug line saying how long it took:
+// the price of a view the engine did not write itself or of an idle shed.
+func (e *Engine) decodeOutline(view []byte) (*Outline, error) {
+	start := time.Now()
+	o, err := DecodeOutline(view)
+	if err != nil {
+		return nil, fmt.Errorf("%w: outline: %v", ErrEngine, err)
+	}
+	e.log.Debug("werkbaum: outline decoded from the view", "view_bytes", len(view), "took", time.Since(start).Round(time.Microsecond))
+	return o, nil
 }
 
 // footprint estimates the bytes the outline keeps alive (its structs, slices and string

@@ -1,15 +1,21 @@
 package werkbaum
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"log/slog"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 
 	"talkd/internal/werkbaum/gen"
 )
 
 // TestOutlineOfTheWriterEqualsDecode: the outline the record writer yields with a whole
-// plan's view (InspectOutline) is exactly what decoding that view gives (DecodeOutline, the
+// plan's view (Engine.Outline) is exactly what decoding that view gives (DecodeOutline, the
 // outline's definition), on every plan of the view's tests (the shared examples, the case
 // plans, non-ASCII names and escapes), generated plans with @jörg and @Müller, warnings
 // and a path, and a text that is not valid UTF-8; and the view is the one InspectJSON
@@ -21,7 +27,7 @@ func TestOutlineOfTheWriterEqualsDecode(t *testing.T) {
 		"- [ ] bad \xff\xfe bytes #b @j\xc3rg :#b\n  - [x] \xed\xa0\x80 surrogate #s (M) @Müller\n  - [x] x #s\n")
 	var nodes, warnings, withPath int
 	for _, text := range texts {
-		view, o, err := e.InspectOutline(ctx, text)
+		view, o, err := inspectOutline(ctx, e, text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +50,7 @@ func TestOutlineOfTheWriterEqualsDecode(t *testing.T) {
 		}
 		plain, err := e.InspectJSON(ctx, text, InspectOptions{})
 		if err != nil || string(plain) != string(view) {
-			t.Fatalf("InspectOutline's view differs from InspectJSON's (%v)", err)
+			t.Fatalf("InspectView's view differs from InspectJSON's (%v)", err)
 		}
 		nodes += len(o.Nodes)
 		warnings += len(o.Warnings)
@@ -60,18 +66,19 @@ func TestOutlineOfTheWriterEqualsDecode(t *testing.T) {
 
 // TestInspectOutlineSharedAndFromDisk: the outline is kept with the cached view (a second
 // call and a concurrent caller get the same one, no other inspect makes one), and a view
-// read back from the persisted analyses comes without one (the reader decodes it).
+// read back from the persisted analyses comes without one: the first reader decodes it,
+// and the cache keeps that decode with the view, counted in its weight.
 func TestInspectOutlineSharedAndFromDisk(t *testing.T) {
 	ctx := context.Background()
 	text := gen.Plan(300, 2)
 	dir := t.TempDir()
 	p1 := openTestPersist(t, dir, 1<<30, nil)
 	e := newTestEngine(t, Options{Persist: p1})
-	_, first, err := e.InspectOutline(ctx, text)
+	_, first, err := inspectOutline(ctx, e, text)
 	if err != nil || first == nil {
 		t.Fatalf("first: %v %v", first, err)
 	}
-	_, again, _ := e.InspectOutline(ctx, text)
+	_, again, _ := inspectOutline(ctx, e, text)
 	if again != first {
 		t.Fatal("the cached view's outline was not the one written with it")
 	}
@@ -83,18 +90,117 @@ func TestInspectOutlineSharedAndFromDisk(t *testing.T) {
 
 	p2 := openTestPersist(t, dir, 1<<30, nil)
 	e2 := newTestEngine(t, Options{Persist: p2})
-	view, o, err := e2.InspectOutline(ctx, text)
+	view, err := e2.InspectView(ctx, text, InspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st := p2.Stats(); st.FromDisk != 1 {
 		t.Fatalf("the restarted engine did not read the view from disk: %+v", st)
 	}
-	if o != nil {
+	if cachedOutline(e2, text) != nil {
 		t.Fatal("a view read from disk came with an outline")
 	}
-	decoded, err := DecodeOutline(view)
-	if err != nil || !reflect.DeepEqual(decoded, first) {
-		t.Fatalf("the decoded outline of the view from disk differs from the written one (%v)", err)
+	o, err := e2.Outline(ctx, text)
+	if err != nil {
+		t.Fatal(err)
 	}
+	decoded, err := DecodeOutline(view)
+	if err != nil || !reflect.DeepEqual(decoded, first) || !reflect.DeepEqual(o, first) {
+		t.Fatalf("the outline of the view from disk differs from the written one (%v)", err)
+	}
+	if cachedOutline(e2, text) != o {
+		t.Fatal("the outline decoded from the view read back is not kept with it")
+	}
+	if want := len(view) + o.footprint(); e2.cache.bytes != want {
+		t.Fatalf("the cache counts %d bytes, want the view's and the decoded outline's %d", e2.cache.bytes, want)
+	}
+}
+
+// TestOutlineDecodedOnceForConcurrentAskers: many readers asking at once for the outline of
+// a view that has none (read back from disk, or shed) wait for one decode and share it;
+// the cache keeps it, and a later reader gets the same without a decode.
+func TestOutlineDecodedOnceForConcurrentAskers(t *testing.T) {
+	ctx := context.Background()
+	var logs syncBuffer
+	e := newTestEngine(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	text := gen.Plan(2000, 3)
+	_, written, err := inspectOutline(ctx, e, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outlines, _, _ := e.ShedIdle(); outlines != 1 {
+		t.Fatalf("ShedIdle dropped %d outlines, want 1", outlines)
+	}
+	const askers = 16
+	got := make([]*Outline, askers)
+	errs := make([]error, askers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range askers {
+		wg.Go(func() {
+			<-start
+			got[i], errs[i] = e.Outline(ctx, text)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range askers {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if got[i] != got[0] {
+			t.Fatalf("asker %d got an outline of its own: the outline was decoded more than once", i)
+		}
+	}
+	if got[0] == written || !reflect.DeepEqual(got[0], written) {
+		t.Fatalf("after the shed the outline is the one before (nothing was dropped): %v; equal to it: %v", got[0] == written, reflect.DeepEqual(got[0], written))
+	}
+	if later, err := e.Outline(ctx, text); err != nil || later != got[0] || cachedOutline(e, text) != got[0] {
+		t.Fatalf("a later reader did not get the kept outline (%v)", err)
+	}
+	if n := strings.Count(logs.String(), "outline decoded from the view"); n != 1 {
+		t.Fatalf("%d decodes logged, want 1", n)
+	}
+}
+
+// inspectOutline is the whole plan's view (the cache's bytes) and its outline.
+func inspectOutline(ctx context.Context, e *Engine, text string) (json.RawMessage, *Outline, error) {
+	view, err := e.InspectView(ctx, text, InspectOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := e.Outline(ctx, text)
+	return view, o, err
+}
+
+// cachedOutline is the outline the cache keeps with text's whole view (nil when it keeps
+// none, or not the view).
+func cachedOutline(e *Engine, text string) *Outline {
+	opts, _ := json.Marshal(InspectOptions{})
+	sum := sha256.Sum256([]byte(text))
+	key := "inspect\x00" + string(opts) + "\x00" + string(sum[:])
+	e.cache.mu.Lock()
+	defer e.cache.mu.Unlock()
+	if el, ok := e.cache.items[key]; ok {
+		return el.Value.(*lruEntry).outline
+	}
+	return nil
+}
+
+// syncBuffer is a log destination goroutines write to at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

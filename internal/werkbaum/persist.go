@@ -703,7 +703,7 @@ func (e *Engine) persisted(ctx context.Context, k *diskKey, produce func() (json
 	}
 	return func() (json.RawMessage, *Outline, error) {
 		if raw, ok := p.load(ctx, *k); ok {
-			return raw, nil, nil // the reader decodes an outline it needs (InspectOutline)
+			return raw, nil, nil // the outline is decoded when asked for (Engine.Outline)
 		}
 		raw, outline, err := produce()
 		if err == nil {

@@ -18,9 +18,10 @@ import (
 //   - the inspect answers per option set, with the base spliced in, ready to send (views
 //     of planfs.Cache, dropped with the content they were made of);
 //   - the summary of plans_list and /status (nodes, warnings, or the engine's failure),
-//     computed in the background, so those doors never run the engine themselves;
-//   - the outline of the whole plan's view (outline.go), which the summary counts and the
-//     compact reading shows, once per content for both (the engine's, or decoded).
+//     computed in the background, so those doors never run the engine themselves.
+//
+// The outline of the whole plan's view, which the summary counts and the compact reading
+// shows, is the engine's (outline.go): the store asks for it and keeps none.
 //
 // Everything cached is immutable once stored and handed out without copying.
 
@@ -36,14 +37,12 @@ type summaryEntry struct {
 	nodes    int
 	warnings int
 	err      string
-	outline  outlineSlot // the content's outline, while kept
 }
 
 // cache holds the summaries of a Service.
 type cache struct {
 	mu        sync.Mutex
 	summaries map[string]*summaryEntry // by plan key, the latest content's only
-	outlines  []*summaryEntry          // the entries whose outline is kept, oldest first
 }
 
 func newCache() *cache {
@@ -134,12 +133,6 @@ func (s *Service) startSummary(key string, snap *Snapshot) *summaryEntry {
 		s.cache.mu.Unlock()
 		return ent
 	}
-	if ent != nil {
-		// Nobody asks for a superseded content's outline again (Outline reads the plan's
-		// current content): it goes with its summary instead of holding a place, and a
-		// large plan's megabytes, among the kept ones.
-		s.cache.dropOutline(ent)
-	}
 	ent = &summaryEntry{sum: snap.Base.Checksum, done: make(chan struct{})}
 	s.cache.summaries[key] = ent
 	s.cache.mu.Unlock()
@@ -147,21 +140,16 @@ func (s *Service) startSummary(key string, snap *Snapshot) *summaryEntry {
 	return ent
 }
 
-// computeSummary runs the engine's inspect (the full view, which werkbaum_inspect of the
-// whole plan then finds cached) and counts nodes and warnings in its outline, which the
-// compact reading of the same content then finds kept.
+// computeSummary counts nodes and warnings in the outline of the whole plan's view, which
+// the engine makes with that view and keeps with it (werkbaum_inspect of the whole plan
+// and its compact reading then find both cached there).
 func (s *Service) computeSummary(key string, snap *Snapshot, ent *summaryEntry) {
 	defer close(ent.done)
 	// Not the caller's context: the summary outlives the request that asked first.
-	raw, made, err := s.inspectAnswer(context.Background(), key, snap, werkbaum.InspectOptions{})
+	o, err := s.engine.Outline(context.Background(), snap.Text)
 	if err != nil {
 		ent.err = err.Error()
 		s.log.Warn("plan summary failed; cached until the plan changes", "plan", key, "checksum", snap.Base.Checksum, "err", err)
-		return
-	}
-	o, err := s.outlineOf(ent, raw, made)
-	if err != nil {
-		ent.err = "summary: " + err.Error()
 		return
 	}
 	ent.nodes, ent.warnings = len(o.Nodes), len(o.Warnings)

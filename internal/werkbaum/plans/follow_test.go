@@ -29,7 +29,9 @@ func newFollowFixture(t *testing.T, plans []config.Plan, roots []config.Root) *f
 	t.Helper()
 	dir := t.TempDir()
 	logs := &syncWriter{b: &bytes.Buffer{}}
-	svc, err := New(Options{Plans: plans, Roots: roots, Engine: testEngine(t, werkbaum.Options{}), DB: Bolt(stateDB(t, dir)), Lanes: &queue.Lanes{},
+	// The engine's debug lines say which answers it computed (not read from its cache).
+	eng := testEngine(t, werkbaum.Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	svc, err := New(Options{Plans: plans, Roots: roots, Engine: eng, DB: Bolt(stateDB(t, dir)), Lanes: &queue.Lanes{},
 		Log: slog.New(slog.NewTextHandler(logs, nil)), FollowEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +113,12 @@ func TestFollowerRecordsAndAnalysesAnOutsideEdit(t *testing.T) {
 	if ent == nil || ent.sum != sum || !closed(ent.done) || ent.err != "" || ent.nodes != 3 {
 		t.Fatalf("the new text's summary after the round: %+v", ent)
 	}
-	if _, ok := f.svc.texts.View("p", sum, viewKey(2, werkbaum.InspectOptions{})); !ok {
-		t.Fatal("the whole-plan inspect of the new text is not cached")
+	mark := len(f.logs.String())
+	if in, err := f.svc.Inspect(context.Background(), "p", werkbaum.InspectOptions{}); err != nil || in.Base.Checksum != sum {
+		t.Fatalf("inspect of the new text: %v", err)
+	}
+	if strings.Contains(f.logs.String()[mark:], "answer computed") {
+		t.Fatal("the whole-plan inspect of the new text was not cached: the engine computed it again")
 	}
 	if f.round() {
 		t.Fatal("a round after the read read the plan again")

@@ -2,27 +2,29 @@ package plans
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
+	"runtime"
 	"testing"
+	"weak"
 
 	"talkd/internal/config"
 	"talkd/internal/queue"
 	"talkd/internal/werkbaum"
 )
 
-// TestOutlineDecodedOncePerContent: the summary's count and the compact reading share one
-// outline per content: the outline a reader gets is the one the engine wrote with the view
-// the start-up summary asked for (nothing decoded it), asking again decodes nothing, a new
-// content gets its own; at most outlinesKept outlines are kept, and a dropped one is
-// decoded again when asked for.
-func TestOutlineDecodedOncePerContent(t *testing.T) {
+// TestOutlineIsTheEngines: the summary's count and the compact reading share the engine's
+// outline of a content: the one a reader gets is the engine's (the one it wrote with the
+// view the start-up summary asked for), asking again gives the same, a new content gets its
+// own and leaves the old one as it was; and reading the outline makes no answer with the
+// base in the store (only werkbaum_inspect's full reading does).
+func TestOutlineIsTheEngines(t *testing.T) {
 	dir := t.TempDir()
 	var cfg []config.Plan
 	texts := map[string]string{}
-	for i := range outlinesKept + 2 {
+	for i := range 3 {
 		path := filepath.Join(dir, fmt.Sprintf("p%d.werkbaum", i))
 		text := fmt.Sprintf("%%%% plan %d\n[~] #root: Release (L)\n  - [ ] #auth: Login @jörg (S)\n  - [ ] #docs: Docs @Müller (XS)\n", i)
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -39,34 +41,17 @@ func TestOutlineDecodedOncePerContent(t *testing.T) {
 	t.Cleanup(func() { svc.Close() })
 	svc.warming.Wait() // the start-up summaries of every plan
 
-	kept := func(key string) *Outline {
-		svc.cache.mu.Lock()
-		defer svc.cache.mu.Unlock()
-		return svc.cache.summaries[key].outline.outline.Load()
-	}
-	var withOutline, dropped []string
-	for _, p := range cfg {
-		if kept(p.Key) != nil {
-			withOutline = append(withOutline, p.Key)
-		} else {
-			dropped = append(dropped, p.Key)
-		}
-	}
-	if len(withOutline) != outlinesKept || len(dropped) != 2 {
-		t.Fatalf("outlines kept for %v, dropped for %v: want %d kept", withOutline, dropped, outlinesKept)
-	}
-
 	ctx := context.Background()
-	key := withOutline[0]
+	key := cfg[0].Key
 	got, err := svc.Outline(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Outline != kept(key) {
-		t.Fatal("the compact reading decoded the view again instead of taking the summary's outline")
+	if written, err := eng.Outline(ctx, texts[key]); err != nil || got.Outline != written {
+		t.Fatalf("the store's outline is not the engine's (%v)", err)
 	}
-	if _, written, err := eng.InspectOutline(ctx, texts[key]); err != nil || written == nil || got.Outline != written {
-		t.Fatalf("the store's outline is not the one the engine wrote with the view (%v)", err)
+	if again, _ := svc.Outline(ctx, key); again.Outline != got.Outline {
+		t.Fatal("asking again gave another outline of the same content")
 	}
 	sum := svc.Summarize(ctx, key)
 	if sum.Nodes != 3 || sum.Nodes != len(got.Outline.Nodes) || sum.Warnings != len(got.Outline.Warnings) || got.Base.Checksum != sum.Checksum {
@@ -75,16 +60,15 @@ func TestOutlineDecodedOncePerContent(t *testing.T) {
 	if n := got.Outline.Nodes[1]; n.ID != "auth" || n.Label != "Login" || n.Size != "S" || len(n.People) != 1 || n.People[0] != "jörg" || n.Depth != 1 {
 		t.Fatalf("node 2 of the outline: %+v", n)
 	}
-
-	again, err := svc.Outline(ctx, dropped[0])
-	if err != nil {
+	whole := viewKey(got.Base.Revision, werkbaum.InspectOptions{})
+	if _, ok := svc.texts.View(key, got.Base.Checksum, whole); ok {
+		t.Fatal("the summary or the compact reading made the store's answer with the base: a second copy of the view")
+	}
+	if _, err := svc.Inspect(ctx, key, werkbaum.InspectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if again.Outline == nil || kept(dropped[0]) != again.Outline || len(again.Outline.Nodes) != 3 {
-		t.Fatal("a dropped outline was not decoded and kept again")
-	}
-	if second, _ := svc.Outline(ctx, dropped[0]); second.Outline != again.Outline {
-		t.Fatal("asking again decoded the same content again")
+	if _, ok := svc.texts.View(key, got.Base.Checksum, whole); !ok {
+		t.Fatal("the full reading's answer with the base is not kept")
 	}
 
 	res, err := svc.Write(ctx, key, WriteRequest{Tool: "werkbaum_set_status", RequestID: "r1", ArgsHash: "h1", Base: got.Base,
@@ -99,31 +83,16 @@ func TestOutlineDecodedOncePerContent(t *testing.T) {
 	if after.Outline == got.Outline || after.Outline.Nodes[1].Status != "done" || after.Base != res.Base {
 		t.Fatalf("after the write: %+v at %+v (write at %+v)", after.Outline.Nodes[1], after.Base, res.Base)
 	}
-
-	// A content superseded while its outline is kept does not keep it beside the new one.
-	if _, err := svc.Write(ctx, dropped[0], WriteRequest{Tool: "werkbaum_set_status", RequestID: "r2", ArgsHash: "h2", Base: again.Base,
-		Verb: werkbaum.SetStatus{ID: "docs", Status: "done"}, Author: Author{Client: "local", Agent: "test"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Outline(ctx, dropped[0]); err != nil {
-		t.Fatal(err)
-	}
-	svc.cache.mu.Lock()
-	defer svc.cache.mu.Unlock()
-	for _, e := range svc.cache.outlines {
-		if e.outline.outline.Load() == again.Outline {
-			t.Fatal("the outline of the content before the write is still kept")
-		}
-	}
-	if again.Outline.Nodes[2].Status == "done" {
+	if got.Outline.Nodes[1].Status == "done" {
 		t.Fatal("the superseded outline was changed")
 	}
 }
 
-// TestDropOutlinesKeepsTheReading: after DropOutlines (the daemon's idle shed) no content
-// keeps an outline, and the next reading of a plan is the one before, its outline taken
-// from the engine or decoded from the view again, and kept again.
-func TestDropOutlinesKeepsTheReading(t *testing.T) {
+// TestShedIdleFreesTheOutlines: after the engine's idle shed no outline is held anywhere
+// (the store keeps none: each one becomes garbage), and the next reading of every plan,
+// the compact one and the summary, is the one before, its outline decoded again. With and
+// without the engine's result cache.
+func TestShedIdleFreesTheOutlines(t *testing.T) {
 	dir := t.TempDir()
 	var cfg []config.Plan
 	for i := range 3 {
@@ -143,38 +112,44 @@ func TestDropOutlinesKeepsTheReading(t *testing.T) {
 		t.Cleanup(func() { svc.Close() })
 		svc.warming.Wait()
 		ctx := context.Background()
-		before := map[string]*Outlined{}
-		for _, p := range cfg {
-			if before[p.Key], err = svc.Outline(ctx, p.Key); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// The engine's cache holds the same outlines; it lets go of its own (ShedIdle).
-		eng.ShedIdle()
-		if n := svc.DropOutlines(); n != len(cfg) {
-			t.Fatalf("DropOutlines dropped %d outlines, want %d", n, len(cfg))
-		}
-		svc.cache.mu.Lock()
-		for key, ent := range svc.cache.summaries {
-			if ent.outline.outline.Load() != nil {
-				t.Errorf("plan %s still keeps its outline", key)
-			}
-		}
-		svc.cache.mu.Unlock()
-		for _, p := range cfg {
-			got, err := svc.Outline(ctx, p.Key)
+		reading := func(key string) (string, *Outline) {
+			t.Helper()
+			got, err := svc.Outline(ctx, key)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Outline == before[p.Key].Outline {
-				t.Errorf("plan %s: the outline after the drop is the very one before: nothing was dropped", p.Key)
+			b, err := json.Marshal(struct {
+				Base    Base
+				Outline *Outline
+				Summary Summary
+			}{got.Base, got.Outline, svc.Summarize(ctx, key)})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, before[p.Key]) {
-				t.Errorf("plan %s: the reading after DropOutlines differs:\nbefore %+v\nafter  %+v", p.Key, before[p.Key].Outline, got.Outline)
+			return string(b), got.Outline
+		}
+		before := map[string]string{}
+		held := map[string]weak.Pointer[Outline]{}
+		for _, p := range cfg {
+			var o *Outline
+			before[p.Key], o = reading(p.Key)
+			held[p.Key] = weak.Make(o)
+		}
+		outlines, _, _ := eng.ShedIdle()
+		if want := map[bool]int{true: 0, false: len(cfg)}[engineOpts.CacheEntries < 0]; outlines != want {
+			t.Fatalf("ShedIdle dropped %d outlines, want %d", outlines, want)
+		}
+		runtime.GC()
+		runtime.GC()
+		for key, w := range held {
+			if w.Value() != nil {
+				t.Errorf("plan %s: its outline is still held after the engine's idle shed", key)
 			}
 		}
-		if n := svc.DropOutlines(); n != len(cfg) {
-			t.Fatalf("after the readings %d outlines were kept again, want %d", n, len(cfg))
+		for _, p := range cfg {
+			if got, _ := reading(p.Key); got != before[p.Key] {
+				t.Errorf("plan %s: the reading after the shed differs:\nbefore %s\nafter  %s", p.Key, before[p.Key], got)
+			}
 		}
 	}
 }

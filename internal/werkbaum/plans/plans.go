@@ -340,54 +340,40 @@ type Inspected struct {
 // plan by content, revision and options, so inspecting an unchanged plan costs an open,
 // a stat and a revision lookup, and hands out the cached bytes without copying them.
 func (s *Service) Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*Inspected, error) {
-	snap, raw, _, err := s.readInspected(ctx, key, opts)
+	snap, err := s.readResolved(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.inspectAnswer(ctx, key, snap, opts)
 	if err != nil {
 		return nil, err
 	}
 	return &Inspected{Base: snap.Base, JSON: raw}, nil
 }
 
-// readInspected reads the plan and gives its content's inspect answer (cached), with the
-// outline when the engine wrote it just now (inspectAnswer).
-func (s *Service) readInspected(ctx context.Context, key string, opts werkbaum.InspectOptions) (*Snapshot, json.RawMessage, *Outline, error) {
+// readResolved reads the plan the way the engine's readers do (Inspect, Outline).
+func (s *Service) readResolved(ctx context.Context, key string) (*Snapshot, error) {
 	p, err := s.resolve(key)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	defer p.Release()
-	snap, err := s.read(ctx, p)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	raw, outline, err := s.inspectAnswer(ctx, key, snap, opts)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return snap, raw, outline, nil
+	return s.read(ctx, p)
 }
 
-// inspectAnswer is the cached inspect answer of snap's content, computed on a miss. The
-// whole plan's answer comes with the outline the engine wrote with it when it was not
-// cached here (outline.go); otherwise the outline is nil.
-func (s *Service) inspectAnswer(ctx context.Context, key string, snap *Snapshot, opts werkbaum.InspectOptions) (json.RawMessage, *Outline, error) {
+// inspectAnswer is the cached inspect answer of snap's content, computed on a miss.
+func (s *Service) inspectAnswer(ctx context.Context, key string, snap *Snapshot, opts werkbaum.InspectOptions) (json.RawMessage, error) {
 	vk := viewKey(snap.Base.Revision, opts)
 	if raw, ok := s.texts.View(key, snap.Base.Checksum, vk); ok {
-		return raw, nil, nil
+		return raw, nil
 	}
-	var raw json.RawMessage
-	var outline *Outline
-	var err error
-	if opts.ID == "" && len(opts.Include) == 0 {
-		raw, outline, err = s.engine.InspectOutline(ctx, snap.Text)
-	} else {
-		raw, err = s.engine.InspectJSON(ctx, snap.Text, opts)
-	}
+	raw, err := s.engine.InspectView(ctx, snap.Text, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	answer := withBase(snap.Base, raw) // a copy: the engine's view stays the engine's
 	s.texts.StoreView(key, snap.Base.Checksum, vk, answer)
-	return answer, outline, nil
+	return answer, nil
 }
 
 // Summary is one row of plans_list.
