@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"talkd/internal/werkbaum/plans"
@@ -52,7 +51,7 @@ type compactReading struct {
 }
 
 // compactModel is a plan's outline (plans.Outline: the part of the whole plan's inspect
-// view the compact reading shows) with its indexes, built once per outline (compactCache)
+// view the compact reading shows) with its indexes, built once per outline (compactModelOf)
 // and then rendered per request.
 type compactModel struct {
 	nodes    []plans.OutlineNode
@@ -347,41 +346,8 @@ func (m *compactModel) text(base plans.Base, a compactArgs, r *compactReading) s
 	return b.String()
 }
 
-// compactCache keeps the compact model of the latest outline per plan, valid only for the
-// very outline it was built from (the store hands out one outline per content and never
-// changes it).
-type compactCache struct {
-	mu    sync.Mutex
-	plans map[string]compactEntry
-}
-
-type compactEntry struct {
-	outline *plans.Outline
-	model   *compactModel
-}
-
-// compactCachePlans bounds the plans whose model is kept (its indexes hold an entry per
-// node); a plan beyond it is indexed again on its next call.
-const compactCachePlans = 8
-
-func newCompactCache() *compactCache { return &compactCache{plans: map[string]compactEntry{}} }
-
-func (c *compactCache) model(plan string, o *plans.Outline) *compactModel {
-	c.mu.Lock()
-	e, ok := c.plans[plan]
-	c.mu.Unlock()
-	if ok && e.outline == o {
-		return e.model
-	}
-	m := newCompactModel(o)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.plans) >= compactCachePlans {
-		for k := range c.plans {
-			delete(c.plans, k) // any one: the cache only spares indexing
-			break
-		}
-	}
-	c.plans[plan] = compactEntry{outline: o, model: m}
-	return m
+// compactModelOf is the compact model of o, built once per outline and kept with it
+// (werkbaum.Outline.Derived): the engine's cache holds both, and an idle shed frees both.
+func compactModelOf(o *plans.Outline) *compactModel {
+	return o.Derived(func(o *plans.Outline) any { return newCompactModel(o) }).(*compactModel)
 }

@@ -42,7 +42,7 @@ func TestCompactReadingFitsAndSaysHow(t *testing.T) {
 	base := plans.Base{Revision: 3, Checksum: strings.Repeat("a", 64)}
 	all := compactArgs{plan: "p", tree: true, warnings: true, path: true}
 
-	m, err := compactModelOf(compactView(t, 3, 4))
+	m, err := compactModelOfView(compactView(t, 3, 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestCompactReadingFitsAndSaysHow(t *testing.T) {
 		t.Errorf("a small view reads:\n%s", text)
 	}
 
-	m, _ = compactModelOf(compactView(t, 20, 200)) // 4,020 nodes: the roots fit, not their children
+	m, _ = compactModelOfView(compactView(t, 20, 200)) // 4,020 nodes: the roots fit, not their children
 	r, text, _ = m.render(base, all)
 	if len(r.Tree) != 20 || r.Depth == nil || *r.Depth != 0 || !strings.Contains(r.Tree[0], "(+200 below)") ||
 		!strings.Contains(text, "4000 nodes deeper than depth 0 are hidden") || len(text) > compactBudget+2000 {
@@ -67,7 +67,7 @@ func TestCompactReadingFitsAndSaysHow(t *testing.T) {
 		t.Errorf("the subtree of r5: %d nodes, %d lines, %q", r.Nodes, len(r.Tree), r.Tree[:1])
 	}
 
-	m, _ = compactModelOf(compactView(t, 2000, 0)) // 2,000 roots: even depth 0 is cut
+	m, _ = compactModelOfView(compactView(t, 2000, 0)) // 2,000 roots: even depth 0 is cut
 	r, text, _ = m.render(base, all)
 	if len(r.More) == 0 || !strings.Contains(text, "call with from ") || len(text) > compactBudget+2000 {
 		t.Fatalf("a wide view: %d lines, more %q, %d bytes", len(r.Tree), r.More, len(text))
@@ -90,7 +90,7 @@ func TestSubtreeLines(t *testing.T) {
 		{Line: 1, ID: "a"}, {Line: 2, ParentLine: 1, Depth: 1, ID: "b"}, {Line: 4, ID: "c"}, {Line: 5, ParentLine: 4, Depth: 1, ID: "d"},
 	}}
 	raw, _ := json.Marshal(view)
-	m, err := compactModelOf(raw)
+	m, err := compactModelOfView(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +105,10 @@ func TestSubtreeLines(t *testing.T) {
 
 // compactModelOf is the compact model of a whole plan's view, as the store's outline
 // and the compact cache make it.
-func compactModelOf(view json.RawMessage) (*compactModel, error) {
+func compactModelOfView(view json.RawMessage) (*compactModel, error) {
 	o, err := werkbaum.DecodeOutline(view)
 	if err != nil {
 		return nil, err
 	}
-	return newCompactModel(o), nil
+	return compactModelOf(o), nil
 }

@@ -26,7 +26,7 @@ var (
 // words in their schemas and descriptions come from v, the vocabulary the notation engine
 // exports (js/25_vocabulary.js), so they are exactly what the engine accepts.
 func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
-	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget), compact: newCompactCache()}
+	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget)}
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
 		Description: "Lists the project plans (Werkbaum) you may use, with key, access, revision and counts. Start here, then werkbaum_inspect.",
@@ -139,8 +139,6 @@ type planTools struct {
 	p Plans
 	// results holds the encoded inspect results, one per plan and option set.
 	results *resultCache
-	// compact holds the decoded models of the compact inspect readings, one per plan.
-	compact *compactCache
 }
 
 // --- argument and result types ---
@@ -416,7 +414,7 @@ func (pt planTools) inspectCompact(ctx context.Context, in inspectIn, id string)
 	if err != nil {
 		return inspectOut{}, "", planFailure(err)
 	}
-	m := pt.compact.model(in.Plan, got.Outline)
+	m := compactModelOf(got.Outline)
 	a := compactArgs{plan: in.Plan, id: id, depth: in.Depth, from: in.From, tree: len(in.Include) == 0,
 		warnings: len(in.Include) == 0, path: len(in.Include) == 0}
 	for _, inc := range in.Include {

@@ -66,7 +66,7 @@ func (pt planTools) read(ctx context.Context, caller Caller, in readIn, _ json.R
 		if err != nil {
 			return readOut{}, "", planFailure(err)
 		}
-		m := pt.compact.model(in.Plan, got.Outline)
+		m := compactModelOf(got.Outline)
 		if got.Base != snap.Base {
 			// The plan changed between the two calls: the lines would not be the node's.
 			return readOut{}, "", &ToolError{Error: "failed", Message: "the plan changed while it was read; read again"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -27,6 +28,20 @@ type Outline struct {
 	Nodes    []OutlineNode    `json:"nodes"`
 	Warnings []OutlineWarning `json:"warnings"`
 	Path     *OutlinePath     `json:"path"`
+
+	// derived is what a reader built from this outline once (Derived).
+	derivedOnce sync.Once
+	derived     any
+}
+
+// Derived returns what build makes of o, built once per outline however many ask at once:
+// the MCP door's compact model with its indexes. It lives and goes with the outline, whose
+// only holder is the engine's cache, so an idle shed that drops the outline frees it too
+// (a cache of such models beside the engine kept both through every shed). It is not
+// counted in the cache's weight (outline.footprint): an index entry or two per node.
+func (o *Outline) Derived(build func(*Outline) any) any {
+	o.derivedOnce.Do(func() { o.derived = build(o) })
+	return o.derived
 }
 
 // OutlineNode is what the compact reading shows of a node (Node has the rest).

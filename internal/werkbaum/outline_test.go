@@ -7,9 +7,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"weak"
 
 	"talkd/internal/werkbaum/gen"
 )
@@ -203,4 +206,46 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestDerivedIsBuiltOnceAndGoesWithTheOutline: what a reader builds from an outline (the
+// MCP door's compact model) is built once however many ask at once, and is freed with the
+// outline when the idle shed drops it from the engine's cache, its only holder.
+func TestDerivedIsBuiltOnceAndGoesWithTheOutline(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	o, err := e.Outline(context.Background(), smallPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type model struct{ nodes int }
+	var builds atomic.Int32
+	got := make([]any, 16)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			got[i] = o.Derived(func(o *Outline) any {
+				builds.Add(1)
+				return &model{nodes: len(o.Nodes)}
+			})
+		})
+	}
+	wg.Wait()
+	if n := builds.Load(); n != 1 {
+		t.Fatalf("16 askers built the derived value %d times, want once", n)
+	}
+	for i, g := range got {
+		if g != got[0] {
+			t.Fatalf("asker %d got another value than asker 0", i)
+		}
+	}
+	held := weak.Make(got[0].(*model))
+	o, got = nil, nil
+	if outlines, _, _ := e.ShedIdle(); outlines != 1 {
+		t.Fatalf("ShedIdle dropped %d outlines, want 1", outlines)
+	}
+	runtime.GC()
+	runtime.GC()
+	if held.Value() != nil {
+		t.Error("the derived value outlived its outline's drop from the engine's cache")
+	}
 }
