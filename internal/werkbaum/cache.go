@@ -132,8 +132,9 @@ func (c *lru) outlined(key string) (*lruEntry, bool) {
 // answers it dropped. A dropped answer is read back from the disk by the next call that
 // needs it; the outline of a view is decoded again from the view by the first reader that
 // needs one (Engine.Outline). The cache is the outlines' only holder (the plan store asks
-// for them, it keeps none), so what is dropped here is freed. An entry is replaced, not changed, because callers may hold
-// it: what they were handed stays as it was.
+// for them, it keeps none; what readers built from one goes with it, Outline.Derived), so
+// what is dropped here is freed. An entry is replaced, not changed, because callers may
+// hold it: what they were handed stays as it was.
 func (c *lru) shed(onDisk func(diskKey) bool) (outlines, answers int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

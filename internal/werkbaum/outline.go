@@ -18,8 +18,9 @@ import (
 // is left to answers the engine did not produce itself (read back from the persisted
 // analyses) and to views whose outline an idle shed dropped. The engine keeps the outline
 // with its cached view and is its only holder (Engine.Outline): the plan store asks for it
-// each time and keeps none. DecodeOutline is the definition: TestOutlineOfTheWriterEqualsDecode holds the
-// writer's outline to the decode of the view it wrote.
+// each time and keeps none. DecodeOutline is the definition:
+// TestOutlineOfTheWriterEqualsDecode holds the writer's outline to the decode of the view
+// it wrote.
 
 // Outline is the part of a plan's whole inspect view that the summary and the compact
 // reading use. Nodes are in document order, as in the view. It is shared and must not be
