@@ -26,14 +26,7 @@ import (
 // 2 MiB input limit, and checks that no answer was swapped for a file or cut, and that
 // the file holds both changes. The sizes of what the model was handed are logged.
 func TestClaudeCodeScriptedModel(t *testing.T) {
-	claude := filepath.Join(repoRoot(), "test", "clients", "node_modules", ".bin", "claude")
-	if _, err := os.Stat(claude); err != nil {
-		t.Skipf("Claude Code is not installed (cd test/clients && npm ci installs @anthropic-ai/claude-code): %v", err)
-	}
-	example, err := os.ReadFile(filepath.Join(sharedDir(t), "werkbaum", "examples", "werkbaum.werkbaum"))
-	if err != nil {
-		t.Fatalf("the example plan: %v", err)
-	}
+	claude, example := claudeAndExample(t)
 	d, paths := startPlanDaemon(t, planFile{Key: "example", Text: string(example)}, planFile{Key: "big", Text: largestPlan(t)})
 	for _, tc := range []struct{ plan, a, b string }{
 		{"example", "not.ticket", "ed.path.worth"},
@@ -70,14 +63,11 @@ func TestClaudeCodeScriptedModel(t *testing.T) {
 	}
 }
 
-// TestClaudeCodeAgentRhythm: Claude Code's model reads the example plan and writes three
-// statuses, thinking 4 s before each write after the first (past the engine's memo trim and
-// the daemon's idle release). Each of those writes starts from the analysis the write
-// before it left (the engine's edit line says old_text_known=true), the bases the model
-// reads off the answers it is handed are current (no conflict), and the file ends with
-// the three statuses.
-func TestClaudeCodeAgentRhythm(t *testing.T) {
-	claude := filepath.Join(repoRoot(), "test", "clients", "node_modules", ".bin", "claude")
+// claudeAndExample is the installed Claude Code CLI (the test skips without it) and the
+// shared example plan.
+func claudeAndExample(t *testing.T) (claude string, example []byte) {
+	t.Helper()
+	claude = filepath.Join(repoRoot(), "test", "clients", "node_modules", ".bin", "claude")
 	if _, err := os.Stat(claude); err != nil {
 		t.Skipf("Claude Code is not installed (cd test/clients && npm ci installs @anthropic-ai/claude-code): %v", err)
 	}
@@ -85,6 +75,17 @@ func TestClaudeCodeAgentRhythm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the example plan: %v", err)
 	}
+	return claude, example
+}
+
+// TestClaudeCodeAgentRhythm: Claude Code's model reads the example plan and writes three
+// statuses, thinking 4 s before each write after the first (past the engine's memo trim and
+// the daemon's idle release). Each of those writes starts from the analysis the write
+// before it left (the engine's edit line says old_text_known=true), the bases the model
+// reads off the answers it is handed are current (no conflict), and the file ends with
+// the three statuses.
+func TestClaudeCodeAgentRhythm(t *testing.T) {
+	claude, example := claudeAndExample(t)
 	d, paths := startPlanDaemonEnv(t, map[string]string{"TALK_LOG_LEVEL": "debug"}, planFile{Key: "example", Text: string(example)})
 	const pause = 4 * time.Second
 	write := func(after int, rid, id, status string) func([]string) (map[string]any, error) {
