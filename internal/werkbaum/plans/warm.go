@@ -14,8 +14,9 @@ import (
 // nodes), and after a longer pause the whole analysis (about 0.3 s). So once the
 // agents' writes pause, the plan written last has its summary made at once (startSummary:
 // the engine's whole-plan view and its outline, which the engine caches and its disk cache
-// keeps the view of, and the counts), from the model the memo still holds: a few milliseconds of view at 2,000 nodes, 30–50 ms at 10,000. The next reading
-// finds it; an idle spell drops only what the disk holds or what is decoded again.
+// keeps the view of, and the counts), from the model the memo still holds: a few
+// milliseconds of view at 2,000 nodes, 30–50 ms at 10,000. The next reading finds it; an
+// idle spell drops only what the disk holds or what is decoded again.
 //
 // The wait (Options.WarmAfter) is a debounce over all agent writes of the store, not per
 // plan: a burst of writes makes no view until it ends, and then only the last written
