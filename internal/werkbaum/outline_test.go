@@ -1,7 +1,6 @@
 package werkbaum
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -124,7 +123,7 @@ func TestInspectOutlineSharedAndFromDisk(t *testing.T) {
 // the cache keeps it, and a later reader gets the same without a decode.
 func TestOutlineDecodedOnceForConcurrentAskers(t *testing.T) {
 	ctx := context.Background()
-	var logs syncBuffer
+	var logs syncLog
 	e := newTestEngine(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	text := gen.Plan(2000, 3)
 	_, written, err := inspectOutline(ctx, e, text)
@@ -188,24 +187,6 @@ func cachedOutline(e *Engine, text string) *Outline {
 		return el.Value.(*lruEntry).outline
 	}
 	return nil
-}
-
-// syncBuffer is a log destination goroutines write to at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestDerivedIsBuiltOnceAndGoesWithTheOutline: what a reader builds from an outline (the

@@ -38,19 +38,19 @@ func closePersist(t *testing.T, p *Persist) {
 	}
 }
 
-// persistLog is a log destination the writer goroutine and the test share.
-type persistLog struct {
+// syncLog is a log destination that goroutines (a writer, readers) and the test share.
+type syncLog struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *persistLog) Write(p []byte) (int, error) {
+func (l *syncLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *persistLog) String() string {
+func (l *syncLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
@@ -202,7 +202,7 @@ func TestPersistCorruptEntryIsAMissWithALogLine(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			var logs persistLog
+			var logs syncLog
 			p2 := openTestPersist(t, dir, 64<<20, slog.New(slog.NewTextHandler(&logs, nil)))
 			e2 := newTestEngine(t, Options{Runtimes: 1, Persist: p2})
 			got, err := e2.InspectJSON(ctx, smallPlan, InspectOptions{})
@@ -345,7 +345,7 @@ func TestPersistOffWhenTheFolderCannotBeMade(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var logs persistLog
+	var logs syncLog
 	p, err := OpenPersist(PersistOptions{Dir: filepath.Join(file, "below"), MaxBytes: 1 << 20, Build: "b", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
