@@ -194,11 +194,11 @@ func (e *Engine) Inspect(ctx context.Context, text string, opts InspectOptions) 
 // InspectJSON is Inspect without the typed form: the engine's JSON, a private copy. It is
 // the cheapest way to answer werkbaum_inspect.
 func (e *Engine) InspectJSON(ctx context.Context, text string, opts InspectOptions) (json.RawMessage, error) {
-	ent, err := e.inspect(ctx, text, opts)
+	raw, err := e.InspectView(ctx, text, opts)
 	if err != nil {
 		return nil, err
 	}
-	return bytes.Clone(ent.raw), nil
+	return bytes.Clone(raw), nil
 }
 
 func (e *Engine) inspect(ctx context.Context, text string, opts InspectOptions) (*lruEntry, error) {
