@@ -338,3 +338,48 @@ func rssMB(b testing.TB) float64 {
 	b.Skip("VmRSS not found")
 	return 0
 }
+
+// BenchmarkKeptAnalysisHeap is what the idle daemon keeps for an agent's pause (the memo
+// trimmed to the text used last, cmd/talkd modelKeep): the live heap after ten status
+// writes and the trim, minus the live heap after DropMemos, per plan size (kept-MB).
+//
+//	go test -run '^$' -bench KeptAnalysisHeap -benchtime 1x ./internal/werkbaum
+func BenchmarkKeptAnalysisHeap(b *testing.B) {
+	live := func() float64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return float64(ms.HeapAlloc) / 1e6
+	}
+	for _, n := range []int{2000, 10000} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			var kept float64
+			for range b.N {
+				e, err := NewEngine(Options{Runtimes: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				text := gen.Plan(n, 1)
+				for i := range 10 {
+					ed, err := e.Edit(ctx, text, SetStatus{ID: "t" + strconv.Itoa(1+i%4), Status: []string{"done", "progress"}[i%2]}, GuardOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					text = ed.Text
+				}
+				e.mu.Lock()
+				idle := append([]*jsRuntime(nil), e.idle...)
+				e.mu.Unlock()
+				for _, rt := range idle {
+					e.trimMemo(rt)
+				}
+				trimmed := live()
+				e.DropMemos()
+				kept += trimmed - live()
+				runtime.KeepAlive(e)
+			}
+			b.ReportMetric(kept/float64(b.N), "kept-MB")
+		})
+	}
+}
