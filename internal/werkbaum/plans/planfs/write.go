@@ -169,39 +169,43 @@ func putInPlace(p Ref, folder *os.File, tmp string, checked fs.FileInfo) error {
 }
 
 // writeTemp writes data into a new temp file beside the plan, with the mode, owner and
-// group of old (the plan's file), synced; the name is what RenameTemp takes.
-func writeTemp(p Ref, data []byte, old fs.FileInfo) (tmp string, err error) {
+// group of old (the plan's file), synced; the name is what RenameTemp takes. When it
+// fails, the temp file is gone.
+func writeTemp(p Ref, data []byte, old fs.FileInfo) (string, error) {
 	f, tmp, err := p.CreateTemp()
 	if err != nil {
 		return "", fmt.Errorf("create temp file: %w", Unpath(err))
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			p.RemoveTemp(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return "", fmt.Errorf("write temp file: %w", err)
-	}
-	if err = f.Chmod(old.Mode().Perm()); err != nil {
-		return "", fmt.Errorf("keep file mode: %w", err)
-	}
-	if cerr := keepOwner(f, old); cerr != nil && isRoot() {
-		// Root can always keep them; failing here means something odd (a file system
-		// without owners): refuse rather than hand the user's plan to root.
-		err = fmt.Errorf("keep the plan's owner and group: %w", cerr)
+	if err := fillTemp(f, data, old); err != nil {
+		f.Close()
+		p.RemoveTemp(tmp)
 		return "", err
 	}
-	if err = f.Sync(); err != nil {
-		return "", fmt.Errorf("sync temp file: %w", err)
-	}
-	err = f.Close()
-	f = nil
-	if err != nil {
+	if err := f.Close(); err != nil {
+		p.RemoveTemp(tmp)
 		return "", fmt.Errorf("close temp file: %w", err)
 	}
 	return tmp, nil
+}
+
+// fillTemp writes data into the temp file f, gives it old's mode, owner and group, and
+// syncs it.
+func fillTemp(f *os.File, data []byte, old fs.FileInfo) error {
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write temp file: %w", err)
+	}
+	if err := f.Chmod(old.Mode().Perm()); err != nil {
+		return fmt.Errorf("keep file mode: %w", err)
+	}
+	if err := keepOwner(f, old); err != nil && isRoot() {
+		// Root can always keep them; failing here means something odd (a file system
+		// without owners): refuse rather than hand the user's plan to root.
+		return fmt.Errorf("keep the plan's owner and group: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync temp file: %w", err)
+	}
+	return nil
 }
 
 // savedInPlaceSettle bounds the wait for an editor still writing the file it saves in
