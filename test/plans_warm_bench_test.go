@@ -2,6 +2,7 @@ package test
 
 import (
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 )
@@ -54,6 +55,59 @@ func BenchmarkInspectAfterWritePause(b *testing.B) {
 	}
 	for metric, ms := range metrics {
 		b.ReportMetric(ms/float64(b.N), metric)
+	}
+	reportTimeouts(b)
+}
+
+// BenchmarkWriteInRhythm is the write of an agent that thinks between writes: eight
+// set_status writes per plan, each 4 s after the daemon's last request (past the engine's
+// memo trim and the daemon's idle release, inside its 20 s keep). "one-plan" writes the
+// example plan of ../shared (231 nodes) alone; "two-plans" has it and a generated
+// 2,000-node plan take turns, as two agents on two plans do. Reports the median and the
+// slowest write per plan (ms).
+//
+//	go test ./test -run '^$' -bench WriteInRhythm -benchtime 1x -count 3
+func BenchmarkWriteInRhythm(b *testing.B) {
+	all := servingPlans(b)
+	b.Run("one-plan", func(b *testing.B) { benchWriteInRhythm(b, all[:1]) })
+	b.Run("two-plans", func(b *testing.B) { benchWriteInRhythm(b, all[:2]) })
+}
+
+func benchWriteInRhythm(b *testing.B, plans []planFile) {
+	const (
+		pause  = 4 * time.Second
+		writes = 8
+	)
+	ids := map[string]*regexp.Regexp{
+		"example": regexp.MustCompile(`(?m)^\s*(?:[-+|=] )?(?:\[.\] )?#([a-zA-Z][a-zA-Z0-9_.-]*):`),
+		"p2000":   regexp.MustCompile(`#(t\d+)\b`),
+	}
+	took := map[string][]float64{}
+	for range b.N {
+		d, _ := startPlanDaemon(b, plans...)
+		c := newMCPClient(d)
+		waitAnalysed(b, c, len(plans))
+		togglers := map[string]*toggler{}
+		for _, p := range plans {
+			tg := newToggler(b, c, p.Key, ids[p.Key].FindStringSubmatch(p.Text)[1])
+			tg.statuses = [2]string{"highrisk", "progress"}
+			tg.write(b) // the first write makes the text the later ones start from
+			togglers[p.Key] = tg
+		}
+		for range writes {
+			for _, p := range plans {
+				time.Sleep(pause)
+				start := time.Now()
+				togglers[p.Key].write(b)
+				took[p.Key] = append(took[p.Key], float64(time.Since(start).Microseconds())/1000)
+			}
+		}
+		d.terminate(b)
+	}
+	for key, ms := range took {
+		slices.Sort(ms)
+		b.ReportMetric(ms[len(ms)/2], "p50-ms-"+key)
+		b.ReportMetric(ms[len(ms)-1], "max-ms-"+key)
 	}
 	reportTimeouts(b)
 }

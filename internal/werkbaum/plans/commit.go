@@ -4,7 +4,7 @@ package plans
 // and an editor's PATCH (PatchContent, over a file) are the same protocol, written here
 // once: entry key → begin → settle a pending entry whose writer is gone → replay a known
 // request → read → base check and compute (the change) → record a no-change answer, or
-// put the new text (pending record → store → failure handling → settle with the document
+// put the new text (pending record, durable before the rename → store → failure handling → settle with the document
 // version, queued on the group commit after the answer for a file) → the after-hook,
 // inside the caller's lane. What differs is behind two small
 // interfaces: where the text lives (target: fileTarget, remoteTarget) and what the write
@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"talkd/internal/werkbaum"
 	"talkd/internal/werkbaum/plans/docstore"
@@ -225,11 +226,21 @@ func (t fileTarget) put(ctx context.Context, w *commitWrite) (*journalEntry, fun
 	rev := w.snap.Base.Revision + 1
 	entry.State, entry.NewChecksum, entry.Revision = statePending, newSum, rev
 	entry.Result = w.result(rev, newSum)
-	if err := s.record(key, entry); err != nil {
-		return nil, nil, err
-	}
+	// The pending record must be durable before the rename, not before the temp file:
+	// its commit (two syncs) runs while the temp file is written and synced, and the
+	// rename waits for both. A crash before the record leaves only a temp file, which
+	// recovery removes.
+	recorded := make(chan error, 1)
+	go func() { recorded <- s.record(key, entry) }()
+	waitRecord := sync.OnceValue(func() error { return <-recorded })
 	done := s.docWriting(key, rev) // this write records its document version itself
-	if werr := s.folders.WriteAtomic(p, data, w.snap.Base.Checksum, s.maxBytes, s.lockTimeout); werr != nil {
+	werr := s.folders.WriteAtomic(p, data, w.snap.Base.Checksum, s.maxBytes, s.lockTimeout, waitRecord)
+	if err := waitRecord(); err != nil {
+		// No rename happened: WriteAtomic waits for the record before it, and stopped
+		// there or earlier.
+		return nil, done, err
+	}
+	if werr != nil {
 		if errors.Is(werr, errFileMoved) {
 			// Someone saved the plan while the engine worked: their text stands.
 			return nil, done, w.moved(ctx, werr)

@@ -91,7 +91,7 @@ var (
 )
 
 func saveNext(svc *Service, plan planfs.Ref, k int) error {
-	return svc.folders.WriteAtomic(plan, benchTexts[(k+1)%2], benchSums[k%2], svc.maxBytes, svc.lockTimeout)
+	return svc.folders.WriteAtomic(plan, benchTexts[(k+1)%2], benchSums[k%2], svc.maxBytes, svc.lockTimeout, nil)
 }
 
 func pendingEntry(tag string, k int) *journalEntry {

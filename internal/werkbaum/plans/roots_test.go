@@ -194,7 +194,7 @@ func TestRootFolderSwappedAfterLookup(t *testing.T) {
 	if _, err := planfs.Open(ref, 0); err == nil {
 		t.Fatal("openPlan followed the swapped folder out of the root")
 	}
-	if err := f.svc.folders.WriteAtomic(ref, []byte("overwritten\n"), snap.Base.Checksum, f.svc.maxBytes, f.svc.lockTimeout); err == nil {
+	if err := f.svc.folders.WriteAtomic(ref, []byte("overwritten\n"), snap.Base.Checksum, f.svc.maxBytes, f.svc.lockTimeout, nil); err == nil {
 		t.Fatal("writeAtomic wrote through the swapped folder")
 	}
 	// The same swap while a write waits in its lane (it resolved the plan before).

@@ -31,7 +31,12 @@ import (
 // puts the new file in place (putInPlace, Linux) and its file goes back, ErrFileMoved
 // again. limit is the largest plan file read (the engine's input limit);
 // lockTimeout bounds the wait for the folder lock.
-func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, lockTimeout time.Duration) (err error) {
+//
+// before, when not nil, is waited for once the temp file is synced and before the folder
+// lock is taken: what must be durable before the rename (the write's pending journal
+// record, committed meanwhile on another goroutine, so that its syncs and the temp file's
+// overlap). Its error ends the write before the rename and is returned as it is.
+func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, lockTimeout time.Duration, before func() error) (err error) {
 	key := p.Key
 	cur, err := Open(p, limit)
 	if errors.Is(err, ErrSwapped) {
@@ -55,6 +60,11 @@ func (fs *Folders) WriteAtomic(p Ref, data []byte, expect string, limit int64, l
 			p.RemoveTemp(tmp)
 		}
 	}()
+	if before != nil {
+		if err = before(); err != nil {
+			return err
+		}
+	}
 
 	folder, err := p.OpenFolder()
 	if err != nil {

@@ -151,7 +151,7 @@ func writeWhileSaving(t *testing.T, ref Ref, original, agent string, save func(t
 	if save != nil {
 		folders.beforeRename = func() { save(t, ref.Path) }
 	}
-	err := folders.WriteAtomic(ref, []byte(agent), werkbaum.Checksum([]byte(original)), 1<<20, time.Second)
+	err := folders.WriteAtomic(ref, []byte(agent), werkbaum.Checksum([]byte(original)), 1<<20, time.Second, nil)
 	if moved := errors.Is(err, ErrFileMoved); moved != wantMoved || (err != nil && !moved) {
 		t.Fatalf("WriteAtomic: %v, want the file moved: %v", err, wantMoved)
 	}
