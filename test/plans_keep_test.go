@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"testing"
@@ -123,3 +124,58 @@ func TestWriteAfterAPauseStartsFromTheLastText(t *testing.T) {
 // droppedLine is the daemon's debug line once it has been idle for modelKeep (20 s) and
 // dropped the analyses its engine kept (cmd/talkd idle.go dropModels).
 var droppedLine = regexp.MustCompile(`"idle: dropped the kept analyses" runtimes=(\d+)`)
+
+// TestTwoPlansInTurnKeepTheirTexts: two agents on two plans, each thinking between its
+// writes, so that the plans' writes take turns with pauses between them past the memo trim
+// and the idle release. Each write still finds the analysis of the text its plan's write
+// before made (the trim keeps the current text of each plan worked on last, not only the
+// text used last), and each answer's base is the file's text.
+func TestTwoPlansInTurnKeepTheirTexts(t *testing.T) {
+	t.Parallel() // mostly waiting for its daemon's idle stages
+	plans, node, d, paths := rhythmDaemon(t)
+	c := newMCPClient(d)
+	ctx := context.Background()
+	bases := map[string]planBase{}
+	for _, p := range plans {
+		var r readAnswer
+		a, err := c.call(ctx, "werkbaum_read", map[string]any{"plan": p.Key})
+		if err != nil || a.decode(&r) != nil {
+			t.Fatalf("%s: read: %v", p.Key, err)
+		}
+		bases[p.Key] = r.Base
+	}
+	statuses := [2]string{"done", "progress"}
+	sheds := -1
+	for round := range 3 {
+		for _, p := range plans {
+			if sheds >= 0 {
+				waitLogged(t, d, "idle shed", shedLine, sheds) // the pause after the write before
+			}
+			mark := len(d.logs())
+			id := fmt.Sprintf("turn-%d-%s", round, p.Key)
+			a, err := c.call(ctx, "werkbaum_set_status", writeArgs(p.Key, bases[p.Key], id, map[string]any{"id": node[p.Key], "status": statuses[round%2]}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var w writeAnswer
+			if err := a.decode(&w); err != nil || a.IsError || !w.Changed {
+				t.Fatalf("%s round %d: set_status: %s (%v)", p.Key, round, a.Text, err)
+			}
+			if got, _ := os.ReadFile(paths[p.Key]); sha(got) != w.Base.Checksum {
+				t.Fatalf("%s round %d: the answer's base is not the file's text", p.Key, round)
+			}
+			bases[p.Key] = w.Base
+			sheds = len(shedLine.FindAllString(d.logs(), -1))
+			m := editLine.FindAllStringSubmatch(d.logs()[mark:], -1)
+			if len(m) != 1 {
+				t.Fatalf("%s round %d: %d edit lines for one write, want 1", p.Key, round, len(m))
+			}
+			// The first write of each plan starts from the text the daemon analysed at its
+			// start; every later one from the text its own write before made, with the
+			// other plan's write and two pauses in between.
+			if m[0][1] != "true" {
+				t.Errorf("%s round %d: the write after the other plan's turn analysed its old text again", p.Key, round)
+			}
+		}
+	}
+}

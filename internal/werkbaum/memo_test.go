@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -111,41 +112,104 @@ func memoHolds(t *testing.T, e *Engine, text string) bool {
 	return string(raw) == "true"
 }
 
-// TestIdleRuntimeTrimsItsMemo: a runtime that has not been used for memoIdle keeps only
-// the text it used last (what an agent's next write starts from), also when that text was
-// found in the memo rather than put there (a status set and set back comes back to a text),
-// and DropMemos, the idle daemon's call, empties it.
+// TestIdleRuntimeTrimsItsMemo: a runtime that has not been used for memoIdle keeps the
+// current text of each plan worked on last (what the agents' next writes start from): the
+// texts it used that no write has superseded since, also a text a write came back to (a
+// status set and set back finds it in the memo rather than puts it), and not the old
+// text of a write. DropMemos, the idle daemon's call, empties it.
 func TestIdleRuntimeTrimsItsMemo(t *testing.T) {
 	ctx := context.Background()
 	e := newTestEngine(t, Options{Runtimes: 1}, memoProbe)
-	older, newer := smallPlan, smallPlan+"%% newer\n"
-	// The last call finds the older text in the memo (a subtree, so the engine's own
-	// answer cache does not answer it instead of the script).
-	for _, c := range []struct {
-		text string
-		opts InspectOptions
-	}{{older, InspectOptions{}}, {newer, InspectOptions{}}, {older, InspectOptions{ID: "co"}}} {
-		if _, err := e.InspectJSON(ctx, c.text, c.opts); err != nil {
-			t.Fatal(err)
+	// Two plans: an agent reads plan a and writes it, another reads plan b (non-ASCII
+	// names), then the first sets its status back.
+	planA := smallPlan
+	planB := "Plan #root\n  [ ] Cart #cart @jörg (S)\n  [~] Checkout #co2 @Müller (M) needs #cart\n"
+	if _, err := e.InspectJSON(ctx, planA, InspectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	edited, err := e.Edit(ctx, planA, SetStatus{ID: "disc", Status: "progress"}, GuardOptions{})
+	if err != nil || !edited.Guard.OK || edited.Text == planA {
+		t.Fatalf("edit: %+v %v", edited, err)
+	}
+	setBack := func() {
+		t.Helper()
+		back, err := e.Edit(ctx, edited.Text, SetStatus{ID: "disc", Status: "done"}, GuardOptions{})
+		if err != nil || back.Text != planA || !back.OldKnown {
+			t.Fatalf("status set back: %+v %v", back, err)
 		}
 	}
-	if got := memoEntries(t, e); got != "4" { // per text the parsed document and the analysis
-		t.Fatalf("memo entries right after the inspects = %s, want 4", got)
+	if _, err := e.InspectJSON(ctx, planB, InspectOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	// No call for memoIdle: the engine trims the memo (checking is a call of its own).
-	time.Sleep(memoIdle + time.Second)
-	if got := memoEntries(t, e); got != "2" {
-		t.Fatalf("memo entries after %v idle = %s, want 2", memoIdle, got)
+	trimmed := func() {
+		t.Helper()
+		time.Sleep(memoIdle + time.Second)        // no call for memoIdle: the engine trims the memo
+		if got := memoEntries(t, e); got != "4" { // per text the parsed document and the analysis
+			t.Fatalf("memo entries after %v idle = %s, want 4 (two texts)", memoIdle, got)
+		}
 	}
-	if holdsOlder, holdsNewer := memoHolds(t, e, older), memoHolds(t, e, newer); !holdsOlder || holdsNewer {
-		t.Fatalf("after the trim the memo holds the text used last %v and the other %v, want only the one used last",
-			holdsOlder, holdsNewer)
+	trimmed()
+	if a, a2, b := memoHolds(t, e, planA), memoHolds(t, e, edited.Text), memoHolds(t, e, planB); a || !a2 || !b {
+		t.Fatalf("after the trim the memo holds the old text %v, the written one %v, the other plan's %v; want the current two", a, a2, b)
+	}
+	setBack()
+	trimmed()
+	if a, a2, b := memoHolds(t, e, planA), memoHolds(t, e, edited.Text), memoHolds(t, e, planB); !a || a2 || !b {
+		t.Fatalf("after the status set back the memo holds the text come back to %v, the one left %v, the other plan's %v; want the current two", a, a2, b)
 	}
 	if n := e.DropMemos(); n != 1 {
 		t.Fatalf("DropMemos emptied %d runtimes, want 1", n)
 	}
 	if got := memoEntries(t, e); got != "0" {
 		t.Fatalf("memo entries after DropMemos = %s, want 0", got)
+	}
+}
+
+// TestTrimKeepsTheNewestWithinTheBound: the trim keeps at most four current texts (05_text.js
+// TRIM_KEEP), the ones used last, where a text found in the memo counts as used; and
+// together no more than MEMO_MAX_CHARS (1 Mi characters), passing over a text that does
+// not fit.
+func TestTrimKeepsTheNewestWithinTheBound(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, Options{Runtimes: 1}, memoProbe)
+	e.memoIdle = 50 * time.Millisecond
+	trim := func() {
+		t.Helper()
+		memoEntries(t, e) // a call: the short idle time counts from its release
+		time.Sleep(e.memoIdle + 500*time.Millisecond)
+	}
+	texts := make([]string, 5)
+	for i := range texts {
+		texts[i] = smallPlan + fmt.Sprintf("%%%% plan %d\n", i)
+		if _, err := e.InspectJSON(ctx, texts[i], InspectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first text found again (a subtree, so that the engine's answer cache does not
+	// answer it instead of the script): used after the others.
+	if _, err := e.InspectJSON(ctx, texts[0], InspectOptions{ID: "co"}); err != nil {
+		t.Fatal(err)
+	}
+	trim()
+	for i, want := range []bool{true, false, true, true, true} {
+		if got := memoHolds(t, e, texts[i]); got != want {
+			t.Errorf("after the trim the memo holds text %d: %v, want %v", i, got, want)
+		}
+	}
+	// Two texts of 600,000 characters: together over the bound, so the trim keeps only the
+	// newer (the memo's own bound already let the small ones go when they came).
+	large := []string{smallPlan + "%% " + strings.Repeat("x", 600_000) + "\n", smallPlan + "%% " + strings.Repeat("y", 600_000) + "\n"}
+	for _, text := range large {
+		if _, err := e.InspectJSON(ctx, text, InspectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trim()
+	if older, newer := memoHolds(t, e, large[0]), memoHolds(t, e, large[1]); older || !newer {
+		t.Errorf("after the trim the memo holds the older large text %v, the newer %v; want only the newer", older, newer)
+	}
+	if got := memoEntries(t, e); got != "2" {
+		t.Errorf("memo entries after the trim = %s, want 2 (the newer large text's document and analysis)", got)
 	}
 }
 

@@ -245,11 +245,11 @@
   // 2.5–2.7 with one; with 12: 1.7–1.9, docs/bench-plans.md). Memory is bounded by the size
   // rule above either way.
   var memoSize = 12;
-  var useClock = 0; // counts the memos' uses: Memo.used, the trim's choice
+  var useClock = 0; // counts the memos' uses: each entry's stamp, the trim's order
   function Memo() {
     this.keys = [];
     this.vals = [];
-    this.used = 0; // useClock at the last use of the front entry
+    this.stamps = []; // useClock at each entry's last use
   }
   // get moves the text it finds to the front: the entries are ordered by use, newest first,
   // so the size bound and the host's trim keep what was used last (a text a write comes
@@ -264,8 +264,10 @@
         keys.unshift(text);
         this.vals.splice(i, 1);
         this.vals.unshift(val);
+        this.stamps.splice(i, 1);
+        this.stamps.unshift(0);
       }
-      this.used = ++useClock;
+      this.stamps[0] = ++useClock;
       return val;
     }
     return null;
@@ -279,7 +281,7 @@
     if (memoSize === 0) return;
     this.keys.unshift(text);
     this.vals.unshift(val);
-    this.used = ++useClock;
+    this.stamps.unshift(++useClock);
     var n = Math.min(this.keys.length, memoSize);
     var chars = 0;
     for (var i = 0; i < n; i++) {
@@ -291,24 +293,42 @@
     }
     this.keys.length = n;
     this.vals.length = n;
+    this.stamps.length = n;
   };
   Memo.prototype.clear = function () {
     this.keys = [];
     this.vals = [];
+    this.stamps = [];
   };
-  // keepOnly forgets every text but `text` (null: all).
-  Memo.prototype.keepOnly = function (text) {
-    var i = text === null ? -1 : this.keys.indexOf(text);
-    this.vals = i < 0 ? [] : [this.vals[i]];
-    this.keys = i < 0 ? [] : [text];
+  // keepOnly forgets every text that is not in `texts`, keeping the others' order.
+  Memo.prototype.keepOnly = function (texts) {
+    var keys = [];
+    var vals = [];
+    var stamps = [];
+    for (var i = 0; i < this.keys.length; i++) {
+      if (texts.indexOf(this.keys[i]) < 0) continue;
+      keys.push(this.keys[i]);
+      vals.push(this.vals[i]);
+      stamps.push(this.stamps[i]);
+    }
+    this.keys = keys;
+    this.vals = vals;
+    this.stamps = stamps;
   };
+  // superseded holds the old texts of the writes the host made (_supersede), newest last:
+  // a plan's text before its last write, which the trim need not keep.
+  var superseded = [];
+  var SUPERSEDED_MAX = 16;
+  // The trim keeps at most TRIM_KEEP texts: the current text of each plan worked on last
+  // (two agents on two plans, each pausing between writes), within MEMO_MAX_CHARS.
+  var TRIM_KEEP = 4;
   var memos = [];
   var clearHooks = []; // other things a runtime keeps between calls (the parser's shapes)
   var trimHooks = []; // what must not outlive a trim (a link to an older text's document)
   // W._memo() makes a memo; W._setMemoSize(n) bounds all of them (0 turns memoising off,
   // e.g. for benchmarks that must measure the uncached work). W._onClearMemo(fn) has fn
   // called whenever the memos are emptied, so the host's idle clear (engine.go) frees it
-  // too; W._onTrimMemo(fn) also whenever they are trimmed to the text used last (_trimMemo).
+  // too; W._onTrimMemo(fn) also whenever they are trimmed to the current texts (_trimMemo).
   W._memo = function () {
     var m = new Memo();
     memos.push(m);
@@ -327,26 +347,59 @@
     trimHooks.push(fn);
   };
   W._clearMemo = function () {
+    superseded = [];
     for (var i = 0; i < memos.length; i++) memos[i].clear();
     for (i = 0; i < clearHooks.length; i++) clearHooks[i]();
     for (i = 0; i < trimHooks.length; i++) trimHooks[i]();
   };
-  // _trimMemo keeps the text used last, in every memo that holds it, if it is within
-  // MEMO_MAX_CHARS: what the next call most likely needs (an agent's next write starts from
-  // the text its last write made), and no more than one small plan's analysis. One text for
-  // all memos: a write needs its old text's document and analysis together (an analysis
-  // hit does not touch the parser's memo).
+  // _supersede(old, neu) tells the memos that a write made neu from old, so old is no
+  // plan's current text any more (neu may be one again: a status set and set back).
+  W._supersede = function (old, neu) {
+    if (old === neu) return;
+    var i = superseded.indexOf(neu);
+    if (i >= 0) superseded.splice(i, 1);
+    if (superseded.indexOf(old) < 0) superseded.push(old);
+    if (superseded.length > SUPERSEDED_MAX) superseded.shift();
+  };
+  // _trimMemo keeps, in every memo that holds them, the texts used last that no write has
+  // superseded since — the current text of each plan worked on last, which an agent's
+  // next write starts from — newest first, at most TRIM_KEEP and together within
+  // MEMO_MAX_CHARS (a text that does not fit is passed over). One choice for all memos: a
+  // write needs its old text's document and analysis together (an analysis hit does not
+  // touch the parser's memo). The old text of a write is dropped: its plan has moved on.
   W._trimMemo = function () {
-    var last = null;
-    var at = -1;
+    var texts = [];
+    var stamps = [];
     for (var i = 0; i < memos.length; i++) {
-      if (memos[i].keys.length > 0 && memos[i].used > at) {
-        at = memos[i].used;
-        last = memos[i].keys[0];
+      var m = memos[i];
+      for (var j = 0; j < m.keys.length; j++) {
+        var at = texts.indexOf(m.keys[j]);
+        if (at < 0) {
+          texts.push(m.keys[j]);
+          stamps.push(m.stamps[j]);
+        } else if (m.stamps[j] > stamps[at]) {
+          stamps[at] = m.stamps[j];
+        }
       }
     }
-    if (last !== null && last.length > MEMO_MAX_CHARS) last = null;
-    for (i = 0; i < memos.length; i++) memos[i].keepOnly(last);
+    var order = [];
+    for (i = 0; i < texts.length; i++) order.push(i);
+    order.sort(function (a, b) {
+      return stamps[b] - stamps[a];
+    });
+    var keep = [];
+    var chars = 0;
+    for (i = 0; i < order.length && keep.length < TRIM_KEEP; i++) {
+      var text = texts[order[i]];
+      if (superseded.indexOf(text) >= 0 || chars + text.length > MEMO_MAX_CHARS) continue;
+      keep.push(text);
+      chars += text.length;
+    }
+    for (i = 0; i < memos.length; i++) memos[i].keepOnly(keep);
+    // A superseded text no memo holds any more need not be held here either.
+    var still = [];
+    for (i = 0; i < superseded.length; i++) if (W._memoHolds(superseded[i])) still.push(superseded[i]);
+    superseded = still;
     for (i = 0; i < trimHooks.length; i++) trimHooks[i]();
   };
   // _memoHolds(text) says whether a memo remembers text (tests of the host's trim).

@@ -41,7 +41,7 @@
       return { text: W.edit.apply(str(a, 'text'), str(a, 'verb'), a.args || {}) };
     },
     guard: function (a) {
-      return W.guard(str(a, 'old'), str(a, 'new'), guardOpts(a));
+      return guarded(str(a, 'old'), str(a, 'new'), a);
     },
     // edit is apply and then guard of the old text against the new one in one call: the
     // write path's (Go: Engine.Edit). The new text does not cross to the host and back
@@ -51,9 +51,17 @@
       var text = str(a, 'text');
       var known = W._analysisKnown(text);
       var out = W.edit.apply(text, str(a, 'verb'), a.args || {}, a.host);
-      return { text: out, guard: W.guard(text, out, guardOpts(a)), oldKnown: known };
+      return { text: out, guard: guarded(text, out, a), oldKnown: known };
     }
   };
+
+  // guarded is the guards' verdict on a write from old to neu; one they let through
+  // replaces its plan's text (the host writes it), which the memos' trim is told.
+  function guarded(old, neu, a) {
+    var verdict = W.guard(old, neu, guardOpts(a));
+    if (verdict.ok) W._supersede(old, neu);
+    return verdict;
+  }
 
   function guardOpts(a) {
     return { allowWarnings: !!a.allowWarnings, allowProd: !!a.allowProd };
