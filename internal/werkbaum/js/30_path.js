@@ -182,6 +182,7 @@
           optOf[x] = opt;
         } else {
           multi[x] = 1;
+          S.extra.push(x, opt);
           if (w !== grp) union(S.uf, w, grp);
         }
       }
@@ -273,17 +274,23 @@
     // The options are numbered group by group: option o of group g is optAt[g] + o.
     this.optAt = new Int32Array(G.length + 1);
     for (var j = 0; j < G.length; j++) this.optAt[j + 1] = this.optAt[j] + G[j].pool.length;
+    this.optGroup = new Int32Array(this.optAt[G.length]); // the group of an option number
+    for (j = 0; j < G.length; j++) for (var o = this.optAt[j]; o < this.optAt[j + 1]; o++) this.optGroup[o] = j;
     // owner[x]: the first coupled group whose R sets hold node x, −1 for none; optOf[x] the
-    // option (number) of that R set; multi[x] = 1 when more than one R set holds x.
+    // option (number) of that R set; multi[x] = 1 when more than one R set holds x, and
+    // then extra lists x and the number of each further option whose R set holds it.
     this.owner = new Int32Array(N).fill(-1);
     this.optOf = new Int32Array(N);
     this.multi = new Uint8Array(N);
+    this.extra = [];
     // privCost[optAt[g] + o]: the sum of the private terms of R(g, o) (couplings), charged
     // whenever group g is active with option o.
     this.privCost = new Int32Array(this.optAt[G.length]);
     // rel[x] = 1 for the nodes whose marks the memoised search reads: the nodes of the terms
-    // that are not private, their path children and the groups' parents (couplings).
+    // that are not private, their path children and the groups' parents (couplings), which
+    // lists them in relList.
     this.rel = new Uint8Array(N);
+    this.relList = null;
     // The options o of groups g with x in R(g, o): pairs g, o in coverList[coverAt[x] …
     // coverAt[x + 1]); only enumerate reads them, so the first enumerate makes them (coverOf).
     this.coverAt = null;
@@ -409,14 +416,21 @@
     var own = S.P.ownCost;
     var nodes = new Int32Array(S.N);
     var sens = new Uint8Array(S.N);
+    var relList = new Int32Array(S.N);
     var n = 0;
+    var nRel = 0;
     var baseCost = 0;
-    var cc;
+    var cc, c;
     var x, N = S.N;
-    for (x = 0; x < S.G.length; x++) rel[S.G[x].parent] = 1;
+    for (x = 0; x < S.G.length; x++) {
+      c = S.G[x].parent;
+      if (rel[c] === 0) {
+        rel[c] = 1;
+        relList[nRel++] = c;
+      }
+    }
     for (x = 0; x < N; x++) {
       var g0 = owner[x];
-      var c;
       if (g0 < 0) {
         if (base[x] === 0) continue;
         c = first[x];
@@ -425,7 +439,10 @@
         if (multi[x] === 0) privCost[optOf[x]] += own[x]; // own costs are ≥ 0 (§11): the term is own[x]
         else {
           nodes[n++] = x;
-          rel[x] = 1;
+          if (rel[x] === 0) {
+            rel[x] = 1;
+            relList[nRel++] = x;
+          }
         }
         continue;
       }
@@ -455,10 +472,21 @@
         if (cc > 0) privCost[ox] += cc;
       } else if (dep) {
         nodes[n++] = x;
-        sens[x] = rel[x] = 1;
-        for (c = first[x]; c >= 0; c = next[c]) sens[c] = rel[c] = 1;
+        sens[x] = 1;
+        if (rel[x] === 0) {
+          rel[x] = 1;
+          relList[nRel++] = x;
+        }
+        for (c = first[x]; c >= 0; c = next[c]) {
+          sens[c] = 1;
+          if (rel[c] === 0) {
+            rel[c] = 1;
+            relList[nRel++] = c;
+          }
+        }
       } else if (cc > 0) baseCost += cc;
     }
+    S.relList = relList.slice(0, nRel);
     return { nodes: nodes.slice(0, n), baseCost: baseCost, sens: sens };
   }
 
@@ -778,32 +806,51 @@
     var next = S.P.next;
     var isBaseActive = S.isBaseActive;
     var k = cg.length;
-    var a, q, o, x, y, c, last, nr;
+    var a, q, o, x, y, c, last;
     // firstP[y], lastP[y]: the first and last position of the groups whose R sets hold
     // node y (−1: none; all of them are in this component, being united), for the nodes
-    // whose marks the search reads (S.rel; −1 for the others). reach[a][o]: the nodes of
-    // R(cg[a], o) whose marks the search reads, the only ones it marks.
+    // whose marks the search reads (S.relList; −1 for the others), from the first R set
+    // that took each (owner, optOf) and the further ones (S.extra): no walk over the R
+    // sets. relOf[relAt[i] … relAt[i + 1]): those nodes of the R set of option number i
+    // (of this component's groups), the only nodes the search marks.
+    var owner = S.owner;
+    var optOf = S.optOf;
+    var optGroup = S.optGroup;
+    var extra = S.extra;
     var rel = S.rel;
-    var queue = S.queue;
+    var relList = S.relList;
+    var nRel = relList.length;
+    var nE = extra.length;
+    var posOf = new Int32Array(G.length).fill(-1);
+    for (a = 0; a < k; a++) posOf[cg[a]] = a;
     var firstP = new Int32Array(S.N).fill(-1);
     var lastP = new Int32Array(S.N).fill(-1);
-    var reach = [];
-    for (a = 0; a < k; a++) {
-      var rs = S.reach[cg[a]];
-      var ra = [];
-      for (o = 0; o < rs.length; o++) {
-        var r = rs[o];
-        var tail = 0;
-        for (q = 0, nr = r.length; q < nr; q++) {
-          y = r[q];
-          if (rel[y] === 0) continue;
-          if (firstP[y] < 0) firstP[y] = a;
-          lastP[y] = a;
-          queue[tail++] = y;
-        }
-        ra.push(queue.slice(0, tail));
-      }
-      reach.push(ra);
+    var relAt = new Int32Array(S.optAt[G.length] + 1);
+    for (q = 0; q < nRel; q++) {
+      y = relList[q];
+      if (owner[y] < 0 || (a = posOf[owner[y]]) < 0) continue;
+      firstP[y] = lastP[y] = a;
+      relAt[optOf[y] + 1]++;
+    }
+    for (q = 0; q < nE; q += 2) {
+      y = extra[q];
+      if (rel[y] === 0 || (a = posOf[owner[y]]) < 0) continue;
+      o = extra[q + 1];
+      a = posOf[optGroup[o]];
+      if (a < firstP[y]) firstP[y] = a;
+      if (a > lastP[y]) lastP[y] = a;
+      relAt[o + 1]++;
+    }
+    for (q = 1; q < relAt.length; q++) relAt[q] += relAt[q - 1];
+    var relOf = new Int32Array(relAt[relAt.length - 1]);
+    var at = relAt.slice(0, relAt.length - 1);
+    for (q = 0; q < nRel; q++) {
+      y = relList[q];
+      if (firstP[y] >= 0) relOf[at[optOf[y]]++] = y;
+    }
+    for (q = 0; q < nE; q += 2) {
+      y = extra[q];
+      if (rel[y] === 1 && firstP[y] >= 0) relOf[at[extra[q + 1]]++] = y;
     }
     // maxUse[y]: the last position whose terms read node y's mark when that is after the
     // first position that can mark it, −1 until set; used lists the nodes with a maxUse.
@@ -845,7 +892,7 @@
     }
     for (a = 0; a < k; a++) termAt[a + 1] += termAt[a];
     var termList = new Int32Array(nPinned);
-    var at = termAt.slice(0, k);
+    at = termAt.slice(0, k);
     for (q = 0; q < nT; q++) {
       x = nodes[q];
       if (firstP[x] !== termPos[x]) termList[at[termPos[x]]++] = x;
@@ -867,7 +914,7 @@
       for (a = firstP[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
     }
     for (a = 0; a <= k; a++) if (keys[a].length > 1) keys[a].sort(byNumber);
-    return { termAt: termAt, termList: termList, termPos: termPos, firstP: firstP, keys: keys, reach: reach };
+    return { termAt: termAt, termList: termList, termPos: termPos, firstP: firstP, keys: keys, relAt: relAt, relOf: relOf };
   }
 
   // dynamic: the memoised search over the groups of a component in the given order, in
@@ -898,7 +945,8 @@
     var termPos = charged.termPos;
     var firstP = charged.firstP;
     var keys = charged.keys;
-    var reachAt = charged.reach;
+    var relAt = charged.relAt;
+    var relOf = charged.relOf;
     var memo = Object.create(null);
     // before: completion u (options by position, p…k−1 set) comes before v in reference order.
     function before(u, v, p) {
@@ -926,20 +974,21 @@
       var g = cg[p];
       var grp = G[g];
       var always = isBaseActive[g] === 1;
-      var reach = reachAt[p];
-      var privAt = S.optAt[g];
+      var rels = relOf;
+      var q0 = S.optAt[g]; // option number of the group's first option
       var t0 = termAt[p];
       var t1 = termAt[p + 1];
       var kn = keys[p + 1];
       var best = null;
       for (var o = 0; o < grp.pool.length; o++) {
         var stamp = ++S.stamp;
-        var t, nr;
+        var t;
         for (t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
         var active = always || mark[grp.parent] === stamp;
-        var rr = reach[o];
-        if (active) for (t = 0, nr = rr.length; t < nr; t++) mark[rr[t]] = stamp;
-        var cost = active ? S.privCost[privAt + o] : 0;
+        var r0 = relAt[q0 + o];
+        var r1 = relAt[q0 + o + 1];
+        if (active) for (t = r0; t < r1; t++) mark[rels[t]] = stamp;
+        var cost = active ? S.privCost[q0 + o] : 0;
         var tx, cc, c;
         for (t = t0; t < t1; t++) {
           tx = terms[t];
@@ -951,8 +1000,8 @@
         // The terms only this group marks: the nodes of the chosen option's R set charged here
         // (the private ones are in cost already).
         if (active) {
-          for (t = 0; t < nr; t++) {
-            tx = rr[t];
+          for (t = r0; t < r1; t++) {
+            tx = rels[t];
             if (tPos[tx] !== p || fP[tx] !== p) continue;
             cc = own[tx];
             for (c = first[tx]; c >= 0; c = next[c]) if (base[c] === 1 || mark[c] === stamp) cc -= own[c];
