@@ -287,8 +287,12 @@
     // whenever group g is active with option o.
     this.privCost = new Int32Array(this.optAt[G.length]);
     // rel[x] = 1 for the nodes whose marks the memoised search reads: the nodes of the terms
-    // that are not private, their path children and the groups' parents (couplings), which
-    // lists them in relList.
+    // that are not private and their path children (couplings), which lists them in
+    // relList. A group's parent is one of them when its mark matters: in an R set of another
+    // group it is a term node whose path children (the options) are in R sets of their
+    // own, unless every option is in R0, and then the group's R sets are empty and its
+    // choice changes no cost (in its own group's R set it closes an activation cycle,
+    // which enumerate searches).
     this.rel = new Uint8Array(N);
     this.relList = null;
     // The options o of groups g with x in R(g, o): pairs g, o in coverList[coverAt[x] …
@@ -421,15 +425,7 @@
     var nRel = 0;
     var baseCost = 0;
     var cc, c;
-    var x, N = S.N;
-    for (x = 0; x < S.G.length; x++) {
-      c = S.G[x].parent;
-      if (rel[c] === 0) {
-        rel[c] = 1;
-        relList[nRel++] = c;
-      }
-    }
-    for (x = 0; x < N; x++) {
+    for (var x = 0, N = S.N; x < N; x++) {
       var g0 = owner[x];
       if (g0 < 0) {
         if (base[x] === 0) continue;
