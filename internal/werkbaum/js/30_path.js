@@ -944,11 +944,16 @@
     var relAt = charged.relAt;
     var relOf = charged.relOf;
     var memo = Object.create(null);
-    // before: completion u (options by position, p…k−1 set) comes before v in reference order.
-    function before(u, v, p) {
+    // before: the completion of option o at position p and the best completion sub of
+    // positions p + 1… (null after the last) comes before that of option bo with bsub in
+    // reference order.
+    function before(o, sub, bo, bsub, p) {
       for (var r = 0; r < k; r++) {
         var q = byRef[r];
-        if (q >= p && u[q] !== v[q]) return u[q] < v[q];
+        if (q < p) continue;
+        if (q === p) {
+          if (o !== bo) return o < bo;
+        } else if (sub.opts[q] !== bsub.opts[q]) return sub.opts[q] < bsub.opts[q];
       }
       return false;
     }
@@ -975,7 +980,12 @@
       var t0 = termAt[p];
       var t1 = termAt[p + 1];
       var kn = keys[p + 1];
-      var best = null;
+      // The best option so far, its cost and the best completion after it: its options
+      // are copied once, for the best (in goja a typed array's slice is a native call that
+      // first reads "slice" and "constructor" as numbers).
+      var bestO = -1;
+      var bestCost = 0;
+      var bestSub = null;
       for (var o = 0; o < grp.pool.length; o++) {
         var stamp = ++S.stamp;
         var t;
@@ -1006,17 +1016,20 @@
         }
         var nextMarked = [];
         for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) nextMarked.push(kn[t]);
-        var opts;
+        var sub = null;
         if (p + 1 < k) {
-          var sub = solve(p + 1, nextMarked);
+          sub = solve(p + 1, nextMarked);
           cost += sub.cost;
-          opts = sub.opts.slice();
-        } else opts = new Int32Array(k);
-        opts[p] = o;
-        if (best === null || cost < best.cost || (cost === best.cost && before(opts, best.opts, p))) {
-          best = { cost: cost, opts: opts };
+        }
+        if (bestO < 0 || cost < bestCost || (cost === bestCost && before(o, sub, bestO, bestSub, p))) {
+          bestO = o;
+          bestCost = cost;
+          bestSub = sub;
         }
       }
+      var opts = bestSub !== null ? bestSub.opts.slice() : new Int32Array(k);
+      opts[p] = bestO;
+      var best = { cost: bestCost, opts: opts };
       memo[id] = best;
       return best;
     }
