@@ -139,9 +139,10 @@
   // skipping the nodes of R0 (S.base, empty while R0 itself is made) and not entering the
   // options of coupled groups; the coupled groups whose parent it reaches are added to acts.
   // A node is marked with the closure's stamp when it is queued, so the queue (S.queue, one
-  // typed array of N entries shared by all closures) holds the answer. For the R set of an
-  // option of group grp (≥ 0) it also sets the owners (reachSets) as it takes each node.
-  function closure(S, start, starts, acts, grp) {
+  // typed array of N entries shared by all closures) holds the answer. For the R set of
+  // option number opt of group grp (≥ 0) it also sets the owners, their options and the
+  // nodes held by more than one R set (reachSets) as it takes each node.
+  function closure(S, start, starts, acts, grp, opt) {
     var m = S.P;
     var first = m.first;
     var next = m.next;
@@ -151,6 +152,8 @@
     var cOf = m.coupledOf;
     var stop = S.base;
     var owner = S.owner;
+    var optOf = S.optOf;
+    var multi = S.multi;
     var seen = S.seen;
     var queue = S.queue;
     var stamp = ++S.stamp;
@@ -174,8 +177,14 @@
       x = queue[q];
       if (grp >= 0) {
         var w = owner[x];
-        if (w < 0) owner[x] = grp;
-        else if (w !== grp) union(S.uf, w, grp);
+        if (w < 0) {
+          owner[x] = grp;
+          optOf[x] = opt;
+        } else {
+          multi[x] = 1;
+          S.extra.push(x, opt);
+          if (w !== grp) union(S.uf, w, grp);
+        }
       }
       var pk = pick[x];
       if (pk > 0) {
@@ -262,8 +271,30 @@
     this.isBaseActive = new Uint8Array(G.length); // groups active under every assignment
     this.reach = []; // reach[g][o] = R(g, o), an Int32Array
     this.acts = []; // acts[g][o] = the groups R(g, o) activates
-    // owner[x]: the first coupled group whose R sets hold node x, −1 for none.
+    // The options are numbered group by group: option o of group g is optAt[g] + o.
+    this.optAt = new Int32Array(G.length + 1);
+    for (var j = 0; j < G.length; j++) this.optAt[j + 1] = this.optAt[j] + G[j].pool.length;
+    this.optGroup = new Int32Array(this.optAt[G.length]); // the group of an option number
+    for (j = 0; j < G.length; j++) for (var o = this.optAt[j]; o < this.optAt[j + 1]; o++) this.optGroup[o] = j;
+    // owner[x]: the first coupled group whose R sets hold node x, −1 for none; optOf[x] the
+    // option (number) of that R set; multi[x] = 1 when more than one R set holds x, and
+    // then extra lists x and the number of each further option whose R set holds it.
     this.owner = new Int32Array(N).fill(-1);
+    this.optOf = new Int32Array(N);
+    this.multi = new Uint8Array(N);
+    this.extra = [];
+    // privCost[optAt[g] + o]: the sum of the private terms of R(g, o) (couplings), charged
+    // whenever group g is active with option o.
+    this.privCost = new Int32Array(this.optAt[G.length]);
+    // rel[x] = 1 for the nodes whose marks the memoised search reads: the nodes of the terms
+    // that are not private and their path children (couplings), which lists them in
+    // relList. A group's parent is one of them when its mark matters: in an R set of another
+    // group it is a term node whose path children (the options) are in R sets of their
+    // own, unless every option is in R0, and then the group's R sets are empty and its
+    // choice changes no cost (in its own group's R set it closes an activation cycle,
+    // which enumerate searches).
+    this.rel = new Uint8Array(N);
+    this.relList = null;
     // The options o of groups g with x in R(g, o): pairs g, o in coverList[coverAt[x] …
     // coverAt[x + 1]); only enumerate reads them, so the first enumerate makes them (coverOf).
     this.coverAt = null;
@@ -304,7 +335,7 @@
   // activates.
   function baseSet(S) {
     var acts = [];
-    var r0 = closure(S, -1, S.P.rootIdx, acts, -1);
+    var r0 = closure(S, -1, S.P.rootIdx, acts, -1, -1);
     for (var i = 0; i < r0.length; i++) S.base[r0[i]] = 1;
     for (i = 0; i < acts.length; i++) S.isBaseActive[acts[i]] = 1;
   }
@@ -321,7 +352,7 @@
       var as = [];
       for (var j = 0; j < g.pool.length; j++) {
         var act = [];
-        var r = closure(S, g.pool[j], null, act, i);
+        var r = closure(S, g.pool[j], null, act, i, S.optAt[i] + j);
         for (var k = 0; k < act.length; k++) union(uf, i, act[k]);
         rs.push(r);
         as.push(act);
@@ -367,46 +398,91 @@
   // and sens: the nodes whose own cost some component's cost reads, the term nodes and
   // their path children. Every other node's own cost enters only the base cost, which is
   // the same for every assignment, so changing it cannot change the choice (pathAfterEdit).
+  //
+  // A term is private to the option o of group g when its node is in R(g, o) and in no
+  // other R set, and each of its path children is in R0, in no R set, or in R(g, o) (the
+  // first R set that took it: optOf): the node is needed exactly when g is active and
+  // chooses o, and its children then are needed or not whatever the other groups choose,
+  // so the term is a constant charged with that choice (S.privCost). Most
+  // of a plan's nodes in R sets have such a term (the leaves of an option, the option
+  // itself); the searches then read only the few terms that couple choices. In goja every
+  // node a search step visits costs tens of interpreted operations (issue 33).
   function couplings(S) {
     var base = S.base;
     var owner = S.owner;
+    var optOf = S.optOf;
+    var multi = S.multi;
+    var privCost = S.privCost;
+    var rel = S.rel;
     var uf = S.uf;
     var first = S.P.first;
     var next = S.P.next;
     var own = S.P.ownCost;
     var nodes = new Int32Array(S.N);
     var sens = new Uint8Array(S.N);
+    var relList = new Int32Array(S.N);
     var n = 0;
+    var nRel = 0;
     var baseCost = 0;
+    var cc, c;
     for (var x = 0, N = S.N; x < N; x++) {
       var g0 = owner[x];
-      var c;
       if (g0 < 0) {
         if (base[x] === 0) continue;
         c = first[x];
       } else if ((c = first[x]) < 0) { // in some R set, no path children: its groups decide its term
-        nodes[n++] = x;
         sens[x] = 1;
+        if (multi[x] === 0) privCost[optOf[x]] += own[x]; // own costs are ≥ 0 (§11): the term is own[x]
+        else {
+          nodes[n++] = x;
+          if (rel[x] === 0) {
+            rel[x] = 1;
+            relList[nRel++] = x;
+          }
+        }
         continue;
       }
-      var dep = g0 >= 0;
+      // cc: own[x] less its path children in R0 or in an R set, which is x's term when x is
+      // private (its children are then needed with it) or needed under every assignment
+      // and no child is in an R set.
+      var owned = g0 >= 0;
+      var dep = owned;
+      var priv = owned && multi[x] === 0;
+      var ox = priv ? optOf[x] : -1;
+      cc = own[x];
       for (; c >= 0; c = next[c]) {
+        if (owned) sens[c] = 1;
         var w = owner[c];
-        if (w < 0) continue;
+        if (w < 0) {
+          if (base[c] === 1) cc -= own[c];
+          continue;
+        }
+        cc -= own[c];
+        if (optOf[c] !== ox) priv = false;
         dep = true;
         if (g0 < 0) g0 = w;
         else if (w !== g0) union(uf, g0, w);
       }
-      if (dep) {
+      if (priv) {
+        sens[x] = 1;
+        if (cc > 0) privCost[ox] += cc;
+      } else if (dep) {
         nodes[n++] = x;
         sens[x] = 1;
-        for (c = first[x]; c >= 0; c = next[c]) sens[c] = 1;
-      } else {
-        var cc = own[x];
-        for (c = first[x]; c >= 0; c = next[c]) if (base[c] === 1) cc -= own[c];
-        if (cc > 0) baseCost += cc;
-      }
+        if (rel[x] === 0) {
+          rel[x] = 1;
+          relList[nRel++] = x;
+        }
+        for (c = first[x]; c >= 0; c = next[c]) {
+          sens[c] = 1;
+          if (rel[c] === 0) {
+            rel[c] = 1;
+            relList[nRel++] = c;
+          }
+        }
+      } else if (cc > 0) baseCost += cc;
     }
+    S.relList = relList.slice(0, nRel);
     return { nodes: nodes.slice(0, n), baseCost: baseCost, sens: sens };
   }
 
@@ -457,9 +533,10 @@
   }
 
   // enumerate: the reference order restricted to one component (any activation pattern).
-  // An assignment's cost is the sum of the component's node terms, and a term depends only
-  // on the effective options (the chosen one when the group is active, none otherwise) of
-  // the few groups whose R sets hold the node or one of its path children: its support.
+  // An assignment's cost is the sum of the private terms of its active groups' options
+  // (couplings) and of the component's other node terms, and a term depends only on the
+  // effective options (the chosen one when the group is active, none otherwise) of the few
+  // groups whose R sets hold the node or one of its path children: its support.
   // Terms with the same support form a class whose sum is memoised by the effective options
   // of that support, in a table of Π(options + 1) entries kept when it is no larger than the
   // component's number of assignments (else the class is summed every time). An assignment
@@ -474,6 +551,8 @@
     var nx = S.effNext;
     var acts = S.acts;
     var isBaseActive = S.isBaseActive;
+    var privCost = S.privCost;
+    var optAt = S.optAt;
     var nOpt = new Int32Array(k);
     var assignments = 1;
     var a, g, q;
@@ -527,6 +606,8 @@
       for (a = 0; a < k; a++) {
         g = cg[a];
         if (nx[g] === eff[g]) continue;
+        if (eff[g] >= 0) cost -= privCost[optAt[g] + eff[g]]; // the private terms of the option left
+        if (nx[g] >= 0) cost += privCost[optAt[g] + nx[g]];
         eff[g] = nx[g];
         var oc = ofGroup[g];
         for (q = 0; q < oc.length; q++) {
@@ -706,9 +787,10 @@
     return order;
   }
 
-  // chargeTerms charges every term of the component to the last position (in the search's
-  // order cg) whose group can change it (termPos). Of the terms of position p, those whose
-  // node only the group of p can mark are read from its R sets by dynamic; the others, whose
+  // chargeTerms charges every term of the component (but the private ones, see couplings) to
+  // the last position (in the search's order cg) whose group can change it (termPos). Of the
+  // terms of position p, those whose node only the group of p can mark are read from its R
+  // sets (reach: their nodes the search reads) by dynamic; the others, whose
   // node is in R0 or may have been marked before p, are termList[termAt[p] … termAt[p + 1])
   // (counted, then placed). keys[p] lists the nodes whose marks, made by groups before p,
   // terms of p or later still read (the state of dynamic's search at p).
@@ -720,21 +802,51 @@
     var next = S.P.next;
     var isBaseActive = S.isBaseActive;
     var k = cg.length;
-    var a, q, o, x, y, c, last, nr;
+    var a, q, o, x, y, c, last;
     // firstP[y], lastP[y]: the first and last position of the groups whose R sets hold
-    // node y (−1: none; all of them are in this component, being united).
+    // node y (−1: none; all of them are in this component, being united), for the nodes
+    // whose marks the search reads (S.relList; −1 for the others), from the first R set
+    // that took each (owner, optOf) and the further ones (S.extra): no walk over the R
+    // sets. relOf[relAt[i] … relAt[i + 1]): those nodes of the R set of option number i
+    // (of this component's groups), the only nodes the search marks.
+    var owner = S.owner;
+    var optOf = S.optOf;
+    var optGroup = S.optGroup;
+    var extra = S.extra;
+    var rel = S.rel;
+    var relList = S.relList;
+    var nRel = relList.length;
+    var nE = extra.length;
+    var posOf = new Int32Array(G.length).fill(-1);
+    for (a = 0; a < k; a++) posOf[cg[a]] = a;
     var firstP = new Int32Array(S.N).fill(-1);
     var lastP = new Int32Array(S.N).fill(-1);
-    for (a = 0; a < k; a++) {
-      var rs = S.reach[cg[a]];
-      for (o = 0; o < rs.length; o++) {
-        var r = rs[o];
-        for (q = 0, nr = r.length; q < nr; q++) {
-          y = r[q];
-          if (firstP[y] < 0) firstP[y] = a;
-          lastP[y] = a;
-        }
-      }
+    var relAt = new Int32Array(S.optAt[G.length] + 1);
+    for (q = 0; q < nRel; q++) {
+      y = relList[q];
+      if (owner[y] < 0 || (a = posOf[owner[y]]) < 0) continue;
+      firstP[y] = lastP[y] = a;
+      relAt[optOf[y] + 1]++;
+    }
+    for (q = 0; q < nE; q += 2) {
+      y = extra[q];
+      if (rel[y] === 0 || (a = posOf[owner[y]]) < 0) continue;
+      o = extra[q + 1];
+      a = posOf[optGroup[o]];
+      if (a < firstP[y]) firstP[y] = a;
+      if (a > lastP[y]) lastP[y] = a;
+      relAt[o + 1]++;
+    }
+    for (q = 1; q < relAt.length; q++) relAt[q] += relAt[q - 1];
+    var relOf = new Int32Array(relAt[relAt.length - 1]);
+    var at = relAt.slice(0, relAt.length - 1);
+    for (q = 0; q < nRel; q++) {
+      y = relList[q];
+      if (firstP[y] >= 0) relOf[at[optOf[y]]++] = y;
+    }
+    for (q = 0; q < nE; q += 2) {
+      y = extra[q];
+      if (rel[y] === 1 && firstP[y] >= 0) relOf[at[extra[q + 1]]++] = y;
     }
     // maxUse[y]: the last position whose terms read node y's mark when that is after the
     // first position that can mark it, −1 until set; used lists the nodes with a maxUse.
@@ -776,7 +888,7 @@
     }
     for (a = 0; a < k; a++) termAt[a + 1] += termAt[a];
     var termList = new Int32Array(nPinned);
-    var at = termAt.slice(0, k);
+    at = termAt.slice(0, k);
     for (q = 0; q < nT; q++) {
       x = nodes[q];
       if (firstP[x] !== termPos[x]) termList[at[termPos[x]]++] = x;
@@ -798,14 +910,15 @@
       for (a = firstP[y] + 1; a <= maxUse[y]; a++) keys[a].push(y);
     }
     for (a = 0; a <= k; a++) if (keys[a].length > 1) keys[a].sort(byNumber);
-    return { termAt: termAt, termList: termList, termPos: termPos, firstP: firstP, keys: keys };
+    return { termAt: termAt, termList: termList, termPos: termPos, firstP: firstP, keys: keys, relAt: relAt, relOf: relOf };
   }
 
   // dynamic: the memoised search over the groups of a component in the given order, in
   // which every group is either active in every assignment (its parent is in R0) or
   // activated only by groups that come earlier (e.g. a group nested in an option of an
   // earlier group). Each term is charged to the last group (in that order) that can change
-  // it; after choosing groups 0…p−1 the rest depends only on which of the nodes still used
+  // it, a private term (couplings) with its option; only the nodes the terms read are
+  // marked (chargeTerms' reach). After choosing groups 0…p−1 the rest depends only on which of the nodes still used
   // by later terms are marked ("state"). best(p, state) is the cheapest choice of groups
   // p…k−1 and among equally cheap ones the first in the reference order (the groups
   // compared in reference order). Two assignments that agree on groups 0…p−1 compare in
@@ -828,12 +941,19 @@
     var termPos = charged.termPos;
     var firstP = charged.firstP;
     var keys = charged.keys;
+    var relAt = charged.relAt;
+    var relOf = charged.relOf;
     var memo = Object.create(null);
-    // before: completion u (options by position, p…k−1 set) comes before v in reference order.
-    function before(u, v, p) {
+    // before: the completion of option o at position p and the best completion sub of
+    // positions p + 1… (null after the last) comes before that of option bo with bsub in
+    // reference order.
+    function before(o, sub, bo, bsub, p) {
       for (var r = 0; r < k; r++) {
         var q = byRef[r];
-        if (q >= p && u[q] !== v[q]) return u[q] < v[q];
+        if (q < p) continue;
+        if (q === p) {
+          if (o !== bo) return o < bo;
+        } else if (sub.opts[q] !== bsub.opts[q]) return sub.opts[q] < bsub.opts[q];
       }
       return false;
     }
@@ -855,19 +975,26 @@
       var g = cg[p];
       var grp = G[g];
       var always = isBaseActive[g] === 1;
-      var reach = S.reach[g];
+      var rels = relOf;
+      var q0 = S.optAt[g]; // option number of the group's first option
       var t0 = termAt[p];
       var t1 = termAt[p + 1];
       var kn = keys[p + 1];
-      var best = null;
+      // The best option so far, its cost and the best completion after it: its options
+      // are copied once, for the best (in goja a typed array's slice is a native call that
+      // first reads "slice" and "constructor" as numbers).
+      var bestO = -1;
+      var bestCost = 0;
+      var bestSub = null;
       for (var o = 0; o < grp.pool.length; o++) {
         var stamp = ++S.stamp;
-        var t, nr;
+        var t;
         for (t = 0; t < marked.length; t++) mark[marked[t]] = stamp;
         var active = always || mark[grp.parent] === stamp;
-        var rr = reach[o];
-        if (active) for (t = 0, nr = rr.length; t < nr; t++) mark[rr[t]] = stamp;
-        var cost = 0;
+        var r0 = relAt[q0 + o];
+        var r1 = relAt[q0 + o + 1];
+        if (active) for (t = r0; t < r1; t++) mark[rels[t]] = stamp;
+        var cost = active ? S.privCost[q0 + o] : 0;
         var tx, cc, c;
         for (t = t0; t < t1; t++) {
           tx = terms[t];
@@ -876,10 +1003,11 @@
           for (c = first[tx]; c >= 0; c = next[c]) if (base[c] === 1 || mark[c] === stamp) cc -= own[c];
           if (cc > 0) cost += cc;
         }
-        // The terms only this group marks: the nodes of the chosen option's R set charged here.
+        // The terms only this group marks: the nodes of the chosen option's R set charged here
+        // (the private ones are in cost already).
         if (active) {
-          for (t = 0; t < nr; t++) {
-            tx = rr[t];
+          for (t = r0; t < r1; t++) {
+            tx = rels[t];
             if (tPos[tx] !== p || fP[tx] !== p) continue;
             cc = own[tx];
             for (c = first[tx]; c >= 0; c = next[c]) if (base[c] === 1 || mark[c] === stamp) cc -= own[c];
@@ -888,17 +1016,20 @@
         }
         var nextMarked = [];
         for (t = 0; t < kn.length; t++) if (mark[kn[t]] === stamp) nextMarked.push(kn[t]);
-        var opts;
+        var sub = null;
         if (p + 1 < k) {
-          var sub = solve(p + 1, nextMarked);
+          sub = solve(p + 1, nextMarked);
           cost += sub.cost;
-          opts = sub.opts.slice();
-        } else opts = new Int32Array(k);
-        opts[p] = o;
-        if (best === null || cost < best.cost || (cost === best.cost && before(opts, best.opts, p))) {
-          best = { cost: cost, opts: opts };
+        }
+        if (bestO < 0 || cost < bestCost || (cost === bestCost && before(o, sub, bestO, bestSub, p))) {
+          bestO = o;
+          bestCost = cost;
+          bestSub = sub;
         }
       }
+      var opts = bestSub !== null ? bestSub.opts.slice() : new Int32Array(k);
+      opts[p] = bestO;
+      var best = { cost: bestCost, opts: opts };
       memo[id] = best;
       return best;
     }
