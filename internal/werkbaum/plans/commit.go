@@ -4,9 +4,9 @@ package plans
 // and an editor's PATCH (PatchContent, over a file) are the same protocol, written here
 // once: entry key → begin → settle a pending entry whose writer is gone → replay a known
 // request → read → base check and compute (the change) → record a no-change answer, or
-// put the new text (pending record, durable before the rename → store → failure handling → settle with the document
-// version, queued on the group commit after the answer for a file) → the after-hook,
-// inside the caller's lane. What differs is behind two small
+// put the new text (pending record, durable before the rename → store → failure handling
+// → settle with the document version, queued on the group commit after the answer for a
+// file) → the after-hook, inside the caller's lane. What differs is behind two small
 // interfaces: where the text lives (target: fileTarget, remoteTarget) and what the write
 // does to it (change: verbChange, patchChange).
 
