@@ -11,9 +11,9 @@ import (
 )
 
 // shedLine is the daemon's debug line after its idle release dropped the engine's cached
-// answers its disk holds, the plans' outlines beside the views that stay, and its runtimes
-// beyond one (cmd/talkd idle.go shedIdle).
-var shedLine = regexp.MustCompile(`idle: dropped what is cheap to rebuild" outlines=(\d+) answers=(\d+) runtimes=(\d+)`)
+// answers its disk holds, the plans' outlines beside the views that stay, its runtimes
+// beyond one, and the MCP door's encoded readings (cmd/talkd idle.go shedIdle).
+var shedLine = regexp.MustCompile(`idle: dropped what is cheap to rebuild" outlines=(\d+) answers=(\d+) runtimes=(\d+) results=(\d+)`)
 
 // decodedLine is the engine's debug line for each outline it decoded from a view (one it
 // read back from disk, or whose outline an idle shed dropped).
@@ -100,6 +100,10 @@ func TestIdleShedKeepsTheAnswers(t *testing.T) {
 	answers, _ := strconv.Atoi(shed[2])
 	if outlines+answers == 0 {
 		t.Errorf("the engine's cache dropped neither outline nor answer: %s", shed[0])
+	}
+	// The full readings' encodings went with the answers they were made from.
+	if results, _ := strconv.Atoi(shed[4]); results == 0 {
+		t.Errorf("the MCP door kept its encoded readings through the idle shed: %s", shed[0])
 	}
 	// Whether the pairs above overlapped (and so left two runtimes) depends on timing;
 	// the engine's tests hold the runtimes' drop deterministically (TestShedIdle...).

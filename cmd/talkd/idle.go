@@ -193,17 +193,22 @@ func (m *memoryReleaser) run(ctx context.Context) {
 // rebuilds cheaply (werkbaum.Engine.ShedIdle): the engine's cached answers that its disk
 // analysis cache holds, the plans' outlines (the engine is their only holder: the plan
 // store asks it for them) and the engine's idle runtimes beyond one (docs/bench-memory.md
-// has what each is worth). The price is paid once per idle spell by the first reading that
-// needs an outline (decoded from the view, the view read back from disk when it was
-// dropped) and by the first calls that run at once (a runtime built); the plans' texts and
-// summaries stay.
+// has what each is worth), and the MCP door's encodings of the readings those answers
+// made (api.Server.DropEncodedResults). The price is paid once per idle spell by the first
+// reading that needs an outline (decoded from the view, the view read back from disk when
+// it was dropped), by the first full reading of each plan (encoded again) and by the
+// first calls that run at once (a runtime built); the plans' texts and summaries stay.
 func (d *daemon) shedIdle() {
 	p := d.planParts()
 	if p == nil {
 		return
 	}
 	outlines, answers, runtimes := p.engine.ShedIdle()
-	d.log.Debug("idle: dropped what is cheap to rebuild", "outlines", outlines, "answers", answers, "runtimes", runtimes)
+	results := 0
+	if sv := d.serving.Load(); sv != nil {
+		results = sv.srv.DropEncodedResults()
+	}
+	d.log.Debug("idle: dropped what is cheap to rebuild", "outlines", outlines, "answers", answers, "runtimes", runtimes, "results", results)
 }
 
 // dropModels empties the engine's memos (werkbaum.Engine.DropMemos), which after its idle

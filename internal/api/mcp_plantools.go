@@ -27,6 +27,7 @@ var (
 // exports (js/25_vocabulary.js), so they are exactly what the engine accepts.
 func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget)}
+	s.planResults = pt.results
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
 		Name: "plans_list", Title: "List plans",
 		Description: "Lists the project plans (Werkbaum) you may use, with key, access, revision and counts. Start here, then werkbaum_inspect.",

@@ -96,6 +96,27 @@ func (c *resultCache) viewResult(slot string, view json.RawMessage) []byte {
 	return result
 }
 
+// drop empties the cache and reports how many results it held.
+func (c *resultCache) drop() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.slots)
+	c.slots = map[string]*encodedResult{}
+	c.used = 0
+	return n
+}
+
+// DropEncodedResults empties the cache of encoded plan readings and reports how many it
+// held: the daemon's idle release calls it beside the engine's shed. An entry is only of
+// use while the engine still hands out the very answer it was encoded from, and the shed
+// drops the answers its disk holds (the next reading gets a new one from there), so those
+// entries would only keep the old answers and their encodings alive, up to
+// resultCacheBudget; the others cost one encoding again (milliseconds on a large plan).
+func (s *Server) DropEncodedResults() int { return s.planResults.drop() }
+
 func (e *encodedResult) size() int { return len(e.view) + len(e.result) }
 
 // evict drops the least recently used slots other than keep until the cache is within

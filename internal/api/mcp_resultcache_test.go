@@ -155,3 +155,27 @@ func BenchmarkViewResult(b *testing.B) {
 		}
 	})
 }
+
+// TestDropEncodedResultsEmptiesTheCache: the idle release's drop forgets every encoded
+// result and the bytes they held, so the answers they were made from are no longer kept
+// alive by the cache; the next reading of the same answer is encoded again, equal to the
+// first.
+func TestDropEncodedResultsEmptiesTheCache(t *testing.T) {
+	s := &Server{planResults: newResultCache(1 << 20)}
+	views := []json.RawMessage{json.RawMessage(`{"nodes":[{"label":"@jörg"}]}`), json.RawMessage(`{"nodes":[{"label":"@Müller"}]}`)}
+	first := s.planResults.viewResult("a", views[0])
+	s.planResults.viewResult("b", views[1])
+	if n := s.DropEncodedResults(); n != 2 {
+		t.Fatalf("DropEncodedResults dropped %d results, want 2", n)
+	}
+	if s.planResults.used != 0 || len(s.planResults.slots) != 0 {
+		t.Fatalf("after the drop the cache holds %d slots, %d bytes", len(s.planResults.slots), s.planResults.used)
+	}
+	again := s.planResults.viewResult("a", views[0])
+	if &again[0] == &first[0] || !bytes.Equal(again, first) {
+		t.Fatal("the reading after the drop was not encoded again, or differs from the first")
+	}
+	if n := (&Server{}).DropEncodedResults(); n != 0 {
+		t.Fatalf("a server without plan tools dropped %d results", n)
+	}
+}

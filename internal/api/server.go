@@ -89,6 +89,9 @@ type Server struct {
 
 	mcp   *mcpServer
 	plans Plans // nil until RegisterPlans
+	// planResults holds the encoded tools/call results of plan readings (RegisterPlans);
+	// DropEncodedResults empties it when the daemon is idle.
+	planResults *resultCache
 	// documents serves /api/v1 (documents.go); its store is set by RegisterPlans.
 	documents *documentDoors
 
