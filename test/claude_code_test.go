@@ -131,6 +131,8 @@ type scriptedStep struct {
 	args func(results []string) (map[string]any, error)
 	// think is how long the model takes before it asks for this call (an agent's pause).
 	think time.Duration
+	// builtin: tool is one of Claude Code's own tools (ReadMcpResourceTool), not talkd's.
+	builtin bool
 }
 
 // scriptedModel is a loopback Messages API that answers Claude Code's requests with the
@@ -257,7 +259,11 @@ func (s *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.mu.Unlock()
 				block = map[string]any{"type": "text", "text": "stopping: " + err.Error()}
 			} else {
-				block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%02d", n), "name": "mcp__talk__" + s.steps[n].tool, "input": args}
+				name := "mcp__talk__" + s.steps[n].tool
+				if s.steps[n].builtin {
+					name = s.steps[n].tool
+				}
+				block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%02d", n), "name": name, "input": args}
 				stop = "tool_use"
 			}
 		} else {
@@ -317,7 +323,7 @@ func runClaude(t *testing.T, claude, mcpURL string, api *scriptedModel) []string
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, "-p", "Work on the plan.", "--mcp-config", string(cfg), "--strict-mcp-config",
-		"--allowedTools", "mcp__talk", "--max-turns", "20")
+		"--allowedTools", "mcp__talk,ListMcpResourcesTool,ReadMcpResourceTool", "--max-turns", "20")
 	cmd.Dir = home
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "ANTHROPIC_BASE_URL=http://" + ln.Addr().String(),
 		"ANTHROPIC_API_KEY=scripted", "ENABLE_TOOL_SEARCH=false", "DISABLE_TELEMETRY=1",
@@ -403,5 +409,46 @@ func TestClaudeCodeSharedModeHint(t *testing.T) {
 	t.Logf("claude mcp list:\n%s", out)
 	if !strings.Contains(out, "talkd does not use OAuth") || !strings.Contains(out, `Authorization: Bearer $TOKEN`) {
 		t.Errorf("Claude Code does not show talkd's hint:\n%s", out)
+	}
+}
+
+// TestClaudeCodeReadsThePlanResource: Claude Code offers its model tools of its own to read
+// an MCP server's resources, and hands it what they read as it hands tool answers. The
+// model reads werkbaum://plan/{key} of the example plan and of a plan at the 2 MiB input
+// limit, and is handed a page it can take in (not swapped for a file and a preview, as the
+// whole 65 KB text was), opening with the base, which its next write passes unchanged.
+func TestClaudeCodeReadsThePlanResource(t *testing.T) {
+	claude, example := claudeAndExample(t)
+	d, paths := startPlanDaemon(t, planFile{Key: "example", Text: string(example)}, planFile{Key: "big", Text: largestPlan(t)})
+	for _, tc := range []struct{ plan, id string }{{"example", "not.ticket"}, {"big", "t3"}} {
+		t.Run(tc.plan, func(t *testing.T) {
+			api := &scriptedModel{t: t, steps: []scriptedStep{
+				{tool: "ReadMcpResourceTool", builtin: true, args: func([]string) (map[string]any, error) {
+					return map[string]any{"server": "talk", "uri": "werkbaum://plan/" + tc.plan}, nil
+				}},
+				{tool: "werkbaum_set_status", args: func(r []string) (map[string]any, error) {
+					base, err := baseOf(r[0])
+					return map[string]any{"plan": tc.plan, "base": base, "request_id": "res-1", "id": tc.id, "status": "done"}, err
+				}},
+			}}
+			results := runClaude(t, claude, d.URL+"/mcp", api)
+			if len(results) != 2 {
+				t.Fatalf("the model got %d tool results, want 2", len(results))
+			}
+			read := results[0]
+			t.Logf("%s: the resource read handed to the model: %d chars", tc.plan, chars(read))
+			if strings.Contains(read, "persisted-output") || strings.Contains(read, "truncated") || chars(read) > maxAnswerLargestPlan {
+				t.Fatalf("the resource read was swapped for a file, cut, or too large (%d chars): %.300s", chars(read), read)
+			}
+			if !strings.Contains(read, "werkbaum_read with from ") {
+				t.Errorf("the resource page does not say how to read on: %.300s", read[max(0, len(read)-300):])
+			}
+			if strings.Contains(results[1], "conflict") || !strings.Contains(results[1], "revision") {
+				t.Errorf("the write with the resource's base: %.300s", results[1])
+			}
+			if !regexp.MustCompile(`\[x\][^\n]*#` + regexp.QuoteMeta(tc.id) + `\b`).MatchString(string(readFile(t, paths[tc.plan]))) {
+				t.Errorf("#%s is not done in the file", tc.id)
+			}
+		})
 	}
 }

@@ -235,7 +235,7 @@ func TestModelReadPages(t *testing.T) {
 			if p.To == p.Lines {
 				break
 			}
-			if !strings.Contains(a.Text, fmt.Sprintf("call with from %d", p.To+1)) || n > 200 {
+			if !strings.Contains(a.Text, fmt.Sprintf("call werkbaum_read with from %d", p.To+1)) || n > 200 {
 				t.Fatalf("%s: page %d (lines %d-%d of %d) does not say how to go on: %q", key, n, p.From, p.To, p.Lines, p.More)
 			}
 			from = p.To + 1

@@ -30,20 +30,26 @@ func (s *Server) registerGuide() {
 
 // registerPlanResources adds the plan texts and the plan prompts.
 func (s *Server) registerPlanResources(p Plans) {
+	// The resource is the plan as werkbaum_read hands it to a model: the base first, then
+	// the first page and the line to go on from. Claude Code gives its model's resource
+	// reads the same treatment as tool answers: the whole 65 KB example plan was swapped
+	// for a file and a 2 KB preview, without the base (TestClaudeCodeReadsThePlanResource).
+	pt := planTools{s: s, p: p}
 	s.RegisterResourceTemplate(ResourceTemplate{
 		URITemplate: "werkbaum://plan/{key}", Name: "werkbaum-plan", Title: "Werkbaum plan text",
-		Description: "The current text of a plan you may read (keys: see plans_list).",
-		MimeType:    "text/plain",
+		Description: "A plan you may read (keys: see plans_list), as werkbaum_read gives it: the base, then " +
+			"the text from line 1, a page of about 24,000 characters, and the line to go on from with werkbaum_read.",
+		MimeType: "text/plain",
 		Read: func(ctx context.Context, caller Caller, uri string, vars map[string]string) ([]ResourceContents, error) {
 			key := vars["key"]
 			if err := planArg(caller, p, key, false); err != nil {
 				return nil, ErrResourceNotFound
 			}
-			snap, err := p.Read(ctx, key)
-			if err != nil {
-				return nil, err
+			page, terr := pt.readPage(ctx, readIn{Plan: key})
+			if terr != nil {
+				return nil, fmt.Errorf("read plan %q: %s", key, terr.Message)
 			}
-			return []ResourceContents{{URI: uri, MimeType: "text/plain", Text: snap.Text}}, nil
+			return []ResourceContents{{URI: uri, MimeType: "text/plain", Text: readText(key, page)}}, nil
 		},
 	})
 	s.RegisterPrompt(Prompt{

@@ -48,15 +48,26 @@ func (pt planTools) read(ctx context.Context, caller Caller, in readIn, _ json.R
 	if err := planArg(caller, pt.p, in.Plan, false); err != nil {
 		return readOut{}, "", toolErrorOf(err)
 	}
+	out, terr := pt.readPage(ctx, in)
+	if terr != nil {
+		return readOut{}, "", terr
+	}
+	return out, readText(in.Plan, out), nil
+}
+
+// readPage is the part of the plan a read names (in: a page from a line, a range or a
+// subtree), with the base; the caller has checked the plan's grant. The tool and the plan
+// resource (werkbaum://plan/{key}) answer the same pages.
+func (pt planTools) readPage(ctx context.Context, in readIn) (readOut, *ToolError) {
 	if in.From < 0 || in.To < 0 || (in.To > 0 && in.From > in.To) {
-		return readOut{}, "", toolErrorOf(fieldError("from", `fields "from" and "to" must be lines with from ≤ to`))
+		return readOut{}, toolErrorOf(fieldError("from", `fields "from" and "to" must be lines with from ≤ to`))
 	}
 	if in.ID != "" && (in.From > 0 || in.To > 0) {
-		return readOut{}, "", toolErrorOf(fieldError("id", `field "id" reads a subtree: leave out "from" and "to"`))
+		return readOut{}, toolErrorOf(fieldError("id", `field "id" reads a subtree: leave out "from" and "to"`))
 	}
 	snap, err := pt.p.Read(ctx, in.Plan)
 	if err != nil {
-		return readOut{}, "", planFailure(err)
+		return readOut{}, planFailure(err)
 	}
 	lines := lineStarts(snap.Text)
 	from, to := max(in.From, 1), in.To
@@ -64,25 +75,25 @@ func (pt planTools) read(ctx context.Context, caller Caller, in readIn, _ json.R
 		id := strings.TrimPrefix(in.ID, "#")
 		got, err := pt.p.Outline(ctx, in.Plan)
 		if err != nil {
-			return readOut{}, "", planFailure(err)
+			return readOut{}, planFailure(err)
 		}
 		m := compactModelOf(got.Outline)
 		if got.Base != snap.Base {
 			// The plan changed between the two calls: the lines would not be the node's.
-			return readOut{}, "", &ToolError{Error: "failed", Message: "the plan changed while it was read; read again"}
+			return readOut{}, &ToolError{Error: "failed", Message: "the plan changed while it was read; read again"}
 		}
 		var ok bool
 		if from, to, ok = m.subtreeLines(id, snap.Text, lines); !ok {
-			return readOut{}, "", toolErrorOf(fieldError("id", fmt.Sprintf("no node has the id %q; werkbaum_inspect lists the ids", id)))
+			return readOut{}, toolErrorOf(fieldError("id", fmt.Sprintf("no node has the id %q; werkbaum_inspect lists the ids", id)))
 		}
 	}
 	out := readOut{Base: snap.Base, Lines: len(lines)}
 	if len(lines) == 0 {
 		out.Text = snap.Text
-		return out, readText(in.Plan, out), nil
+		return out, nil
 	}
 	if from > len(lines) {
-		return readOut{}, "", toolErrorOf(fieldError("from", fmt.Sprintf("the plan has %d lines; from %d is past its end", len(lines), from)))
+		return readOut{}, toolErrorOf(fieldError("from", fmt.Sprintf("the plan has %d lines; from %d is past its end", len(lines), from)))
 	}
 	end := func(line int) int { // the byte offset after line (1-based), its newline included
 		if line >= len(lines) {
@@ -100,9 +111,9 @@ func (pt planTools) read(ctx context.Context, caller Caller, in readIn, _ json.R
 	to = min(to, len(lines))
 	out.From, out.To, out.Text = from, to, snap.Text[lines[from-1]:end(to)]
 	if to < len(lines) && in.ID == "" {
-		out.More = fmt.Sprintf("lines %d to %d follow: call with from %d", to+1, len(lines), to+1)
+		out.More = fmt.Sprintf("lines %d to %d follow: call werkbaum_read with from %d", to+1, len(lines), to+1)
 	}
-	return out, readText(in.Plan, out), nil
+	return out, nil
 }
 
 // readText is the read's text copy: the base and the place first, then the lines.
