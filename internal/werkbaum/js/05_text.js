@@ -245,7 +245,7 @@
   // 2.5–2.7 with one; with 12: 1.7–1.9, docs/bench-plans.md). Memory is bounded by the size
   // rule above either way.
   var memoSize = 12;
-  var useClock = 0; // counts the memos' uses: each entry's stamp, the trim's order
+  var useClock = 0; // counts the memos' uses: each entry's stamp (from 1), the trim's order
   function Memo() {
     this.keys = [];
     this.vals = [];
@@ -315,10 +315,12 @@
     this.vals = vals;
     this.stamps = stamps;
   };
-  // superseded holds the old texts of the writes the host made (_supersede), newest last:
-  // a plan's text before its last write, which the trim need not keep.
-  var superseded = [];
-  var SUPERSEDED_MAX = 16;
+  // supersede marks text as no plan's current text any more (the old text of a write):
+  // stamp 0, which no use gives, until a use finds it again.
+  Memo.prototype.supersede = function (text) {
+    var i = this.keys.indexOf(text);
+    if (i >= 0) this.stamps[i] = 0;
+  };
   // The trim keeps at most TRIM_KEEP texts: the current text of each plan worked on last
   // (two agents on two plans, each pausing between writes), within MEMO_MAX_CHARS.
   var TRIM_KEEP = 4;
@@ -347,19 +349,17 @@
     trimHooks.push(fn);
   };
   W._clearMemo = function () {
-    superseded = [];
     for (var i = 0; i < memos.length; i++) memos[i].clear();
     for (i = 0; i < clearHooks.length; i++) clearHooks[i]();
     for (i = 0; i < trimHooks.length; i++) trimHooks[i]();
   };
   // _supersede(old, neu) tells the memos that a write made neu from old, so old is no
-  // plan's current text any more (neu may be one again: a status set and set back).
+  // plan's current text any more; a later use makes it one again (a status set and set
+  // back finds its text in the memo). The mark is the entry's stamp, so a superseded text
+  // is held no longer than the memo holds it.
   W._supersede = function (old, neu) {
     if (old === neu) return;
-    var i = superseded.indexOf(neu);
-    if (i >= 0) superseded.splice(i, 1);
-    if (superseded.indexOf(old) < 0) superseded.push(old);
-    if (superseded.length > SUPERSEDED_MAX) superseded.shift();
+    for (var i = 0; i < memos.length; i++) memos[i].supersede(old);
   };
   // _trimMemo keeps, in every memo that holds them, the texts used last that no write has
   // superseded since — the current text of each plan worked on last, which an agent's
@@ -391,15 +391,11 @@
     var chars = 0;
     for (i = 0; i < order.length && keep.length < TRIM_KEEP; i++) {
       var text = texts[order[i]];
-      if (superseded.indexOf(text) >= 0 || chars + text.length > MEMO_MAX_CHARS) continue;
+      if (stamps[order[i]] === 0 || chars + text.length > MEMO_MAX_CHARS) continue;
       keep.push(text);
       chars += text.length;
     }
     for (i = 0; i < memos.length; i++) memos[i].keepOnly(keep);
-    // A superseded text no memo holds any more need not be held here either.
-    var still = [];
-    for (i = 0; i < superseded.length; i++) if (W._memoHolds(superseded[i])) still.push(superseded[i]);
-    superseded = still;
     for (i = 0; i < trimHooks.length; i++) trimHooks[i]();
   };
   // _memoHolds(text) says whether a memo remembers text (tests of the host's trim).
