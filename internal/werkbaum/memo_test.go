@@ -176,7 +176,8 @@ func TestTrimKeepsTheNewestWithinTheBound(t *testing.T) {
 	trim := func() {
 		t.Helper()
 		memoEntries(t, e) // a call: the short idle time counts from its release
-		time.Sleep(e.memoIdle + 1500*time.Millisecond) // the trim fires 50 ms in; slack for a loaded machine
+		// The trim fires 50 ms in; the rest is slack for a loaded machine.
+		time.Sleep(e.memoIdle + 1500*time.Millisecond)
 	}
 	texts := make([]string, 5)
 	for i := range texts {
