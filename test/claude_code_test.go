@@ -412,30 +412,40 @@ func TestClaudeCodeSharedModeHint(t *testing.T) {
 	}
 }
 
-// TestClaudeCodeReadsThePlanResource: Claude Code offers its model tools of its own to read
-// an MCP server's resources, and hands it what they read as it hands tool answers. The
-// model reads werkbaum://plan/{key} of the example plan and of a plan at the 2 MiB input
-// limit, and is handed a page it can take in (not swapped for a file and a preview, as the
-// whole 65 KB text was), opening with the base, which its next write passes unchanged.
+// TestClaudeCodeReadsThePlanResource: Claude Code offers its model tools of its own to list
+// and read an MCP server's resources, and hands it what they read as it hands tool
+// answers. The model lists talkd's resources, finds werkbaum://plan/{key} of the example
+// plan and of a plan at the 2 MiB input limit there (a template alone is not listed),
+// reads it and is handed a page it can take in (not swapped for a file and a preview, as
+// the whole 65 KB text was), opening with the base, which its next write passes unchanged.
 func TestClaudeCodeReadsThePlanResource(t *testing.T) {
 	claude, example := claudeAndExample(t)
 	d, paths := startPlanDaemon(t, planFile{Key: "example", Text: string(example)}, planFile{Key: "big", Text: largestPlan(t)})
 	for _, tc := range []struct{ plan, id string }{{"example", "not.ticket"}, {"big", "t3"}} {
 		t.Run(tc.plan, func(t *testing.T) {
+			listed := regexp.MustCompile(`werkbaum://plan/` + regexp.QuoteMeta(tc.plan) + `\b`)
 			api := &scriptedModel{t: t, steps: []scriptedStep{
-				{tool: "ReadMcpResourceTool", builtin: true, args: func([]string) (map[string]any, error) {
-					return map[string]any{"server": "talk", "uri": "werkbaum://plan/" + tc.plan}, nil
+				{tool: "ListMcpResourcesTool", builtin: true, args: func([]string) (map[string]any, error) {
+					return map[string]any{"server": "talk"}, nil
+				}},
+				{tool: "ReadMcpResourceTool", builtin: true, args: func(r []string) (map[string]any, error) {
+					uri := listed.FindString(r[0])
+					if uri == "" {
+						return nil, fmt.Errorf("the resource list the model got names no plan %s: %.300s", tc.plan, r[0])
+					}
+					return map[string]any{"server": "talk", "uri": uri}, nil
 				}},
 				{tool: "werkbaum_set_status", args: func(r []string) (map[string]any, error) {
-					base, err := baseOf(r[0])
+					base, err := baseOf(r[1])
 					return map[string]any{"plan": tc.plan, "base": base, "request_id": "res-1", "id": tc.id, "status": "done"}, err
 				}},
 			}}
 			results := runClaude(t, claude, d.URL+"/mcp", api)
-			if len(results) != 2 {
-				t.Fatalf("the model got %d tool results, want 2", len(results))
+			if len(results) != 3 {
+				t.Fatalf("the model got %d tool results, want 3", len(results))
 			}
-			read := results[0]
+			t.Logf("%s: the resource list handed to the model: %d chars", tc.plan, chars(results[0]))
+			read := results[1]
 			t.Logf("%s: the resource read handed to the model: %d chars", tc.plan, chars(read))
 			if strings.Contains(read, "persisted-output") || strings.Contains(read, "truncated") || chars(read) > maxAnswerLargestPlan {
 				t.Fatalf("the resource read was swapped for a file, cut, or too large (%d chars): %.300s", chars(read), read)
@@ -443,8 +453,8 @@ func TestClaudeCodeReadsThePlanResource(t *testing.T) {
 			if !strings.Contains(read, "werkbaum_read with from ") {
 				t.Errorf("the resource page does not say how to read on: %.300s", read[max(0, len(read)-300):])
 			}
-			if strings.Contains(results[1], "conflict") || !strings.Contains(results[1], "revision") {
-				t.Errorf("the write with the resource's base: %.300s", results[1])
+			if strings.Contains(results[2], "conflict") || !strings.Contains(results[2], "revision") {
+				t.Errorf("the write with the resource's base: %.300s", results[2])
 			}
 			if !regexp.MustCompile(`\[x\][^\n]*#` + regexp.QuoteMeta(tc.id) + `\b`).MatchString(string(readFile(t, paths[tc.plan]))) {
 				t.Errorf("#%s is not done in the file", tc.id)

@@ -148,6 +148,10 @@ func TestRootPlansThroughMCP(t *testing.T) {
 	if !strings.Contains(res.raw, `[x] #a: Ask @jörg`) {
 		t.Fatalf("resources/read of a plan below the root: %s", res.raw)
 	}
+	// resources/list names it by the same URI, its "/" encoded.
+	if listed := rpcPost(t, d, `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`, h); !strings.Contains(listed.raw, `"werkbaum://plan/notes:sub%2Fdir%2Fb.werkbaum"`) {
+		t.Errorf("resources/list does not name the plan below the root by its URI: %.600s", listed.raw)
+	}
 	for _, uri := range []string{"werkbaum://plan/notes:%2e%2e%2Foutside%2Fsecret.werkbaum", "werkbaum://plan/notes:out.werkbaum",
 		"werkbaum://plan/notes:outdir%2Fsecret.werkbaum"} {
 		res := rpcPost(t, d, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"`+uri+`"}}`, h)

@@ -213,6 +213,10 @@ func TestSharedModeMatrix(t *testing.T) {
 					t.Errorf("%s: isError %v %q", name, isErr, text)
 				}
 			}
+			_, listed := d.mcp(t, tok, "resources/list", map[string]any{})
+			if l, _ := listed["result"].(map[string]any); l == nil || strings.Contains(fmt.Sprint(l["resources"]), "werkbaum://plan/p") != w.read {
+				t.Errorf("resources/list names the plan %v, want %v: %v", !w.read, w.read, listed)
+			}
 			_, res := d.mcp(t, tok, "resources/read", map[string]any{"uri": "werkbaum://plan/p"})
 			if (res["result"] != nil) != w.read {
 				t.Errorf("resources/read: %v", res)

@@ -62,6 +62,11 @@ type mcpServer struct {
 	caps2026                             json.RawMessage
 	instructions                         string
 	serverInfo                           json.RawMessage
+
+	// listedResources, when set (RegisterPlans), adds the resources a caller may read
+	// beyond the fixed ones to resources/list: each plan, so that a host that lists
+	// resources (Claude Code's @-mentions and its model's resource tools) finds them.
+	listedResources func(ctx context.Context, caller Caller) []resourceEntry
 }
 
 func newMCPServer(s *Server) *mcpServer {
@@ -195,13 +200,14 @@ type mcpMethod struct {
 }
 
 var mcpMethods = map[string]mcpMethod{
-	"initialize":               {handle: (*mcpServer).initialize, era2025: true},
-	"ping":                     {handle: (*mcpServer).empty, era2025: true},
-	"logging/setLevel":         {handle: (*mcpServer).setLevel, era2025: true},
-	"server/discover":          {handle: (*mcpServer).serverDiscover, era2026: true, decoration: decoList},
-	"tools/list":               {handle: (*mcpServer).toolsList, era2025: true, era2026: true, decoration: decoList},
-	"tools/call":               {handle: (*mcpServer).toolsCall, era2025: true, era2026: true},
-	"resources/list":           {handle: (*mcpServer).resourcesList, era2025: true, era2026: true, decoration: decoList},
+	"initialize":       {handle: (*mcpServer).initialize, era2025: true},
+	"ping":             {handle: (*mcpServer).empty, era2025: true},
+	"logging/setLevel": {handle: (*mcpServer).setLevel, era2025: true},
+	"server/discover":  {handle: (*mcpServer).serverDiscover, era2026: true, decoration: decoList},
+	"tools/list":       {handle: (*mcpServer).toolsList, era2025: true, era2026: true, decoration: decoList},
+	"tools/call":       {handle: (*mcpServer).toolsCall, era2025: true, era2026: true},
+	// Per caller (the plans a caller may read), so not a public list.
+	"resources/list":           {handle: (*mcpServer).resourcesList, era2025: true, era2026: true, decoration: decoRead},
 	"resources/templates/list": {handle: (*mcpServer).templatesList, era2025: true, era2026: true, decoration: decoList},
 	"resources/read":           {handle: (*mcpServer).resourcesRead, era2025: true, era2026: true, decoration: decoRead},
 	"prompts/list":             {handle: (*mcpServer).promptsList, era2025: true, era2026: true, decoration: decoList},

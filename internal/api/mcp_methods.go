@@ -102,8 +102,40 @@ func (m *mcpServer) toolsList(_ context.Context, c *mcpCall) ([]byte, *rpcError)
 	return m.listResult(c, func(l *encodedLists) []byte { return l.tools })
 }
 
-func (m *mcpServer) resourcesList(_ context.Context, c *mcpCall) ([]byte, *rpcError) {
-	return m.listResult(c, func(l *encodedLists) []byte { return l.resources })
+// resourcesPage bounds the resources one resources/list answer names: a root may hold
+// thousands of plans, and a host hands its model the whole answer.
+const resourcesPage = 50
+
+// resourceCursorPrefix starts the cursor of resources/list's next page (its offset).
+const resourceCursorPrefix = "resources:"
+
+func (m *mcpServer) resourcesList(ctx context.Context, c *mcpCall) ([]byte, *rpcError) {
+	if m.listedResources == nil {
+		return m.listResult(c, func(l *encodedLists) []byte { return l.resources })
+	}
+	offset := 0
+	if cur := c.env.Cursor; cur != nil && !bytes.Equal(cur, jsonNull) && !bytes.Equal(cur, []byte(`""`)) {
+		var s string
+		n, err := 0, json.Unmarshal(cur, &s)
+		if err == nil {
+			n, err = strconv.Atoi(strings.TrimPrefix(s, resourceCursorPrefix))
+		}
+		if err != nil || !strings.HasPrefix(s, resourceCursorPrefix) || n <= 0 {
+			return nil, invalidParams("unknown cursor %s: pass the nextCursor of the page before", cur)
+		}
+		offset = n
+	}
+	all := append(m.reg.resourceEntries(), m.listedResources(ctx, c.caller)...)
+	offset = min(offset, len(all))
+	page := map[string]any{"resources": all[offset:min(offset+resourcesPage, len(all))]}
+	if offset+resourcesPage < len(all) {
+		page["nextCursor"] = resourceCursorPrefix + strconv.Itoa(offset+resourcesPage)
+	}
+	out, err := json.Marshal(page)
+	if err != nil {
+		return nil, newRPCError(rpcInternalError, "the resource list could not be encoded")
+	}
+	return out, nil
 }
 
 func (m *mcpServer) templatesList(_ context.Context, c *mcpCall) ([]byte, *rpcError) {

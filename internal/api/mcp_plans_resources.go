@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -28,7 +29,11 @@ func (s *Server) registerGuide() {
 	})
 }
 
-// registerPlanResources adds the plan texts and the plan prompts.
+// planURI is the resource URI of the plan key (a key below a root may hold "/").
+func planURI(key string) string { return "werkbaum://plan/" + url.PathEscape(key) }
+
+// registerPlanResources adds the plan texts, which resources/list names per caller, and
+// the plan prompts.
 func (s *Server) registerPlanResources(p Plans) {
 	// The resource is the plan as werkbaum_read hands it to a model: the base first, then
 	// the first page and the line to go on from. Claude Code gives its model's resource
@@ -52,6 +57,16 @@ func (s *Server) registerPlanResources(p Plans) {
 			return []ResourceContents{{URI: uri, MimeType: "text/plain", Text: readText(key, page)}}, nil
 		},
 	})
+	s.mcp.listedResources = func(_ context.Context, caller Caller) []resourceEntry {
+		var out []resourceEntry
+		for _, k := range p.Keys() {
+			if caller.CanRead(k) {
+				out = append(out, resourceEntry{URI: planURI(k), Name: "plan " + k, Title: "Werkbaum plan " + k,
+					Description: "The plan " + k + " as werkbaum_read gives it: the base, then its first page.", MimeType: "text/plain"})
+			}
+		}
+		return out
+	}
 	s.RegisterPrompt(Prompt{
 		Name: "werkbaum/review", Title: "Review a plan",
 		Description: "Review a plan's warnings, sizes, missing decomposition from M up, and unclear ownership.",

@@ -209,6 +209,17 @@ func (r *registry) resolve(uri string) (read func(context.Context, Caller) ([]Re
 	return nil, false
 }
 
+// resourceEntries are the resources with a fixed URI, as resources/list names them.
+func (r *registry) resourceEntries() []resourceEntry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]resourceEntry, 0, len(r.resources))
+	for _, res := range r.resources {
+		out = append(out, resourceEntry{res.URI, res.Name, res.Title, res.Description, res.MimeType})
+	}
+	return out
+}
+
 // encoded returns the list results, encoding them when the registry changed.
 func (r *registry) encoded() (*encodedLists, error) {
 	r.mu.RLock()
