@@ -200,13 +200,12 @@ type mcpMethod struct {
 }
 
 var mcpMethods = map[string]mcpMethod{
-	"initialize":       {handle: (*mcpServer).initialize, era2025: true},
-	"ping":             {handle: (*mcpServer).empty, era2025: true},
-	"logging/setLevel": {handle: (*mcpServer).setLevel, era2025: true},
-	"server/discover":  {handle: (*mcpServer).serverDiscover, era2026: true, decoration: decoList},
-	"tools/list":       {handle: (*mcpServer).toolsList, era2025: true, era2026: true, decoration: decoList},
-	"tools/call":       {handle: (*mcpServer).toolsCall, era2025: true, era2026: true},
-	// Per caller (the plans a caller may read), so not a public list.
+	"initialize":               {handle: (*mcpServer).initialize, era2025: true},
+	"ping":                     {handle: (*mcpServer).empty, era2025: true},
+	"logging/setLevel":         {handle: (*mcpServer).setLevel, era2025: true},
+	"server/discover":          {handle: (*mcpServer).serverDiscover, era2026: true, decoration: decoList},
+	"tools/list":               {handle: (*mcpServer).toolsList, era2025: true, era2026: true, decoration: decoList},
+	"tools/call":               {handle: (*mcpServer).toolsCall, era2025: true, era2026: true},
 	"resources/list":           {handle: (*mcpServer).resourcesList, era2025: true, era2026: true, decoration: decoRead},
 	"resources/templates/list": {handle: (*mcpServer).templatesList, era2025: true, era2026: true, decoration: decoList},
 	"resources/read":           {handle: (*mcpServer).resourcesRead, era2025: true, era2026: true, decoration: decoRead},

@@ -109,6 +109,8 @@ const resourcesPage = 50
 // resourceCursorPrefix starts the cursor of resources/list's next page (its offset).
 const resourceCursorPrefix = "resources:"
 
+// resourcesList names the fixed resources and, with plans, each plan the caller may read,
+// in pages: per caller, so its 2026-era caching hint is private (decoRead).
 func (m *mcpServer) resourcesList(ctx context.Context, c *mcpCall) ([]byte, *rpcError) {
 	if m.listedResources == nil {
 		return m.listResult(c, func(l *encodedLists) []byte { return l.resources })
