@@ -15,7 +15,7 @@ var editLine = regexp.MustCompile(`"werkbaum: edit" verb=\S+ old_text_known=(tru
 // TestWriteAfterAPauseStartsFromTheLastText is an agent's rhythm: write, think for a few
 // seconds, write again. The second write comes after the engine's memo trim (2 s) and the
 // daemon's idle release (3 s), and still finds the analysis of the text the first one made
-// (the memo keeps the text used last until the daemon has been idle for 20 s), so it does
+// (the memo keeps each plan's current text until the daemon has been idle for 20 s), so it does
 // not analyse that text again. A third write sets the status back, to a text the memo found
 // rather than made, and after the next pause finds that one. Each write's answer and file
 // equal a fresh daemon's doing the same write on the same text. Once the daemon has been idle

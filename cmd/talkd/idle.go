@@ -17,13 +17,14 @@ import (
 // memoIdle), so the parsed plans that trim drops are returned too.
 const idleRelease = 3 * time.Second
 
-// modelKeep is how long the idle daemon keeps the analysis of the plan text it worked on
-// last (the engine's memos, each trimmed to the text it used last) before it drops it and
-// releases memory again. An agent writes, thinks for seconds and writes again; the next
-// write starts from that analysis, and without it makes the old text's again, most of a
-// write's time on a large plan. What it holds is one plan's analysis (about 50 bytes of heap
-// per character of its text) for an agent's pause; once the agent has stopped, the daemon is
-// as small as before (docs/bench-plans.md, "A write after a pause").
+// modelKeep is how long the idle daemon keeps the analysis of the plan texts it worked on
+// last (the engine's memos, each trimmed to the current text of each plan it worked on
+// last, js/05_text.js _trimMemo) before it drops them and releases memory again. An agent
+// writes, thinks for seconds and writes again; the next write starts from that analysis,
+// and without it makes the old text's again, most of a write's time on a large plan. What
+// it holds is the analysis of up to four plans within 1 Mi characters (about 50 bytes of
+// heap per character of their texts) for the agents' pause; once they have stopped, the
+// daemon is as small as before (docs/bench-plans.md, "A write after a pause").
 const modelKeep = 20 * time.Second
 
 // memoryReleaser returns the garbage of the last work to the operating system once the
@@ -211,9 +212,10 @@ func (d *daemon) shedIdle() {
 	d.log.Debug("idle: dropped what is cheap to rebuild", "outlines", outlines, "answers", answers, "runtimes", runtimes, "results", results)
 }
 
-// dropModels empties the engine's memos (werkbaum.Engine.DropMemos), which after its idle
-// trim hold the analysis of the plan text each runtime worked on last: kept through the
-// first idle stage for an agent that pauses (modelKeep), dropped once it has stopped.
+// dropModels empties the engine's memos (werkbaum.Engine.DropMemos), which after their idle
+// trim hold the analysis of the current texts of the plans each runtime worked on last:
+// kept through the first idle stage for agents that pause (modelKeep), dropped once they
+// have stopped.
 func (d *daemon) dropModels() {
 	p := d.planParts()
 	if p == nil {

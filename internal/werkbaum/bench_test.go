@@ -286,7 +286,7 @@ func BenchmarkNewEngine(b *testing.B) {
 // and warmed two runtimes (run it alone: -bench EngineRSS -benchtime 1x). "base-MB" is the
 // RSS before the engine, "busy-MB" right after the warming calls (the runtimes still hold
 // their memo of the last texts), "rss-MB" once the pool has been idle for memoIdle (each
-// memo trimmed to the text it used last: the daemon during an agent's pause) and
+// memo trimmed to the plan's current text: the daemon during an agent's pause) and
 // "dropped-MB" after DropMemos (the daemon idle for longer, cmd/talkd modelKeep).
 func BenchmarkEngineRSS(b *testing.B) {
 	text := readExample(b, "werkbaum.werkbaum")
@@ -340,7 +340,7 @@ func rssMB(b testing.TB) float64 {
 }
 
 // BenchmarkKeptAnalysisHeap is what the idle daemon keeps for an agent's pause (the memo
-// trimmed to the text used last, cmd/talkd modelKeep): the live heap after ten status
+// trimmed to the plan's current text, cmd/talkd modelKeep): the live heap after ten status
 // writes and the trim, minus the live heap after DropMemos, per plan size (kept-MB).
 //
 //	go test -run '^$' -bench KeptAnalysisHeap -benchtime 1x ./internal/werkbaum

@@ -104,11 +104,11 @@ const (
 func JSONBodyLimit(textBytes int64) int64 { return 6*textBytes + 64<<10 }
 
 // memoIdle is how long a runtime must sit unused before the engine trims the scripts' memo
-// in it (js/05_text.js Memo) to the text it used last: the memo is for the calls of one
-// write, which follow each other within milliseconds, and the text used last is what an
-// agent's next write, seconds later, starts from (its analysis is what that write would
-// otherwise make again, most of a write's time on a large plan). The host empties the memos
-// once it is idle as a whole (DropMemos).
+// in it (js/05_text.js _trimMemo) to the current text of each plan it worked on last: the
+// memo is for the calls of one write, which follow each other within milliseconds, and a
+// plan's current text is what an agent's next write on it, seconds later, starts from (its
+// analysis is what that write would otherwise make again, most of a write's time on a large
+// plan). The host empties the memos once it is idle as a whole (DropMemos).
 const memoIdle = 2 * time.Second
 
 // maxCallStack bounds JavaScript recursion so that a deeply nested plan fails with an
@@ -209,7 +209,7 @@ type jsRuntime struct {
 	callParts goja.Callable
 	// callValue is Werkbaum.callValue: call returning the answer, not its JSON (apply).
 	callValue goja.Callable
-	// clearMemo empties the scripts' memo, trimMemo keeps only the text it used last; both
+	// clearMemo empties the scripts' memo, trimMemo keeps only the plans' current texts; both
 	// nil when the memo is off.
 	clearMemo, trimMemo goja.Callable
 	// released orders the idle runtimes: the stamp of its last release (Engine.releases).
@@ -398,7 +398,7 @@ func (e *Engine) release(rt *jsRuntime) {
 	<-e.slots
 }
 
-// trimMemo trims the memo of rt to the text it used last if rt is idle (its timer fires
+// trimMemo trims the memo of rt to the plans' current texts if rt is idle (its timer fires
 // memoIdle after its last release).
 func (e *Engine) trimMemo(rt *jsRuntime) { e.whileIdle(rt, "trim", rt.trimMemo) }
 

@@ -235,8 +235,9 @@
   // (a 10,000-node plan of 470,000 characters about 25 MB, in goja), so 1 Mi characters
   // keep a dozen small plans but only a write's two texts of a large one: 4 Mi kept eight
   // 10,000-node texts per runtime (200 MB), past the daemon's soft memory limit, where the
-  // collector runs without pause. The host trims the memo to the text used last once a
-  // runtime sits unused, and empties it once the whole daemon is idle (engine.go).
+  // collector runs without pause. The host trims the memo to the plans' current texts
+  // once a runtime sits unused (_trimMemo), and empties it once the whole daemon is idle
+  // (engine.go).
   var MEMO_MAX_CHARS = 1048576;
   var MEMO_KEEP = 2;
   // The count bound: a write touches two texts (its old and new one), and writes on four
