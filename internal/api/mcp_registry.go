@@ -215,7 +215,7 @@ func (r *registry) resourceEntries() []resourceEntry {
 	defer r.mu.RUnlock()
 	out := make([]resourceEntry, 0, len(r.resources))
 	for _, res := range r.resources {
-		out = append(out, resourceEntry{res.URI, res.Name, res.Title, res.Description, res.MimeType})
+		out = append(out, res.entry())
 	}
 	return out
 }
@@ -258,6 +258,11 @@ type resourceEntry struct {
 	MimeType    string `json:"mimeType,omitempty"`
 }
 
+// entry is the resource as resources/list names it.
+func (res Resource) entry() resourceEntry {
+	return resourceEntry{res.URI, res.Name, res.Title, res.Description, res.MimeType}
+}
+
 type templateEntry struct {
 	URITemplate string `json:"uriTemplate"`
 	Name        string `json:"name"`
@@ -284,7 +289,7 @@ func (r *registry) encodeLists() (*encodedLists, error) {
 	}
 	resources := make([]resourceEntry, 0, len(r.resources))
 	for _, res := range r.resources {
-		resources = append(resources, resourceEntry{res.URI, res.Name, res.Title, res.Description, res.MimeType})
+		resources = append(resources, res.entry())
 	}
 	templates := make([]templateEntry, 0, len(r.templates))
 	for _, t := range r.templates {
