@@ -17,12 +17,22 @@
 //
 //	go run ./test/peers/floor -addr 127.0.0.1:0 -answer tools/call=call.json -answer tools/list=list.json
 //
+// With FLOOR_DECODE=1 in its environment it is the JSON-RPC floor instead: it also decodes
+// each request with encoding/json (the envelope, and a tools/call's tool name and
+// arguments) and refuses what does not decode, the least any JSON-RPC server must do
+// before its own work. The load tool's peers inherit its environment, so
+//
+//	FLOOR_DECODE=1 load -mode peers -peers floor …
+//
+// measures talkd against that floor (docs/bench-load.md, "The JSON-RPC floor").
+//
 // It prints "listening addr=HOST:PORT" on stdout once it accepts connections, serves
 // POST /mcp, and stops on SIGINT or SIGTERM.
 package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,6 +67,8 @@ const netHTTPCounts = 2048
 type floor struct {
 	answers map[string]answer
 	unknown answer // a JSON-RPC "method not found" for any other method
+	// decode makes it the JSON-RPC floor: each request is decoded (decodeRequest).
+	decode bool
 }
 
 var jsonContentType = []string{"application/json"}
@@ -88,7 +100,16 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	a, ok := f.answers[string(methodOf(body))]
+	method := methodOf(body)
+	if f.decode {
+		m, err := decodeRequest(body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		method = []byte(m)
+	}
+	a, ok := f.answers[string(method)]
 	if !ok {
 		a = f.unknown
 	}
@@ -136,6 +157,39 @@ func methodOf(body []byte) []byte {
 	return rest[:j]
 }
 
+// rpcRequest is a JSON-RPC request as a server decodes it before dispatching it.
+type rpcRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// toolCall is what a server needs of a tools/call's params to find and run the tool.
+type toolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// decodeRequest decodes body as a JSON-RPC 2.0 request with encoding/json, and a
+// tools/call's tool name and arguments, and returns its method.
+func decodeRequest(body []byte) (string, error) {
+	var req rpcRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return "", fmt.Errorf("not a JSON-RPC request: %w", err)
+	}
+	if req.JSONRPC != "2.0" || req.Method == "" {
+		return "", errors.New(`not a JSON-RPC 2.0 request: "jsonrpc" must be "2.0" and "method" set`)
+	}
+	if req.Method == "tools/call" {
+		var call toolCall
+		if err := json.Unmarshal(req.Params, &call); err != nil || call.Name == "" {
+			return "", errors.New("tools/call needs params with a tool name")
+		}
+	}
+	return req.Method, nil
+}
+
 // answerFlags collects -answer METHOD=FILE.
 type answerFlags map[string][]byte
 
@@ -180,7 +234,9 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	if err := peer.ServeServer(*addr, server(newFloor(answers))); err != nil {
+	f := newFloor(answers)
+	f.decode = os.Getenv("FLOOR_DECODE") == "1"
+	if err := peer.ServeServer(*addr, server(f)); err != nil {
 		slog.Error("floor peer", "err", err)
 		os.Exit(1)
 	}

@@ -68,3 +68,37 @@ func TestAnswerFlagsRejectBadValues(t *testing.T) {
 		}
 	}
 }
+
+// The JSON-RPC floor answers what decodes with the same bytes as the plain floor, and
+// refuses what a JSON-RPC server could not dispatch.
+func TestDecodeFloorDecodesEachRequest(t *testing.T) {
+	call := []byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"muted: x"}]}}` + "\n")
+	f := newFloor(map[string][]byte{"tools/call": call})
+	f.decode = true
+	hs := httptest.NewServer(f)
+	defer hs.Close()
+	cases := []struct {
+		body   string
+		status int
+	}{
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"speak","arguments":{"text":"hi"}}}`, 200},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"speak","arguments":{"text":"hi"}}`, 400},
+		{`{"jsonrpc":"1.0","id":2,"method":"tools/call","params":{"name":"speak"}}`, 400},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}`, 400},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":[1]}`, 400},
+	}
+	for _, c := range cases {
+		resp, err := http.Post(hs.URL+"/mcp", "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != c.status || (c.status == 200 && string(b) != string(call)) {
+			t.Errorf("POST %s: %d %q, want %d", c.body, resp.StatusCode, b, c.status)
+		}
+	}
+}
