@@ -36,6 +36,12 @@ import (
 //   - path: the cheapest path alone (W._cheapPath, NOTATION §20, the exact search of the
 //     coupled plans) on the model of the text, made untimed first on both sides
 //     (BenchmarkPhase's "path").
+//   - compute, parse, model: the phases inside records, so that goja ÷ Node can be read
+//     per phase in one interleaved run: compute is the analysis without the node records
+//     (W._compute: parse, model, path, loads, warnings; records − compute is what the
+//     script's node records cost), parse the parse alone (W.parse), model the model alone
+//     (W._model) on the text's document, parsed untimed first (BenchmarkPhase's phases of
+//     those names).
 //   - first: the first inspect of a fresh engine (its runtime made, nothing parsed yet)
 //     against the first inspect of a fresh Node process (node-bench.js --first, the JIT cold).
 //
@@ -75,9 +81,24 @@ func BenchmarkNodeRatio(b *testing.B) {
 	records, recordsRT := scriptFuncs(b, `Werkbaum._benchRecords = function (text) { Werkbaum.inspect(text, {}); };
 (function (W) {
   var model = null;
+  var doc = null;
   W._benchPathModel = function (text) { model = W._model(W.parse(text), {}); };
   W._benchPath = function () { W._cheapPath(model); };
-})(Werkbaum);`, "_benchRecords", "_benchPathModel", "_benchPath")
+  W._benchCompute = function (text) { W._compute(text, {}); };
+  W._benchParse = function (text) { W.parse(text); };
+  W._benchModelDoc = function (text) { doc = W.parse(text); };
+  W._benchModel = function () { W._model(doc, {}); };
+})(Werkbaum);`, "_benchRecords", "_benchPathModel", "_benchPath", "_benchCompute", "_benchParse", "_benchModelDoc", "_benchModel")
+	// script calls the script function fn, with the text as its argument unless it is "".
+	script := func(fn goja.Callable, text string) {
+		args := []goja.Value{}
+		if text != "" {
+			args = append(args, recordsRT.vm.ToValue(text))
+		}
+		if _, err := fn(goja.Undefined(), args...); err != nil {
+			b.Fatal(err)
+		}
+	}
 	warm := sizeEngine(b, false)
 	gojaOps := map[string]func(text string){
 		"inspect": func(text string) {
@@ -85,26 +106,18 @@ func BenchmarkNodeRatio(b *testing.B) {
 				b.Fatal(err)
 			}
 		},
-		"records": func(text string) {
-			if _, err := records[0](goja.Undefined(), recordsRT.vm.ToValue(text)); err != nil {
-				b.Fatal(err)
-			}
-		},
-		"path": func(string) {
-			if _, err := records[2](goja.Undefined()); err != nil {
-				b.Fatal(err)
-			}
-		},
+		"records": func(text string) { script(records[0], text) },
+		"compute": func(text string) { script(records[3], text) },
+		"parse":   func(text string) { script(records[4], text) },
+		"model":   func(string) { script(records[6], "") },
+		"path":    func(string) { script(records[2], "") },
 	}
 	// gojaPrep runs before the timed call of an op on a text: what the op starts from.
 	gojaPrep := map[string]func(text string){
-		"path": func(text string) {
-			if _, err := records[1](goja.Undefined(), recordsRT.vm.ToValue(text)); err != nil {
-				b.Fatal(err)
-			}
-		},
+		"model": func(text string) { script(records[5], text) },
+		"path":  func(text string) { script(records[1], text) },
 	}
-	for _, op := range []string{"inspect", "records", "path", "first"} {
+	for _, op := range []string{"inspect", "records", "compute", "parse", "model", "path", "first"} {
 		for _, p := range plans {
 			b.Run(op+"/"+p.name, func(b *testing.B) {
 				var gojaOp func(string)
