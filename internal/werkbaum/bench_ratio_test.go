@@ -160,12 +160,15 @@ func BenchmarkNodeRatio(b *testing.B) {
 					// the first one (docs/bench-werkbaum.md, issue 33 seventh round), so goja
 					// is warmed until two collections have run; WERKBAUM_GOJA_WARM=N warms it
 					// with exactly N calls instead.
-					for w := 1; w <= 20; w++ {
-						nodeOp(variant(p.text, -w))
-					}
+					// Node runs beside goja's warm-up, at least twenty calls: left idle for the
+					// half second goja's warm-up can take, its next calls were slower.
 					gcs, warmStart := gcCount(), time.Now()
-					for w := 1; warmMore(w, gcs, warmStart); w++ {
-						gojaOp(variant(p.text, -w))
+					gojaWarming := true
+					for w := 1; w <= 20 || gojaWarming; w++ {
+						if gojaWarming = gojaWarming && warmMore(w, gcs, warmStart); gojaWarming {
+							gojaOp(variant(p.text, -w))
+						}
+						nodeOp(variant(p.text, -w))
 					}
 					if fixedWarm < 0 && gcCount() < gcs+gojaWarmCollections {
 						b.Logf("goja's heap is not warm: fewer than %d collections in %v of warm-up calls", gojaWarmCollections, gojaWarmMax)
