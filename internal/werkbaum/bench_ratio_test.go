@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -24,9 +25,10 @@ import (
 //	go test -run '^$' -bench 'NodeRatio/' -benchtime 10x ./internal/werkbaum
 //
 // Each side first runs the op on the plan (Node twenty times: its JIT compiles the hot
-// functions then). Each iteration runs the op on a new text (variant: nothing carries over) in goja and then
-// in one Node process (testdata/bench/node-bench.js --serve), the order swapped every other
-// iteration. Every side times only the call itself: wall clock and the process's CPU time.
+// functions then; goja at least three times and until the collector has run twice, so that
+// its heap's memory is in use, not fresh from the system). Each iteration runs the op on a
+// new text (variant: nothing carries over) in goja and then in one Node process
+// (testdata/bench/node-bench.js --serve), the order swapped every other iteration. Every side times only the call itself: wall clock and the process's CPU time.
 // The ops:
 //   - inspect: the engine's inspect as the daemon calls it (InspectJSON, the node records
 //     written by Go) against the script's inspect under Node (W.call: records and JSON written
@@ -36,6 +38,12 @@ import (
 //   - path: the cheapest path alone (W._cheapPath, NOTATION §20, the exact search of the
 //     coupled plans) on the model of the text, made untimed first on both sides
 //     (BenchmarkPhase's "path").
+//   - compute, parse, model: the phases inside records, so that goja ÷ Node can be read
+//     per phase in one interleaved run: compute is the analysis without the node records
+//     (W._compute: parse, model, path, loads, warnings; records − compute is what the
+//     script's node records cost), parse the parse alone (W.parse), model the model alone
+//     (W._model) on the text's document, parsed untimed first (BenchmarkPhase's phases of
+//     those names).
 //   - first: the first inspect of a fresh engine (its runtime made, nothing parsed yet)
 //     against the first inspect of a fresh Node process (node-bench.js --first, the JIT cold).
 //
@@ -71,13 +79,43 @@ func BenchmarkNodeRatio(b *testing.B) {
 		{"coupled14w20", gen.Coupled(14, 20, 1)},
 		{"coupled14w5", gen.Coupled(14, 5, 1)},
 	}
+	fixedWarm := -1 // goja's warm-up calls when WERKBAUM_GOJA_WARM sets them
+	if v := os.Getenv("WERKBAUM_GOJA_WARM"); v != "" {
+		if fixedWarm, err = strconv.Atoi(v); err != nil || fixedWarm < 0 {
+			b.Fatalf("WERKBAUM_GOJA_WARM=%q: want a number of calls", v)
+		}
+	}
+	// warmMore says whether goja's warm-up goes on to call w: at least three calls, then
+	// until gojaWarmCollections collections have run since it began (gcs collections at
+	// warmStart).
+	warmMore := func(w int, gcs uint64, warmStart time.Time) bool {
+		if fixedWarm >= 0 {
+			return w <= fixedWarm
+		}
+		return w <= 3 || (gcCount() < gcs+gojaWarmCollections && time.Since(warmStart) < gojaWarmMax)
+	}
 	node := nodebench.Start(b, nodeBin, benchJS)
 	records, recordsRT := scriptFuncs(b, `Werkbaum._benchRecords = function (text) { Werkbaum.inspect(text, {}); };
 (function (W) {
   var model = null;
+  var doc = null;
   W._benchPathModel = function (text) { model = W._model(W.parse(text), {}); };
   W._benchPath = function () { W._cheapPath(model); };
-})(Werkbaum);`, "_benchRecords", "_benchPathModel", "_benchPath")
+  W._benchCompute = function (text) { W._compute(text, {}); };
+  W._benchParse = function (text) { W.parse(text); };
+  W._benchModelDoc = function (text) { doc = W.parse(text); };
+  W._benchModel = function () { W._model(doc, {}); };
+})(Werkbaum);`, "_benchRecords", "_benchPathModel", "_benchPath", "_benchCompute", "_benchParse", "_benchModelDoc", "_benchModel")
+	// script calls the script function fn, with the text as its argument unless it is "".
+	script := func(fn goja.Callable, text string) {
+		args := []goja.Value{}
+		if text != "" {
+			args = append(args, recordsRT.vm.ToValue(text))
+		}
+		if _, err := fn(goja.Undefined(), args...); err != nil {
+			b.Fatal(err)
+		}
+	}
 	warm := sizeEngine(b, false)
 	gojaOps := map[string]func(text string){
 		"inspect": func(text string) {
@@ -85,26 +123,18 @@ func BenchmarkNodeRatio(b *testing.B) {
 				b.Fatal(err)
 			}
 		},
-		"records": func(text string) {
-			if _, err := records[0](goja.Undefined(), recordsRT.vm.ToValue(text)); err != nil {
-				b.Fatal(err)
-			}
-		},
-		"path": func(string) {
-			if _, err := records[2](goja.Undefined()); err != nil {
-				b.Fatal(err)
-			}
-		},
+		"records": func(text string) { script(records[0], text) },
+		"compute": func(text string) { script(records[3], text) },
+		"parse":   func(text string) { script(records[4], text) },
+		"model":   func(string) { script(records[6], "") },
+		"path":    func(string) { script(records[2], "") },
 	}
 	// gojaPrep runs before the timed call of an op on a text: what the op starts from.
 	gojaPrep := map[string]func(text string){
-		"path": func(text string) {
-			if _, err := records[1](goja.Undefined(), recordsRT.vm.ToValue(text)); err != nil {
-				b.Fatal(err)
-			}
-		},
+		"model": func(text string) { script(records[5], text) },
+		"path":  func(text string) { script(records[1], text) },
 	}
-	for _, op := range []string{"inspect", "records", "path", "first"} {
+	for _, op := range []string{"inspect", "records", "compute", "parse", "model", "path", "first"} {
 		for _, p := range plans {
 			b.Run(op+"/"+p.name, func(b *testing.B) {
 				var gojaOp func(string)
@@ -118,13 +148,30 @@ func BenchmarkNodeRatio(b *testing.B) {
 						gojaOp = gojaOps[op]
 					}
 					nodeOp = func(text string) (time.Duration, time.Duration) { return node.Call(b, op, text) }
-					// Warm both sides on this plan: goja has nothing to warm but its shapes and
-					// heap, while Node's JIT optimises a function only after many calls.
-					for w := 1; w <= 20; w++ {
-						if w <= 3 {
+					// Warm both sides on this plan. Node's JIT optimises a function only after
+					// many calls. goja has nothing to warm but its shapes and its heap, and the
+					// heap is warm only once the collector has run: under talkd's settings the
+					// heap grows to a minimum goal of 96 MiB (gctune) before the first
+					// collection, and until then every call takes its memory as fresh pages
+					// from the system. Records on coupled14w20 (4 MB a call, a collection every
+					// 20–25 calls): about 1,050 page faults a call and 10.3 ms before the first
+					// collection, 50–106 and 8.8–9.3 ms until the third, then 0–12 and 8.3–8.8
+					// ms. With three warm-up calls every timed call of a small plan ran before
+					// the first one (docs/bench-werkbaum.md, issue 33 seventh round), so goja
+					// is warmed until two collections have run; WERKBAUM_GOJA_WARM=N warms it
+					// with exactly N calls instead.
+					// Node runs beside goja's warm-up, at least twenty calls: left idle for the
+					// half second goja's warm-up can take, its next calls were slower.
+					gcs, warmStart := gcCount(), time.Now()
+					gojaWarming := true
+					for w := 1; w <= 20 || gojaWarming; w++ {
+						if gojaWarming = gojaWarming && warmMore(w, gcs, warmStart); gojaWarming {
 							gojaOp(variant(p.text, -w))
 						}
 						nodeOp(variant(p.text, -w))
+					}
+					if fixedWarm < 0 && gcCount() < gcs+gojaWarmCollections {
+						b.Logf("goja's heap is not warm: fewer than %d collections in %v of warm-up calls", gojaWarmCollections, gojaWarmMax)
 					}
 				}
 				var gWall, gCPU, nWall, nCPU time.Duration
@@ -167,6 +214,21 @@ func BenchmarkNodeRatio(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkNodeRatio warms goja until gojaWarmCollections collections have run, for at most
+// gojaWarmMax: the cheapest op there (the parse of coupled14w5, 0.4 MB a call) reaches a
+// collection in about 0.3 s.
+const (
+	gojaWarmCollections = 2
+	gojaWarmMax         = 3 * time.Second
+)
+
+// gcCount is the number of collections the process has completed.
+func gcCount() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
 
 // BenchmarkKernelRatio is goja ÷ Node on small kernels of the kinds of work the engine does

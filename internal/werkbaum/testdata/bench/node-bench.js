@@ -70,8 +70,11 @@ if (process.argv[2] === '--phases') {
 // pipe is not counted). op "inspect" is the engine's inspect as a host calls it (W.call, the
 // records written by the script, JSON.stringify); op "records" is W.inspect, the whole
 // analysis with the script's own records, BenchmarkPhase's "records"; op "path" is
-// W._cheapPath on the text's model (made before the timing), BenchmarkPhase's "path". The memo is off, as
-// above, so every call does the full work.
+// W._cheapPath on the text's model (made before the timing), BenchmarkPhase's "path"; ops
+// "compute" (W._compute: the analysis without the node records), "parse" (W.parse) and
+// "model" (W._model on the text's document, parsed before the timing) are the phases inside
+// "records", BenchmarkPhase's phases of those names. The memo is off, as above, so every
+// call does the full work.
 // node node-bench.js --first reads one plan from stdin and answers the same JSON line for the
 // first inspect of this fresh process (scripts loaded, nothing compiled by the JIT yet): the
 // Node side of BenchmarkNodeRatio's "first".
@@ -90,12 +93,17 @@ if (process.argv[2] === '--serve') {
   const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   rl.on('line', (line) => {
     const req = JSON.parse(line);
-    // op "path": the model of the text is made untimed, the cheapest path alone is timed.
-    const model = req.op === 'path' ? W._model(W.parse(req.text), {}) : null;
+    // ops "model" and "path": what the phase starts from (the document, the model) is made
+    // untimed, the phase alone is timed.
+    const doc = req.op === 'model' || req.op === 'path' ? W.parse(req.text) : null;
+    const model = req.op === 'path' ? W._model(doc, {}) : null;
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     if (req.op === 'inspect') W.call('inspect', JSON.stringify({ text: req.text }));
     else if (req.op === 'records') W.inspect(req.text, {});
+    else if (req.op === 'compute') W._compute(req.text, {});
+    else if (req.op === 'parse') W.parse(req.text);
+    else if (req.op === 'model') W._model(doc, {});
     else if (req.op === 'path') W._cheapPath(model);
     else throw new Error('unknown op ' + req.op);
     const wall = Number(process.hrtime.bigint() - t0) / 1e6;
