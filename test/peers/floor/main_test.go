@@ -29,15 +29,7 @@ func TestFloorAnswersTheGivenBytes(t *testing.T) {
 		{"/other", `{}`, 404, "the floor answers POST /mcp only\n"},
 	}
 	for _, c := range cases {
-		resp, err := http.Post(hs.URL+c.path, "application/json", strings.NewReader(c.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, b := post(t, hs.URL+c.path, c.body)
 		if resp.StatusCode != c.status || string(b) != c.want {
 			t.Errorf("POST %s %s: %d %q, want %d %q", c.path, c.body, resp.StatusCode, b, c.status, c.want)
 		}
@@ -88,17 +80,24 @@ func TestDecodeFloorDecodesEachRequest(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":[1]}`, 400},
 	}
 	for _, c := range cases {
-		resp, err := http.Post(hs.URL+"/mcp", "application/json", strings.NewReader(c.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, b := post(t, hs.URL+"/mcp", c.body)
 		if resp.StatusCode != c.status || (c.status == 200 && string(b) != string(call)) {
 			t.Errorf("POST %s: %d %q, want %d", c.body, resp.StatusCode, b, c.status)
 		}
 	}
+}
+
+// post sends body as a JSON POST to url and returns the answer with its whole body.
+func post(t *testing.T, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
 }
