@@ -100,16 +100,16 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	method := methodOf(body)
+	var method string
 	if f.decode {
-		m, err := decodeRequest(body)
-		if err != nil {
+		if method, err = decodeRequest(body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		method = []byte(m)
+	} else {
+		method = string(methodOf(body))
 	}
-	a, ok := f.answers[string(method)]
+	a, ok := f.answers[method]
 	if !ok {
 		a = f.unknown
 	}
