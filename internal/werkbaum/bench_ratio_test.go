@@ -28,7 +28,8 @@ import (
 // functions then; goja at least three times and until the collector has run twice, so that
 // its heap's memory is in use, not fresh from the system). Each iteration runs the op on a
 // new text (variant: nothing carries over) in goja and then in one Node process
-// (testdata/bench/node-bench.js --serve), the order swapped every other iteration. Every side times only the call itself: wall clock and the process's CPU time.
+// (testdata/bench/node-bench.js --serve), the order swapped every other iteration. Every
+// side times only the call itself: wall clock and the process's CPU time.
 // The ops:
 //   - inspect: the engine's inspect as the daemon calls it (InspectJSON, the node records
 //     written by Go) against the script's inspect under Node (W.call: records and JSON written
