@@ -50,9 +50,16 @@ editor to edit the plan live beside the agents. --json prints its structuredCont
 					if document == "" {
 						document = "-"
 					}
-					fmt.Fprintf(a.stdout, "%-16s %-6s %8d %6d %6d %8d  %s", p.Key, p.Access, p.Revision, p.Lines, p.Nodes, p.Warnings, document)
-					if p.Error != "" {
+					nodes, warnings := strconv.Itoa(p.Nodes), strconv.Itoa(p.Warnings)
+					if p.Analysis != "" || p.Error != "" {
+						nodes, warnings = "-", "-" // not counted: 0 would read as an empty plan
+					}
+					fmt.Fprintf(a.stdout, "%-16s %-6s %8d %6d %6s %8s  %s", p.Key, p.Access, p.Revision, p.Lines, nodes, warnings, document)
+					switch {
+					case p.Error != "":
 						fmt.Fprintf(a.stdout, "  error: %s", p.Error)
+					case p.Analysis == "pending":
+						fmt.Fprint(a.stdout, "  (still being counted)")
 					}
 					fmt.Fprintln(a.stdout)
 				}

@@ -125,3 +125,51 @@ func TestCountNoun(t *testing.T) {
 		}
 	}
 }
+
+// TestPlansSayWhatIsNotCounted: a plan the daemon is still counting (analysis "pending")
+// or could not count ("failed", or an error) has no node and warning counts; talk plans
+// and talk status say so instead of showing its zeros as an empty plan.
+func TestPlansSayWhatIsNotCounted(t *testing.T) {
+	rows := `[{"key":"done","access":"write","revision":3,"lines":240,"nodes":231,"warnings":1},` +
+		`{"key":"big","access":"read","revision":1,"lines":12115,"nodes":0,"warnings":0,"analysis":"pending"},` +
+		`{"key":"slow","access":"write","revision":2,"lines":9,"nodes":0,"warnings":0,"analysis":"failed","error":"the engine ran out of time"}]`
+	f := newCLIDaemon(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"plans":`+rows+`}}}`)
+	})
+	out, errOut, code := runCLI(t, map[string]string{"TALK_URL": f.srv.URL}, "", "plans")
+	if code != exitOK {
+		t.Fatalf("plans: code %d, err %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("plans:\n%s", out)
+	}
+	for i, want := range [][]string{
+		{"done", " 240 ", " 231 ", " 1 "},
+		{"big", " 12115 ", " - ", "(still being counted)"},
+		{"slow", " 9 ", " - ", "error: the engine ran out of time"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[i+1], w) {
+				t.Errorf("plans row %d lacks %q:\n%s", i+1, w, out)
+			}
+		}
+	}
+	if strings.Contains(lines[2], " 0 ") || strings.Contains(lines[3], " 0 ") {
+		t.Errorf("plans shows counts of uncounted plans:\n%s", out)
+	}
+
+	var list []json.RawMessage
+	if err := json.Unmarshal([]byte(rows), &list); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{
+		"done (write, revision 3, 231 nodes, 1 warning)",
+		"big (read, revision 1, still being counted)",
+		"slow (write, revision 2, error: the engine ran out of time)",
+	} {
+		if got := planSummary(list[i]); got != want {
+			t.Errorf("status line of plan %d: %q, want %q", i, got, want)
+		}
+	}
+}

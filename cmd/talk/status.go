@@ -114,6 +114,8 @@ func planSummary(raw json.RawMessage) string {
 		Nodes    *int   `json:"nodes"`
 		Warnings *int   `json:"warnings"`
 		Lang     string `json:"lang"`
+		Error    string `json:"error"`
+		Analysis string `json:"analysis"`
 	}
 	if json.Unmarshal(raw, &p) != nil || p.Key == "" {
 		return string(raw)
@@ -126,11 +128,18 @@ func planSummary(raw json.RawMessage) string {
 	if p.Revision != nil {
 		parts = append(parts, fmt.Sprintf("revision %d", *p.Revision))
 	}
-	if p.Nodes != nil {
-		parts = append(parts, fmt.Sprintf("%d nodes", *p.Nodes))
-	}
-	if p.Warnings != nil {
-		parts = append(parts, count(*p.Warnings, "warning"))
+	switch {
+	case p.Error != "":
+		parts = append(parts, "error: "+p.Error)
+	case p.Analysis == "pending":
+		parts = append(parts, "still being counted") // its 0 nodes mean nothing yet
+	default:
+		if p.Nodes != nil {
+			parts = append(parts, count(*p.Nodes, "node"))
+		}
+		if p.Warnings != nil {
+			parts = append(parts, count(*p.Warnings, "warning"))
+		}
 	}
 	if len(parts) > 0 {
 		s += " (" + strings.Join(parts, ", ") + ")"

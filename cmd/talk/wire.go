@@ -141,6 +141,9 @@ type planInfo struct {
 	Nodes    int    `json:"nodes"`
 	Warnings int    `json:"warnings"`
 	Error    string `json:"error"`
+	// Analysis is "pending" while the daemon still counts the plan's nodes and warnings
+	// (they read 0 then and mean nothing), "failed" when it could not (Error says why).
+	Analysis string `json:"analysis"`
 	// Document is the plan's live-document URL (the Werkbaum editor opens it).
 	Document string `json:"document"`
 }
