@@ -21,9 +21,7 @@ type Plans interface {
 	Inspect(ctx context.Context, key string, opts werkbaum.InspectOptions) (*plans.Inspected, error)
 	// Outline is the whole plan's outline, which the compact reading is made of.
 	Outline(ctx context.Context, key string) (*plans.Outlined, error)
-	// SummarizeAll is each plan's summary, in the order of keys; a listing waits for the
-	// engine's counts a bounded time in all, not per plan (plans.Service.SummarizeAll).
-	SummarizeAll(ctx context.Context, keys []string) []plans.Summary
+	Summarize(ctx context.Context, key string) plans.Summary
 	Write(ctx context.Context, key string, req plans.WriteRequest) (*plans.WriteResult, error)
 	// ChangesSince diffs the text at base (when still kept) to cur: what a conflict sends.
 	ChangesSince(ctx context.Context, key string, base plans.Base, cur *plans.Snapshot) ([]werkbaum.LineOp, bool, error)
@@ -95,20 +93,17 @@ func planInfo(sum plans.Summary, access string) PlanInfo {
 }
 
 func (s *Server) planSummaries(ctx context.Context, caller Caller, p Plans) []PlanInfo {
-	var keys []string
-	for _, k := range p.Keys() {
-		if caller.CanRead(k) {
-			keys = append(keys, k)
-		}
-	}
 	out := []PlanInfo{}
-	for i, sum := range p.SummarizeAll(ctx, keys) {
+	for _, k := range p.Keys() {
+		if !caller.CanRead(k) {
+			continue
+		}
 		access := "read"
-		if caller.CanWrite(keys[i]) {
+		if caller.CanWrite(k) {
 			access = "write"
 		}
-		pl := planInfo(sum, access)
-		pl.Document = s.documentURL(ctx, keys[i])
+		pl := planInfo(p.Summarize(ctx, k), access)
+		pl.Document = s.documentURL(ctx, k)
 		out = append(out, pl)
 	}
 	return out

@@ -25,10 +25,9 @@ import (
 //
 // Everything cached is immutable once stored and handed out without copying.
 
-// summaryWait is how long Summarize (and a listing, SummarizeAll, for all its plans at
-// once) waits for a summary that is being computed before it answers "pending": long
-// enough for a small plan right after start or a write, short enough that plans that
-// time out in the engine cannot hold up /status.
+// summaryWait is how long Summarize waits for a summary that is being computed before it
+// answers "pending": long enough for a small plan right after start or a write, short
+// enough that one plan that times out in the engine cannot hold up /status.
 const summaryWait = 200 * time.Millisecond
 
 // summaryEntry is the engine's count of one content (by checksum), or its failure.
@@ -100,16 +99,16 @@ func withBase(base Base, inspect json.RawMessage) json.RawMessage {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
-// awaitSummary returns ent once its count is done, waiting for it until the deadline
-// until at the latest (or the request's end); nil when it is still being computed then
-// (the caller says "pending").
-func awaitSummary(ctx context.Context, ent *summaryEntry, until time.Time) *summaryEntry {
+// summary returns the summary of this content: at once when known, after at most wait
+// when being computed, else nil (the caller says "pending"). A content not seen yet
+// starts its computation in the background.
+func (s *Service) summary(ctx context.Context, key string, snap *Snapshot, wait time.Duration) *summaryEntry {
+	ent := s.startSummary(key, snap)
 	select {
 	case <-ent.done:
 		return ent
 	default:
 	}
-	wait := time.Until(until)
 	if wait <= 0 {
 		return nil
 	}

@@ -402,49 +402,14 @@ type Summary struct {
 // no counts; one of a plan below a root at once (summaryWaitFor: a listing may hold a
 // thousand of them).
 func (s *Service) Summarize(ctx context.Context, key string) Summary {
-	return s.SummarizeAll(ctx, []string{key})[0]
-}
-
-// SummarizeAll is Summarize of each key as one listing (/status, plans_list): the plans
-// are summarized in turn, as before, but their waits end at one deadline, summaryWait
-// after the listing began, so a daemon that has just started with several large plans
-// answers a listing within summaryWait, not within summaryWait for each plan still being
-// counted. In turn, not all counts started at once: the start-up warm-up counts the
-// configured plans one after the other on one runtime, whose memo then holds their
-// analyses for the first writes (TestTwoPlansInTurnKeepTheirTexts).
-func (s *Service) SummarizeAll(ctx context.Context, keys []string) []Summary {
 	// A listing summarizes every plan below the roots; that is no use of one (the
 	// follower would look at them all), only a sign that the daemon is in use.
 	s.follow.Busy()
-	begun := time.Now()
-	sums := make([]Summary, len(keys))
-	for i, key := range keys {
-		sum, ent, wait := s.beginSummary(ctx, key)
-		if ent != nil {
-			switch ent := awaitSummary(ctx, ent, begun.Add(wait)); {
-			case ent == nil:
-				sum.Analysis = "pending"
-			case ent.err != "":
-				sum.Error = ent.err
-				sum.Analysis = "failed"
-			default:
-				sum.Nodes, sum.Warnings = ent.nodes, ent.warnings
-			}
-		}
-		sums[i] = sum
-	}
-	return sums
-}
-
-// beginSummary reads the plan of key and starts the count of its content (startSummary),
-// which the caller may wait for as long as the returned duration (summaryWaitFor); the
-// summary has no entry to wait for when the plan could not be read (its Error says why).
-func (s *Service) beginSummary(ctx context.Context, key string) (Summary, *summaryEntry, time.Duration) {
 	p, err := s.lookup(key)
 	sum := Summary{Key: key, Lang: p.Lang}
 	if err != nil {
 		sum.Error = err.Error()
-		return sum, nil, 0
+		return sum
 	}
 	defer p.Release()
 	if s.recorder != nil && p.Mirror {
@@ -465,8 +430,18 @@ func (s *Service) beginSummary(ctx context.Context, key string) (Summary, *summa
 			sum.Error = fmt.Sprintf("the document server %s did not answer within %v, as long as a status waits (tool calls wait up to %v)",
 				remote.HostOf(p.URL), remoteSummaryWait, s.remote.Timeout())
 		}
-		return sum, nil, 0
+		return sum
 	}
 	sum.Revision, sum.Checksum, sum.Lines = snap.Base.Revision, snap.Base.Checksum, snap.Lines
-	return sum, s.startSummary(key, snap), summaryWaitFor(p)
+	ent := s.summary(ctx, key, snap, summaryWaitFor(p))
+	switch {
+	case ent == nil:
+		sum.Analysis = "pending"
+	case ent.err != "":
+		sum.Error = ent.err
+		sum.Analysis = "failed"
+	default:
+		sum.Nodes, sum.Warnings = ent.nodes, ent.warnings
+	}
+	return sum
 }
