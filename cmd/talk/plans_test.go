@@ -172,4 +172,10 @@ func TestPlansSayWhatIsNotCounted(t *testing.T) {
 			t.Errorf("status line of plan %d: %q, want %q", i, got, want)
 		}
 	}
+	hostile, _ := json.Marshal(map[string]any{"key": "notes:" + hostileLabel + ".werkbaum", "access": "read", "error": "cannot read " + hostileLabel})
+	got := planSummary(hostile)
+	terminalSafe(t, "status line", got)
+	if !strings.Contains(got, `error: cannot read Pay\x1b]0;owned`) {
+		t.Errorf("status line of a hostile plan name: %q", got)
+	}
 }

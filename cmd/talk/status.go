@@ -105,7 +105,8 @@ func (a *app) printStatus(st *statusDoc, now time.Time) {
 	}
 }
 
-// planSummary shows one entry of /status plans: key, access, revision, counts.
+// planSummary shows one entry of /status plans: key, access, revision, counts (or why
+// there are none), safe for a terminal.
 func planSummary(raw json.RawMessage) string {
 	var p struct {
 		Key      string `json:"key"`
@@ -144,5 +145,7 @@ func planSummary(raw json.RawMessage) string {
 	if len(parts) > 0 {
 		s += " (" + strings.Join(parts, ", ") + ")"
 	}
-	return s
+	// A key below a root is a file name and an error may quote one: whoever named the
+	// file chose its characters (neutralise, as the plan commands' output).
+	return neutralise(s)
 }
