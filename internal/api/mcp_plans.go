@@ -33,8 +33,7 @@ type Plans interface {
 // (werkbaum.Engine.Vocabulary): the tools' status and size words come from it.
 func (s *Server) RegisterPlans(p Plans, v werkbaum.Vocabulary) {
 	s.plans = p
-	registerPlanTools(s, p, v)
-	s.registerPlanResources(p)
+	s.registerPlanResources(registerPlanTools(s, p, v))
 	s.mcp.setInstructions(instructions + planInstructions)
 }
 

@@ -33,13 +33,13 @@ func (s *Server) registerGuide() {
 func planURI(key string) string { return "werkbaum://plan/" + url.PathEscape(key) }
 
 // registerPlanResources adds the plan texts, which resources/list names per caller, and
-// the plan prompts.
-func (s *Server) registerPlanResources(p Plans) {
+// the plan prompts; pt is the plan tools' (registerPlanTools).
+func (s *Server) registerPlanResources(pt planTools) {
 	// The resource is the plan as werkbaum_read hands it to a model: the base first, then
 	// the first page and the line to go on from. Claude Code gives its model's resource
 	// reads the same treatment as tool answers: the whole 65 KB example plan was swapped
 	// for a file and a 2 KB preview, without the base (TestClaudeCodeReadsThePlanResource).
-	pt := planTools{s: s, p: p}
+	p := pt.p
 	s.RegisterResourceTemplate(ResourceTemplate{
 		URITemplate: "werkbaum://plan/{key}", Name: "werkbaum-plan", Title: "Werkbaum plan text",
 		Description: "A plan you may read (keys: see plans_list), as werkbaum_read gives it: the base, then " +

@@ -24,8 +24,9 @@ var (
 
 // registerPlanTools adds the plan tools in their documented order. The status and size
 // words in their schemas and descriptions come from v, the vocabulary the notation engine
-// exports (js/25_vocabulary.js), so they are exactly what the engine accepts.
-func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
+// exports (js/25_vocabulary.js), so they are exactly what the engine accepts. It returns
+// the tools' planTools, which the plan resource reads its pages with.
+func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) planTools {
 	pt := planTools{s: s, p: p, results: newResultCache(resultCacheBudget)}
 	s.planResults = pt.results
 	AddTool(s, ToolSpec[noArgs, plansListOut]{
@@ -73,6 +74,7 @@ func registerPlanTools(s *Server, p Plans, v werkbaum.Vocabulary) {
 		Annotations: readOnly,
 		Call:        pt.operation,
 	})
+	return pt
 }
 
 // setStatusDescription names the status arguments of werkbaum_set_status: "an English key
